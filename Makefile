@@ -1,0 +1,52 @@
+# quotagov: every target does its own set-up (a virtualenv in .venv).
+PY ?= python3
+export SAM_CLI_TELEMETRY := 0
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+SAM_VENV := .sam-venv
+SAM_STAMP := $(SAM_VENV)/.installed-stamp
+SAM_CLI_VERSION ?= 1.170.0
+
+.PHONY: install lint typecheck test unit demo serve lint-template clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -q -n 2
+
+# The README's test command: lint, type-check, the SAM template checks, then the suite.
+test: lint typecheck lint-template unit
+
+demo: $(STAMP)
+	$(BIN)/quotagov demo
+
+serve: $(STAMP)
+	$(BIN)/quotagov serve
+
+# aws-sam-cli lives in its own virtualenv so its pins never clash with the project's.
+$(SAM_STAMP):
+	$(PY) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install -q --upgrade pip
+	$(SAM_VENV)/bin/pip install -q 'aws-sam-cli==$(SAM_CLI_VERSION)'
+	touch $@
+
+lint-template: $(SAM_STAMP)
+	$(SAM_VENV)/bin/sam validate --lint
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(SAM_VENV)/bin/sam build
+
+clean:
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

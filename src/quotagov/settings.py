@@ -1,0 +1,52 @@
+"""Deployment settings, read from the environment the SAM template sets.
+
+Every Lambda function and the local runtime build one :class:`Settings` with
+:meth:`Settings.from_env`. A missing variable is only an error when the code that
+needs it asks for it (:meth:`Settings.require`), so a function does not need the
+settings of other functions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Names of the resources a function talks to (all strings, empty when unset).
+
+    Attributes map one to one to environment variables (upper snake case of the
+    attribute name), e.g. ``jobs_table`` <- ``JOBS_TABLE``.
+    """
+
+    job_queue: str = ""  #: governed job queue ARN (JOB_QUEUE)
+    jobs_table: str = ""  #: submissions and job records (JOBS_TABLE)
+    escalations_table: str = ""  #: escalation requests (ESCALATIONS_TABLE)
+    audit_table: str = ""  #: append-only audit log (AUDIT_TABLE)
+    idempotency_table: str = ""  #: Powertools Idempotency (IDEMPOTENCY_TABLE)
+    submission_queue_url: str = ""  #: SQS submission queue (SUBMISSION_QUEUE_URL)
+    policy_parameter: str = ""  #: SSM parameter holding the policy YAML (POLICY_PARAMETER)
+    policy_file: str = ""  #: local policy file, used instead of SSM when set (POLICY_FILE)
+    slack_secret_arn: str = ""  #: Secrets Manager secret with the Slack tokens (SLACK_SECRET_ARN)
+    slack_api_url: str = ""  #: Slack Web API base URL override, ends with '/' (SLACK_API_URL)
+    approval_channel: str = ""  #: default Slack channel for approvals (APPROVAL_CHANNEL)
+    platform_channel: str = ""  #: Slack channel of the platform team (PLATFORM_CHANNEL)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read every field from ``environ`` (default ``os.environ``)."""
+        env = os.environ if environ is None else environ
+        return cls(**{f.name: env.get(f.name.upper(), "") for f in fields(cls)})
+
+    def require(self, name: str) -> str:
+        """Return the setting ``name``.
+
+        Raises:
+            RuntimeError: naming the environment variable when it is empty.
+        """
+        value: str = getattr(self, name)
+        if not value:
+            raise RuntimeError(f"setting {name.upper()} is not set in the environment")
+        return value
