@@ -1,0 +1,160 @@
+"""Loading and validating a governance policy, reporting every fault with its path.
+
+Paths use dots for mappings and ``[i]`` for lists, as ``quotaShares[2].capacityLimits``
+or ``workloadClasses.exploratory.shares[1]``. Rules: the models in
+:mod:`quotagov.policy.models` (types, ranges) and the cross-references below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from quotagov.policy.models import (
+    MAX_CAPACITY_LIMITS_PER_SHARE,
+    MAX_SCHEDULING_PRIORITY,
+    MAX_SHARES_PER_QUEUE,
+    MIN_SCHEDULING_PRIORITY,
+    Policy,
+)
+
+
+class PolicyError(ValueError):
+    """The policy document is invalid.
+
+    Attributes:
+        faults: one message per fault, each starting with the field path.
+    """
+
+    def __init__(self, faults: list[str]) -> None:
+        super().__init__("invalid policy:\n" + "\n".join(f"  {f}" for f in faults))
+        self.faults = faults
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(document)"
+
+
+def _cross_reference_faults(policy: Policy) -> list[str]:
+    faults: list[str] = []
+    share_names = [s.quotaShareName for s in policy.quotaShares]
+    if len(policy.quotaShares) > MAX_SHARES_PER_QUEUE:
+        faults.append(
+            f"quotaShares: {len(policy.quotaShares)} shares, "
+            f"a job queue holds at most {MAX_SHARES_PER_QUEUE}"
+        )
+    seen: set[str] = set()
+    for i, share in enumerate(policy.quotaShares):
+        if share.quotaShareName in seen:
+            faults.append(
+                f"quotaShares[{i}].quotaShareName: share {share.quotaShareName!r} is named twice"
+            )
+        seen.add(share.quotaShareName)
+        if len(share.capacityLimits) > MAX_CAPACITY_LIMITS_PER_SHARE:
+            faults.append(
+                f"quotaShares[{i}].capacityLimits: {len(share.capacityLimits)} limits, "
+                f"a share holds at most {MAX_CAPACITY_LIMITS_PER_SHARE}"
+            )
+        units = [c.capacityUnit for c in share.capacityLimits]
+        for j, unit in enumerate(units):
+            if unit in units[:j]:
+                faults.append(
+                    f"quotaShares[{i}].capacityLimits[{j}].capacityUnit: {unit!r} is listed twice"
+                )
+        sharing = share.resourceSharingConfiguration
+        if sharing.borrowLimit is not None and sharing.strategy != "LEND_AND_BORROW":
+            faults.append(
+                f"quotaShares[{i}].resourceSharingConfiguration.borrowLimit: only valid with "
+                f"strategy LEND_AND_BORROW, not {sharing.strategy}"
+            )
+    level_names: list[str] = []
+    for i, level in enumerate(policy.priorityLevels):
+        if level.name in level_names:
+            faults.append(f"priorityLevels[{i}].name: level {level.name!r} is named twice")
+        level_names.append(level.name)
+        if not MIN_SCHEDULING_PRIORITY <= level.schedulingPriority <= MAX_SCHEDULING_PRIORITY:
+            faults.append(
+                f"priorityLevels[{i}].schedulingPriority: {level.schedulingPriority} is outside "
+                f"Batch's range {MIN_SCHEDULING_PRIORITY}-{MAX_SCHEDULING_PRIORITY}"
+            )
+    for cname, wclass in policy.workloadClasses.items():
+        for j, sname in enumerate(wclass.shares):
+            where = f"workloadClasses.{cname}.shares[{j}]"
+            if sname not in share_names:
+                faults.append(f"{where}: unknown share {sname!r}")
+                continue
+            share = policy.share(sname)
+            if (
+                not wclass.checkpointRequired
+                and share.preemptionConfiguration.inSharePreemption == "ENABLED"
+            ):
+                faults.append(
+                    f"{where}: class {cname!r} does not require checkpointing but share "
+                    f"{sname!r} has in-share preemption ENABLED"
+                )
+            missing = [t for t in wclass.instanceTypes if share.limit_for(t) is None]
+            for t in missing:
+                faults.append(
+                    f"{where}: share {sname!r} has no capacity limit for instance type {t!r} "
+                    f"of class {cname!r}"
+                )
+        if wclass.onRetriesExhausted.action == "reclassify" and len(wclass.shares) < 2:
+            faults.append(
+                f"workloadClasses.{cname}.onRetriesExhausted.action: reclassify needs a next "
+                f"share, but the class lists only {wclass.shares}"
+            )
+    for tname, team in policy.teams.items():
+        for j, cname in enumerate(team.classes):
+            if cname not in policy.workloadClasses:
+                faults.append(f"teams.{tname}.classes[{j}]: unknown workload class {cname!r}")
+        for field in ("directLevels", "approvalLevels"):
+            for j, lname in enumerate(getattr(team, field)):
+                if lname not in level_names:
+                    faults.append(f"teams.{tname}.{field}[{j}]: unknown priority level {lname!r}")
+        principals = [m.principal for m in team.members]
+        for j, principal in enumerate(principals):
+            if principal in principals[:j]:
+                faults.append(
+                    f"teams.{tname}.members[{j}].principal: {principal!r} is listed twice"
+                )
+    return faults
+
+
+def parse_policy(data: Mapping[str, Any]) -> Policy:
+    """Validate a policy given as a mapping.
+
+    Raises:
+        PolicyError: listing every fault with its path.
+    """
+    try:
+        policy = Policy.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError([f"{_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
+    faults = _cross_reference_faults(policy)
+    if faults:
+        raise PolicyError(faults)
+    return policy
+
+
+def load_policy(text: str) -> Policy:
+    """Parse and validate a policy from YAML (JSON is YAML too).
+
+    Raises:
+        PolicyError: for a document that is not YAML, not a mapping, or invalid.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PolicyError([f"(document): not valid YAML: {exc}"]) from None
+    if not isinstance(data, Mapping):
+        raise PolicyError(["(document): a policy must be a mapping"])
+    return parse_policy(data)
