@@ -1,0 +1,233 @@
+"""Create the template's AWS resources in moto, from their CloudFormation properties.
+
+Each supported resource type maps its ``Properties`` onto the boto3 call
+CloudFormation itself would make (``AWS::DynamoDB::Table`` -> ``CreateTable``,
+``AWS::SQS::Queue`` -> ``CreateQueue`` with ``RedrivePolicy``, ``AWS::SSM::Parameter``
+-> ``PutParameter``, ``AWS::SecretsManager::Secret`` -> ``CreateSecret``,
+``AWS::Events::EventBus``/``AWS::Events::Rule`` -> ``CreateEventBus``/``PutRule``) and
+records the physical ids so that ``!Ref``/``!GetAtt`` resolve to them. Resources of
+other types (IAM roles, permissions, alarms, the Batch resources, which the simulated
+Batch stands in for) get deterministic placeholder ids so references still resolve.
+
+Resources are created in dependency order: a resource whose properties reference one
+not yet created is retried after the others (``RedrivePolicy`` -> the DLQ's ``Arn``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import boto3
+
+from quotagov.local.stack import ACCOUNT_ID, REGION, STACK_NAME, Stack, TemplateError
+
+#: Property values the runtime supplies instead of the template's (by logical id).
+ValueOverrides = Mapping[str, str]
+
+
+def _physical_name(logical_id: str, given: Any) -> str:
+    return str(given) if given else f"{STACK_NAME}-{logical_id}"
+
+
+class Provisioner:
+    """Creates a :class:`Stack`'s resources in the moto account the boto3 clients reach.
+
+    Args:
+        stack: the parsed template; its physical ids are filled in.
+        values: replacement ``Value``/``SecretString`` by logical id (the policy YAML for
+            the policy parameter, the Slack credentials JSON for the Slack secret).
+
+    Raises:
+        TemplateError: when references cannot be resolved (a cycle or an unknown name).
+    """
+
+    def __init__(self, stack: Stack, values: ValueOverrides | None = None) -> None:
+        self.stack = stack
+        self.values = dict(values or {})
+        self.created: dict[str, str] = {}
+        session = boto3.session.Session(region_name=REGION)
+        self.dynamodb = session.client("dynamodb")
+        self.sqs = session.client("sqs")
+        self.ssm = session.client("ssm")
+        self.secrets = session.client("secretsmanager")
+        self.events = session.client("events")
+
+    def provision(self) -> dict[str, str]:
+        """Create every resource; returns ``{logical_id: resource type}`` of what was made."""
+        self._implicit_ids()
+        creators: dict[str, Callable[[str, dict[str, Any]], None]] = {
+            "AWS::DynamoDB::Table": self._table,
+            "AWS::Serverless::SimpleTable": self._simple_table,
+            "AWS::SQS::Queue": self._queue,
+            "AWS::SSM::Parameter": self._parameter,
+            "AWS::SecretsManager::Secret": self._secret,
+            "AWS::Events::EventBus": self._event_bus,
+        }
+        pending = [
+            (logical_id, resource)
+            for kind in creators
+            for logical_id, resource in self.stack.of_type(kind).items()
+        ]
+        while pending:
+            deferred = []
+            last_error: TemplateError | None = None
+            for logical_id, resource in pending:
+                try:
+                    properties = self.stack.resolve(resource.get("Properties") or {})
+                except TemplateError as exc:
+                    deferred.append((logical_id, resource))
+                    last_error = exc
+                    continue
+                creators[resource["Type"]](logical_id, properties)
+                self.created[logical_id] = resource["Type"]
+            if len(deferred) == len(pending):
+                raise TemplateError(f"cannot provision {[d[0] for d in deferred]}: {last_error}")
+            pending = deferred
+        return self.created
+
+    # -- placeholders for what the runtime does not create in moto ----------------
+
+    def _implicit_ids(self) -> None:
+        stack = self.stack
+        functions = stack.of_type("AWS::Serverless::Function")
+        for logical_id, resource in functions.items():
+            name = _physical_name(
+                logical_id, (resource.get("Properties") or {}).get("FunctionName")
+            )
+            arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{name}"
+            stack.set_physical(logical_id, name, Arn=arn)
+            role = f"{logical_id}Role"
+            role_name = f"{STACK_NAME}-{role}"
+            stack.set_physical(role, role_name, Arn=f"arn:aws:iam::{ACCOUNT_ID}:role/{role_name}")
+        apis = dict(stack.of_type("AWS::Serverless::Api"))
+        apis.setdefault("ServerlessRestApi", {})
+        for logical_id in apis:
+            api_id = f"local{abs(hash(logical_id)) % 10**6:06d}"
+            stack.set_physical(logical_id, api_id, RootResourceId="root")
+        for logical_id, resource in stack.resources.items():
+            if logical_id in functions or logical_id in apis:
+                continue
+            kind = str(resource.get("Type", ""))
+            if kind.startswith("AWS::Batch::"):
+                continue  # the runtime sets these to the simulated Batch's ARNs
+            service = kind.split("::")[1].lower() if kind.count("::") == 2 else "local"
+            arn = f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{logical_id}"
+            if kind not in CREATED_TYPES:
+                stack.set_physical(logical_id, arn, Arn=arn)
+
+    # -- DynamoDB ----------------------------------------------------------------
+
+    def _table(self, logical_id: str, props: dict[str, Any]) -> None:
+        name = _physical_name(logical_id, props.get("TableName"))
+        request: dict[str, Any] = {
+            "TableName": name,
+            "AttributeDefinitions": props["AttributeDefinitions"],
+            "KeySchema": props["KeySchema"],
+            "BillingMode": props.get("BillingMode", "PROVISIONED"),
+        }
+        if request["BillingMode"] == "PROVISIONED":
+            request["ProvisionedThroughput"] = props.get(
+                "ProvisionedThroughput", {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+            )
+        for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes", "StreamSpecification"):
+            if key in props:
+                request[key] = props[key]
+        described = self.dynamodb.create_table(**request)["TableDescription"]
+        ttl = props.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            self.dynamodb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
+            )
+        attrs = {"Arn": described["TableArn"]}
+        if "LatestStreamArn" in described:
+            attrs["StreamArn"] = described["LatestStreamArn"]
+        self.stack.set_physical(logical_id, name, **attrs)
+
+    def _simple_table(self, logical_id: str, props: dict[str, Any]) -> None:
+        key = props.get("PrimaryKey") or {"Name": "id", "Type": "String"}
+        kind = {"String": "S", "Number": "N", "Binary": "B"}[key.get("Type", "String")]
+        self._table(
+            logical_id,
+            {
+                "TableName": props.get("TableName"),
+                "AttributeDefinitions": [{"AttributeName": key["Name"], "AttributeType": kind}],
+                "KeySchema": [{"AttributeName": key["Name"], "KeyType": "HASH"}],
+                "BillingMode": "PAY_PER_REQUEST",
+            },
+        )
+
+    # -- SQS ---------------------------------------------------------------------
+
+    def _queue(self, logical_id: str, props: dict[str, Any]) -> None:
+        fifo = bool(props.get("FifoQueue"))
+        name = _physical_name(logical_id, props.get("QueueName"))
+        if fifo and not name.endswith(".fifo"):
+            name += ".fifo"
+        attributes: dict[Any, str] = {}
+        for key in (
+            "VisibilityTimeout",
+            "MessageRetentionPeriod",
+            "DelaySeconds",
+            "ReceiveMessageWaitTimeSeconds",
+            "MaximumMessageSize",
+            "FifoQueue",
+            "ContentBasedDeduplication",
+            "KmsMasterKeyId",
+            "SqsManagedSseEnabled",
+        ):
+            if key in props:
+                value = props[key]
+                attributes[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        for key in ("RedrivePolicy", "RedriveAllowPolicy"):
+            if key in props:
+                value = props[key]
+                attributes[key] = value if isinstance(value, str) else json.dumps(value)
+        url = self.sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+        arn = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{name}"
+        self.stack.set_physical(logical_id, url, Arn=arn, QueueName=name, QueueUrl=url)
+
+    # -- SSM and Secrets Manager ---------------------------------------------------
+
+    def _parameter(self, logical_id: str, props: dict[str, Any]) -> None:
+        name = _physical_name(logical_id, props.get("Name"))
+        if not name.startswith("/") and "Name" not in props:
+            name = f"CFN-{logical_id}-local"
+        value = self.values.get(logical_id, props.get("Value", ""))
+        kind: Any = str(props.get("Type", "String"))
+        self.ssm.put_parameter(Name=name, Value=str(value), Type=kind, Overwrite=True)
+        self.stack.set_physical(
+            logical_id, name, Type=str(props.get("Type", "String")), Value=str(value)
+        )
+
+    def _secret(self, logical_id: str, props: dict[str, Any]) -> None:
+        name = _physical_name(logical_id, props.get("Name"))
+        value = self.values.get(logical_id, props.get("SecretString"))
+        if value is None:
+            generated = props.get("GenerateSecretString") or {}
+            template = generated.get("SecretStringTemplate")
+            value = template or "{}"
+        arn = self.secrets.create_secret(Name=name, SecretString=str(value))["ARN"]
+        self.stack.set_physical(logical_id, arn, Id=arn, Name=name)
+
+    # -- EventBridge -------------------------------------------------------------
+
+    def _event_bus(self, logical_id: str, props: dict[str, Any]) -> None:
+        name = _physical_name(logical_id, props.get("Name"))
+        arn = self.events.create_event_bus(Name=name)["EventBusArn"]
+        self.stack.set_physical(logical_id, name, Arn=arn, Name=name)
+
+
+#: Resource types the provisioner creates in moto (the others get placeholder ids).
+CREATED_TYPES = frozenset(
+    {
+        "AWS::DynamoDB::Table",
+        "AWS::Serverless::SimpleTable",
+        "AWS::SQS::Queue",
+        "AWS::SSM::Parameter",
+        "AWS::SecretsManager::Secret",
+        "AWS::Events::EventBus",
+    }
+)
