@@ -1,0 +1,79 @@
+"""``quotagov invoke FUNCTION --event FILE``: run one handler in-process, like ``sam local invoke``.
+
+``FUNCTION`` is a logical id of ``template.yaml`` (``JobsApiFunction``...); its handler
+path and environment come from the template. The handler runs against the embedded
+local runtime (moto, simulated Batch, fake Slack; see :mod:`quotagov.local.runtime`),
+and what the invocation set off (queue messages, EventBridge events) is delivered
+afterwards. The handler's return value is printed as JSON on stdout.
+
+Exit codes: 0 when the handler returned, 1 when it raised (the error on stderr),
+2 for a usage error (unknown function, unreadable event file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from quotagov.local.stack import TemplateError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``invoke`` subcommand."""
+    parser = subparsers.add_parser(
+        "invoke",
+        help="run one function's handler in-process on an event file",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("function", metavar="FUNCTION", help="logical id in template.yaml")
+    parser.add_argument(
+        "--event", "-e", required=True, type=Path, help="event JSON file ('-' for stdin)"
+    )
+    parser.add_argument("--template", type=Path, default=None, help="SAM template (template.yaml)")
+    parser.set_defaults(func=run)
+
+
+def _read_event(path: Path) -> Any:
+    text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the handler; print its result; return the exit code."""
+    from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+
+    try:
+        event = _read_event(args.event)
+    except (OSError, ValueError) as exc:
+        print(f"quotagov invoke: --event {args.event}: {exc}", file=sys.stderr)
+        return 2
+    # The handlers' logs and metrics (Powertools writes them to stdout, as in Lambda)
+    # go to stderr, so that stdout carries only the result.
+    with contextlib.redirect_stdout(sys.stderr):
+        try:
+            runtime = LocalRuntime(RuntimeOptions(template=args.template)).start()
+        except TemplateError as exc:
+            print(f"quotagov invoke: {exc}", file=sys.stderr)
+            return 2
+        try:
+            if args.function not in runtime.functions:
+                known = ", ".join(sorted(runtime.functions))
+                print(
+                    f"quotagov invoke: unknown function {args.function!r} (template has: {known})",
+                    file=sys.stderr,
+                )
+                return 2
+            record = runtime.invoke(args.function, event)
+            runtime.pump()
+        finally:
+            runtime.stop()
+    if not record.ok:
+        print(f"quotagov invoke: {args.function} raised {record.error}", file=sys.stderr)
+        return 1
+    print(json.dumps(record.result, indent=2, sort_keys=True, default=str))
+    return 0
