@@ -89,3 +89,26 @@ def reset() -> None:
     global _current
     with _current_lock:
         _current = None
+
+
+# --- Slack (quotagov.adapters.slack) ---------------------------------------------
+
+
+def _build_slack_credentials(services: Services) -> Any:
+    from quotagov.adapters.slack import load_slack_credentials
+
+    return load_slack_credentials(services.settings.require("slack_secret_arn"))
+
+
+def _build_chat(services: Services) -> Any:
+    from quotagov.adapters.slack import SlackChatNotifier, build_web_client
+
+    credentials = services.get("slack_credentials")
+    return SlackChatNotifier(
+        build_web_client(credentials.bot_token, services.settings.slack_api_url)
+    )
+
+
+register("slack_credentials", _build_slack_credentials)
+register("chat", _build_chat)
+register("slack_signing_secret", lambda services: services.get("slack_credentials").signing_secret)
