@@ -89,3 +89,16 @@ def reset() -> None:
     global _current
     with _current_lock:
         _current = None
+
+
+# --- Submission path (jobs table, policy, submission queue, idempotency) ----------
+
+
+def _build_jobs(services: Services) -> Any:
+    """``JobsTable`` repository (``JOBS_TABLE``), see ``quotagov.adapters.dynamodb_jobs``."""
+    from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
+
+    return DynamoDBJobsRepository(services.settings.require("jobs_table"), services.clock)
+
+
+register("jobs", _build_jobs)
