@@ -112,3 +112,16 @@ def _build_chat(services: Services) -> Any:
 register("slack_credentials", _build_slack_credentials)
 register("chat", _build_chat)
 register("slack_signing_secret", lambda services: services.get("slack_credentials").signing_secret)
+
+
+# --- Submission path (jobs table, policy, submission queue, idempotency) ----------
+
+
+def _build_jobs(services: Services) -> Any:
+    """``JobsTable`` repository (``JOBS_TABLE``), see ``quotagov.adapters.dynamodb_jobs``."""
+    from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
+
+    return DynamoDBJobsRepository(services.settings.require("jobs_table"), services.clock)
+
+
+register("jobs", _build_jobs)
