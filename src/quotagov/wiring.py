@@ -125,3 +125,59 @@ def _build_jobs(services: Services) -> Any:
 
 
 register("jobs", _build_jobs)
+
+
+def _build_slack_responder(_services: Services) -> Any:
+    """``(response_url, text) -> None``: an ephemeral answer to the user who clicked."""
+    from quotagov.adapters.slack import respond_ephemeral
+
+    return respond_ephemeral
+
+
+register("slack_responder", _build_slack_responder)
+
+
+# --- Escalations (quotagov.governance.escalations) --------------------------------
+
+
+def _build_escalations_table(services: Services) -> Any:
+    """``EscalationsTable`` (``ESCALATIONS_TABLE``); see ``adapters.dynamodb_escalations``."""
+    import boto3
+
+    from quotagov.adapters.dynamodb_escalations import EscalationsTable
+
+    return EscalationsTable(
+        boto3.client("dynamodb"), services.settings.require("escalations_table")
+    )
+
+
+def _build_escalations(services: Services) -> Any:
+    """The escalation use case over the registered policy, jobs, batch, chat and audit."""
+    from quotagov.governance.escalations import Escalations, JobRecordLookup
+    from quotagov.governance.impact_preview import SchedulerImpactPreviewer
+    from quotagov.governance.ports import NullAuditSink
+
+    try:
+        audit = services.get("audit")
+    except KeyError:
+        audit = NullAuditSink()
+    policy = services.get("policy")
+    jobs = JobRecordLookup(services.get("jobs"))
+    batch = services.get("batch")
+    return Escalations(
+        policy=policy,
+        jobs=jobs,
+        batch=batch,
+        repository=services.get("escalations_table"),
+        chat=services.get("chat"),
+        audit=audit,
+        clock=services.clock,
+        previewer=SchedulerImpactPreviewer(
+            policy=policy, batch=batch, jobs=jobs, clock=services.clock
+        ),
+        default_channel=services.settings.approval_channel,
+    )
+
+
+register("escalations_table", _build_escalations_table)
+register("escalations", _build_escalations)

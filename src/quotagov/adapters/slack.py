@@ -152,6 +152,22 @@ def respond(response_url: str, text: str, blocks: list[dict[str, Any]]) -> None:
         raise ChatError(response.body or f"HTTP {response.status_code}")
 
 
+def respond_ephemeral(response_url: str, text: str) -> None:
+    """Tell only the user who clicked (``response_type: ephemeral``) through ``response_url``.
+
+    Raises:
+        ChatError: when Slack does not answer HTTP 200 or cannot be reached.
+    """
+    try:
+        response = WebhookClient(response_url, timeout=3).send(
+            text=text, response_type="ephemeral", replace_original=False
+        )
+    except (SlackClientError, OSError) as error:
+        raise ChatError(f"transport: {error}") from error
+    if response.status_code != 200:
+        raise ChatError(response.body or f"HTTP {response.status_code}")
+
+
 def _slack_error(error: SlackApiError) -> str:
     data = getattr(error.response, "data", None)
     if isinstance(data, dict) and data.get("error"):

@@ -49,6 +49,7 @@ from quotagov.governance.ports import (
     ControllerDecision,
     PostedMessage,
 )
+from quotagov.governance.records import JobsRepository, SubmissionState
 from quotagov.governance.slack_messages import (
     outcome_blocks,
     outcome_text,
@@ -132,6 +133,33 @@ class GovernedJobs(Protocol):
     def find(self, job_id: str) -> GovernedJob | None:
         """The job whose quotagov id *or* Batch service job id is ``job_id``, or None."""
         ...
+
+
+class JobRecordLookup:
+    """:class:`GovernedJobs` over the submission path's :class:`JobsRepository`.
+
+    ``find`` looks the id up as a submission id first, then as a Batch service job id
+    (GSI ``byBatchJobId``). Only records in state SUBMITTED (Batch accepted the job)
+    count as jobs quotagov governs.
+    """
+
+    def __init__(self, records: JobsRepository) -> None:
+        self.records = records
+
+    def find(self, job_id: str) -> GovernedJob | None:
+        """The governed job with submission id or Batch job id ``job_id``, or None."""
+        record = self.records.get(job_id) or self.records.get_by_batch_job_id(job_id)
+        if record is None or record.state is not SubmissionState.SUBMITTED:
+            return None
+        return GovernedJob(
+            job_id=record.pk,
+            batch_job_id=record.batchJobId,
+            job_name=record.jobName,
+            team=record.team,
+            quota_share_name=record.quotaShareName or "",
+            owner=record.principal,
+            checkpoint_interval_seconds=record.checkpointIntervalSeconds,
+        )
 
 
 class EscalationRepository(Protocol):
