@@ -237,7 +237,12 @@ class EscalationsTable:
         Returns:
             The escalation after the change, or None when its status was not
             ``expected`` (somebody else moved it first) or it does not exist.
+
+        Raises:
+            ValueError: when ``changes`` is empty.
         """
+        if not changes:
+            raise ValueError("changes: nothing to change")
         names: dict[str, str] = {"#status": "status"}
         values: dict[str, Any] = {":expected": {"S": expected.value}}
         sets: list[str] = []
