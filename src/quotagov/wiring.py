@@ -126,3 +126,21 @@ def _build_policy_source(services: Services) -> Any:
 register("policy_source", _build_policy_source)
 # "policy" is the current Policy; the source caches (SSM: Powertools, 300 s by default).
 register("policy", lambda services: services.get("policy_source").current(), cached=False)
+
+
+def _build_submission_queue(services: Services) -> Any:
+    """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
+    from quotagov.adapters.sqs_queue import SqsSubmissionQueue
+
+    return SqsSubmissionQueue(services.settings.require("submission_queue_url"))
+
+
+def _build_idempotency(services: Services) -> Any:
+    """Powertools Idempotency store on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=services.settings.require("idempotency_table"))
+
+
+register("submission_queue", _build_submission_queue)
+register("idempotency", _build_idempotency)
