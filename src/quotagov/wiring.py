@@ -89,3 +89,15 @@ def reset() -> None:
     global _current
     with _current_lock:
         _current = None
+
+
+# --- Job state (quotagov.adapters.dynamodb_job_state) -------------------------------
+
+
+def _build_job_state_store(services: Services) -> Any:
+    from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
+
+    return DynamoDBJobStateStore.from_name(services.settings.require("jobs_table"))
+
+
+register("job_state_store", _build_job_state_store)
