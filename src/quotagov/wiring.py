@@ -45,6 +45,8 @@ class Services:
                     builder = _BUILDERS[name]
                 except KeyError:
                     raise KeyError(f"no dependency named {name!r} is registered") from None
+                if name in _UNCACHED:
+                    return builder(self)
                 self._values[name] = builder(self)
             return self._values[name]
 
@@ -56,13 +58,23 @@ class Services:
 
 
 _BUILDERS: dict[str, Any] = {"clock": lambda _services: SystemClock()}
+#: Dependencies built on every ``get`` (they cache by themselves, e.g. the policy).
+_UNCACHED: set[str] = set()
 _current: Services | None = None
 _current_lock = threading.Lock()
 
 
-def register(name: str, builder: Any) -> None:
-    """Register ``builder(services) -> value`` as the way to build dependency ``name``."""
+def register(name: str, builder: Any, *, cached: bool = True) -> None:
+    """Register ``builder(services) -> value`` as the way to build dependency ``name``.
+
+    With ``cached=False`` the builder runs on every ``get`` (for values that refresh
+    themselves, like the policy read through Powertools Parameters' cache).
+    """
     _BUILDERS[name] = builder
+    if cached:
+        _UNCACHED.discard(name)
+    else:
+        _UNCACHED.add(name)
 
 
 def services() -> Services:
@@ -89,6 +101,31 @@ def reset() -> None:
     global _current
     with _current_lock:
         _current = None
+
+
+# --- Submission path (jobs table, policy, submission queue, idempotency) ----------
+
+
+def _build_jobs(services: Services) -> Any:
+    """``JobsTable`` repository (``JOBS_TABLE``), see ``quotagov.adapters.dynamodb_jobs``."""
+    from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
+
+    return DynamoDBJobsRepository(services.settings.require("jobs_table"), services.clock)
+
+
+register("jobs", _build_jobs)
+
+
+def _build_policy_source(services: Services) -> Any:
+    """Where the policy comes from: ``POLICY_FILE`` locally, else SSM ``POLICY_PARAMETER``."""
+    from quotagov.policy.loading import policy_source
+
+    return policy_source(services.settings.policy_file, services.settings.policy_parameter)
+
+
+register("policy_source", _build_policy_source)
+# "policy" is the current Policy; the source caches (SSM: Powertools, 300 s by default).
+register("policy", lambda services: services.get("policy_source").current(), cached=False)
 
 
 # --- Job state (quotagov.adapters.dynamodb_job_state) -------------------------------
