@@ -19,6 +19,7 @@ from quotagov.governance.job_state import (
     summarize,
 )
 from quotagov.handlers.service_job_events import parse_state_change
+
 from .envelopes import envelope, preempted_twice, training_job_arn
 
 CREATED_MS = 1_777_885_000_000
@@ -98,7 +99,10 @@ def test_preemptions_are_counted_from_the_summary_not_from_events() -> None:
         **{**failed.__dict__, "recent_preempted_attempts": failed.recent_preempted_attempts[:1]}
     )
     assert fold(None, narrow).preemption_count == 2
-    assert summarize(fold(None, narrow), checkpoint_interval_seconds=None).unattributed_preemptions == 1
+    assert (
+        summarize(fold(None, narrow), checkpoint_interval_seconds=None).unattributed_preemptions
+        == 1
+    )
 
 
 def test_tracking_round_trips_through_its_item() -> None:
@@ -135,9 +139,7 @@ FINAL = fold_all(EVENTS)
 
 @settings(max_examples=60, deadline=None)
 @given(st.permutations(EVENTS + EVENTS), st.randoms(use_true_random=False))
-def test_any_order_with_duplicates_gives_the_same_state(
-    order: list[StateEvent], rnd: Any
-) -> None:
+def test_any_order_with_duplicates_gives_the_same_state(order: list[StateEvent], rnd: Any) -> None:
     extra = [rnd.choice(EVENTS) for _ in range(rnd.randint(0, 4))]
     assert fold_all(order + extra) == FINAL
     # and no prefix ever shows a less advanced status than an earlier prefix

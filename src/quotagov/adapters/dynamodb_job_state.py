@@ -11,7 +11,7 @@ record:
   together only if ``jobStateVersion`` still has the value read (optimistic locking);
   the caller re-reads and re-folds on :class:`StaleJobStateError`.
 * ``disposition`` (map): written only if the recorded disposition status is the
-  expected one (or there is none yet); ``successors`` (list) grows in the same write.
+  expected one (or there is none yet); ``successorIds`` (list) grows in the same write.
 * ``FOREIGN#<jobId>`` items: events of service jobs quotagov did not submit. They
   carry ``foreignJobId`` (not ``batchJobId``) so they never appear in the
   ``byBatchJobId`` index.
@@ -154,7 +154,7 @@ class DynamoDBJobStateStore:
     ) -> bool:
         """Replace ``disposition`` if its ``status`` is ``expected_status`` (None: absent).
 
-        Also appends ``successor_id`` to ``successors`` in the same write. Returns False
+        Also appends ``successor_id`` to ``successorIds`` in the same write. Returns False
         when the condition failed.
         """
         expression = "SET disposition = :d"
@@ -167,7 +167,7 @@ class DynamoDBJobStateStore:
             names["#status"] = "status"
             values[":expected"] = expected_status
         if successor_id is not None:
-            expression += ", successors = list_append(if_not_exists(successors, :none), :succ)"
+            expression += ", successorIds = list_append(if_not_exists(successorIds, :none), :succ)"
             values[":none"] = []
             values[":succ"] = [successor_id]
         kwargs: dict[str, Any] = {
@@ -198,20 +198,30 @@ class DynamoDBJobStateStore:
             raise
         return True
 
-    def set_batch_job_id(self, submission_id: str, batch_job_id: str) -> None:
-        """Record ``batchJobId`` (and state ``SUBMITTED``) once; the same id again is a no-op.
+    def set_batch_job_id(
+        self, submission_id: str, batch_job_id: str, *, batch_job_arn: str | None = None
+    ) -> None:
+        """Record ``batchJobId``/``batchJobArn`` and state ``SUBMITTED`` once.
+
+        Bumps ``version`` and ``updatedAt`` like the submission repository does; the same
+        id again is a no-op write.
 
         Raises:
             ValueError: the item already has a different ``batchJobId``.
         """
+        expression = "SET batchJobId = :b, #state = :submitted, version = version + :one"
+        values: dict[str, Any] = {":b": batch_job_id, ":submitted": "SUBMITTED", ":one": 1}
+        if batch_job_arn:
+            expression += ", batchJobArn = :arn"
+            values[":arn"] = batch_job_arn
         try:
             self._table.update_item(
                 Key={"pk": submission_id},
-                UpdateExpression="SET batchJobId = :b, #state = :submitted",
+                UpdateExpression=expression,
                 ConditionExpression="attribute_exists(pk) AND "
                 "(attribute_not_exists(batchJobId) OR batchJobId = :b)",
                 ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues={":b": batch_job_id, ":submitted": "SUBMITTED"},
+                ExpressionAttributeValues=values,
             )
         except ClientError as error:
             if _conditional_failure(error):

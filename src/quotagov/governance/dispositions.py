@@ -35,6 +35,12 @@ decision; each step is written to the record with a conditional write on the pre
 disposition status (so it applies once however many events or clicks arrive) and to
 the audit log through :class:`~quotagov.governance.ports.AuditSink`.
 
+Record fields used (:class:`quotagov.governance.records.JobRecord`): ``pk``, ``team``,
+``workloadClass``, ``principal``, ``ownerSlackUserId``, ``quotaShareName``,
+``preemptionRetriesBeforeTermination``, ``serviceRequestPayload``, ``batchJobId``,
+``resubmitCount``, ``originalId``; written: ``disposition`` (map), ``successorIds`` and,
+on the successor, ``predecessorId``/``originalId``/``resubmitCount``.
+
 Disposition statuses: ``pending-owner`` -> ``applying`` -> ``applied``;
 ``pending-owner`` -> ``abandoned``; ``awaiting-termination`` -> ``applying`` |
 ``not-needed``; a fresh disposition may also start directly in ``applying`` or
@@ -44,7 +50,6 @@ Disposition statuses: ``pending-owner`` -> ``applying`` -> ``applied``;
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -62,6 +67,7 @@ from quotagov.governance.ports import (
     ControllerDecision,
     PostedMessage,
 )
+from quotagov.governance.records import client_token_for
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
 
 logger = logging.getLogger(__name__)
@@ -115,7 +121,7 @@ class JobStateStore(Protocol):
     """The job-record operations job-state handling and dispositions need.
 
     Items are the ``JobsTable`` items as dicts (submission fields plus ``jobState``,
-    ``jobStateFacts``, ``jobStateVersion``, ``disposition``, ``successors``).
+    ``jobStateFacts``, ``jobStateVersion``, ``disposition``, ``successorIds``).
     Implemented by :class:`quotagov.adapters.dynamodb_job_state.DynamoDBJobStateStore`.
     """
 
@@ -136,7 +142,7 @@ class JobStateStore(Protocol):
         successor_id: str | None = None,
     ) -> bool:
         """Write ``disposition`` if the recorded one has ``expected_status`` (None = no
-        disposition yet); also append ``successor_id`` to ``successors``. False when the
+        disposition yet); also append ``successor_id`` to ``successorIds``. False when the
         condition failed (someone else moved first)."""
         ...
 
@@ -144,16 +150,18 @@ class JobStateStore(Protocol):
         """Create the successor's item unless one with its ``pk`` exists; True if created."""
         ...
 
-    def set_batch_job_id(self, submission_id: str, batch_job_id: str) -> None:
-        """Record the Batch job id of a (successor) submission."""
+    def set_batch_job_id(
+        self, submission_id: str, batch_job_id: str, *, batch_job_arn: str | None = None
+    ) -> None:
+        """Record the Batch job id (and ARN) of a (successor) submission: state SUBMITTED."""
         ...
 
 
 class SuccessorSubmitter(Protocol):
-    """Sends a successor to Batch: ``(successor item, clientToken) -> Batch jobId``."""
+    """Sends a successor record to Batch; returns the ``SubmitServiceJob`` response."""
 
-    def __call__(self, successor: Mapping[str, Any], client_token: str) -> str:
-        """Submit ``successor`` with ``SubmitServiceJob``; return the service job id."""
+    def __call__(self, successor: Mapping[str, Any]) -> dict[str, Any]:
+        """Submit ``successor`` (its ``clientToken`` included); ``{jobId, jobArn, jobName}``."""
         ...
 
 
@@ -189,8 +197,8 @@ class DispositionDeps:
             return self.submit
         batch, queue = self.batch, self.job_queue
 
-        def _submit(successor: Mapping[str, Any], client_token: str) -> str:
-            return submit_with_batch(batch, successor, client_token, job_queue=queue)
+        def _submit(successor: Mapping[str, Any]) -> dict[str, Any]:
+            return submit_with_batch(batch, successor, job_queue=queue)
 
         return _submit
 
@@ -304,7 +312,7 @@ def next_share(workload_class: WorkloadClass, current: str) -> str | None:
 
 
 def successor_id_for(record: Mapping[str, Any]) -> str:
-    """Deterministic id of a record's successor: ``<original id>-r<generation>``.
+    """Deterministic id of a record's successor: ``<original id>-r<resubmitCount + 1>``.
 
     The chain is linear (a record gets at most one successor), so the pair (original,
     generation) names one record; a retried disposition finds the same successor.
@@ -318,13 +326,8 @@ def original_id(record: Mapping[str, Any]) -> str:
 
 
 def generation(record: Mapping[str, Any]) -> int:
-    """0 for an original submission, n for its n-th successor."""
-    return int(record.get("generation") or 0)
-
-
-def client_token_for(successor_id: str) -> str:
-    """``SubmitServiceJob.clientToken`` (<= 64 chars) derived from the successor id."""
-    return "qg-" + hashlib.sha256(successor_id.encode()).hexdigest()[:40]
+    """``resubmitCount``: 0 for an original submission, n for its n-th successor."""
+    return int(record.get("resubmitCount") or 0)
 
 
 def available_choices(
@@ -341,9 +344,9 @@ def available_choices(
 
 
 def submit_with_batch(
-    batch: BatchPort, successor: Mapping[str, Any], client_token: str, *, job_queue: str = ""
-) -> str:
-    """Send ``successor`` with ``SubmitServiceJob`` (reference §2.3) and return its jobId.
+    batch: BatchPort, successor: Mapping[str, Any], *, job_queue: str = ""
+) -> dict[str, Any]:
+    """Send ``successor`` with ``SubmitServiceJob`` (reference §2.3); return the response.
 
     The request keeps the submission record's ``serviceRequestPayload`` unchanged, its
     ``schedulingPriority`` and ``preemptionRetriesBeforeTermination``, with the
@@ -358,15 +361,14 @@ def submit_with_batch(
         "serviceJobType": "SAGEMAKER_TRAINING",
         "serviceRequestPayload": successor["serviceRequestPayload"],
         "quotaShareName": successor["quotaShareName"],
-        "clientToken": client_token,
+        "clientToken": str(successor["clientToken"]),
     }
     if successor.get("schedulingPriority") is not None:
         request["schedulingPriority"] = int(successor["schedulingPriority"])
     retries = successor.get("preemptionRetriesBeforeTermination")
     if retries is not None:
         request["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": int(retries)}
-    response = batch.submit_service_job(**request)
-    return str(response["jobId"])
+    return batch.submit_service_job(**request)
 
 
 # --- use cases --------------------------------------------------------------------------
@@ -683,8 +685,10 @@ def _apply(
     deps.store.put_successor(successor)
     stored = deps.store.get(successor_id) or successor
     if not stored.get("batchJobId"):
-        batch_job_id = deps.submitter()(stored, client_token_for(successor_id))
-        deps.store.set_batch_job_id(successor_id, batch_job_id)
+        response = deps.submitter()(stored)
+        deps.store.set_batch_job_id(
+            successor_id, str(response["jobId"]), batch_job_arn=response.get("jobArn")
+        )
     applied = {**disposition, "status": APPLIED, "closedAt": deps.clock.now()}
     if deps.store.transition_disposition(
         job_id, expected_status=APPLYING, disposition=applied, successor_id=successor_id
@@ -716,26 +720,35 @@ def _successor_item(
     skip = {
         "pk",
         "batchJobId",
+        "batchJobArn",
         "jobState",
         "jobStateFacts",
         "jobStateVersion",
         "disposition",
-        "successors",
+        "successorIds",
+        "reasons",
         "version",
         "state",
         "createdAt",
         "updatedAt",
+        "clientToken",
     }
     item = {k: v for k, v in record.items() if k not in skip}
+    now = int(deps.clock.now())
+    count = generation(record) + 1
     item.update(
         pk=str(disposition["successorId"]),
         quotaShareName=str(disposition["targetShare"]),
         predecessorId=str(record["pk"]),
         originalId=original_id(record),
-        generation=generation(record) + 1,
-        state="SUBMITTING",
+        resubmitCount=count,
+        clientToken=client_token_for(original_id(record), count),
+        state="QUEUED",
+        reasons=[],
+        successorIds=[],
         version=1,
-        createdAt=deps.clock.now(),
+        createdAt=now,
+        updatedAt=now,
     )
     return item
 
@@ -793,13 +806,14 @@ def _audit(
 
 
 def _owner(record: Mapping[str, Any]) -> str:
-    for key in ("submittedBy", "principal", "owner"):
-        if record.get(key):
-            return str(record[key])
+    if record.get("principal"):
+        return str(record["principal"])
     return f"team:{record.get('team', '')}"
 
 
 def _owner_slack_id(record: Mapping[str, Any], policy: Policy) -> str | None:
+    if record.get("ownerSlackUserId"):
+        return str(record["ownerSlackUserId"])
     owner = _owner(record)
     team = policy.teams.get(str(record.get("team")))
     if team is None:
@@ -811,7 +825,7 @@ def _owner_slack_id(record: Mapping[str, Any], policy: Policy) -> str | None:
 
 
 def _authorize(record: Mapping[str, Any], actor: str, policy: Policy) -> None:
-    allowed = {_owner(record)}
+    allowed = {_owner(record), str(record.get("ownerSlackUserId") or "")} - {""}
     team = policy.teams.get(str(record.get("team")))
     if team is not None:
         for member in team.members:
@@ -931,7 +945,7 @@ def _update_owner_message(disposition: Mapping[str, Any], deps: DispositionDeps)
 
 def _job_name(successor: Mapping[str, Any]) -> str:
     base = str(successor.get("jobName") or f"quotagov-{successor['pk']}")
-    suffix = f"-r{successor.get('generation', 1)}"
+    suffix = f"-r{successor.get('resubmitCount', 1)}"
     base = re.sub(r"-r\d+$", "", base)
     return _safe(base)[: 128 - len(suffix)] + suffix
 

@@ -440,7 +440,8 @@ class PreemptionRecord:
     Attributes:
         training_job_arn: the preempted attempt's SageMaker training job.
         started_at_ms / stopped_at_ms: the attempt's run, epoch ms (None if unknown).
-        run_seconds: how long the attempt ran (None when start or stop is unknown).
+        run_seconds: how long the attempt ran (RUNNING start to stop; 0 when it was
+            preempted before it started; None while its stop is unknown).
         lost_work_seconds: time run since the attempt's last checkpoint: ``run_seconds
             % checkpointIntervalSeconds``, or all of ``run_seconds`` without
             checkpointing (issue 5; assumes checkpoints every interval from the start
@@ -483,7 +484,8 @@ class JobStateSummary:
         unattributed_preemptions: preemptions counted by Batch whose attempt fell out
             of every ``recentPreemptedAttempts`` window seen (no lost-work estimate).
         waiting_seconds: time since ``createdAt`` not spent in an attempt.
-        running_seconds: time spent in attempts (training job start to stop).
+        running_seconds: time spent in attempts (attempt ``startedAt``, i.e. RUNNING, to
+            ``stoppedAt``); SCHEDULED and STARTING count as waiting.
         lost_instance_seconds: sum of the preemptions' lost instance-seconds.
         submission_to_first_start_seconds: ``createdAt`` to the first attempt's start.
         as_of_ms: the time the waiting/running figures hold for (job stop, or the
@@ -608,8 +610,14 @@ def summarize(
         run: float | None = None
         lost: float | None = None
         lost_instance: float | None = None
-        if attempt.started_at_ms is not None and attempt.stopped_at_ms is not None:
-            run = max(0, attempt.stopped_at_ms - attempt.started_at_ms) / 1000
+        if attempt.stopped_at_ms is not None:
+            # an attempt preempted before it reached RUNNING has no startedAt: it ran 0 s
+            start = (
+                attempt.started_at_ms
+                if attempt.started_at_ms is not None
+                else attempt.stopped_at_ms
+            )
+            run = max(0, attempt.stopped_at_ms - start) / 1000
             lost = lost_work_seconds(run, checkpoint_interval_seconds)
             lost_instance = lost * count
         preemptions.append(

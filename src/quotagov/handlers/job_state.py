@@ -30,7 +30,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -63,9 +67,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         For one event: ``{"outcome": tracked|unchanged|foreign|malformed, ...}``.
     """
     if isinstance(event, dict) and isinstance(event.get("Records"), list):
-        return process_partial_response(
+        response = process_partial_response(
             event=event, record_handler=_record_handler, processor=processor, context=context
         )
+        return dict(response)
     return process_event(event, in_batch=False)
 
 
@@ -78,9 +83,7 @@ def _record_handler(record: SQSRecord) -> dict[str, Any]:
     return process_event(body, in_batch=True, message_id=record.message_id)
 
 
-def process_event(
-    event: Any, *, in_batch: bool, message_id: str | None = None
-) -> dict[str, Any]:
+def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) -> dict[str, Any]:
     """Parse one EventBridge event, update the job record, emit metrics.
 
     Raises:

@@ -93,7 +93,7 @@ class ServiceJobStateChangeEvent(EventBridgeModel):
     """The whole envelope; ``detail-type`` must be ``Batch Service Job State Change``."""
 
     detail_type: Literal["Batch Service Job State Change"] = Field(alias="detail-type")
-    detail: ServiceJobStateDetail  # type: ignore[assignment]
+    detail: ServiceJobStateDetail
 
     def to_state_event(self) -> StateEvent:
         """The facts the job-state use case folds (:class:`StateEvent`)."""
