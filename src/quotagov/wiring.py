@@ -221,3 +221,13 @@ def _build_idempotency(services: Services) -> Any:
 
 register("submission_queue", _build_submission_queue)
 register("idempotency", _build_idempotency)
+# --- Job state (quotagov.adapters.dynamodb_job_state) -------------------------------
+
+
+def _build_job_state_store(services: Services) -> Any:
+    from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
+
+    return DynamoDBJobStateStore.from_name(services.settings.require("jobs_table"))
+
+
+register("job_state_store", _build_job_state_store)

@@ -1,0 +1,276 @@
+"""Job-state and disposition writes on the ``JobsTable`` (DynamoDB, boto3).
+
+Implements :class:`quotagov.governance.job_state_updates.JobStateRepository`
+(raising its :class:`~quotagov.governance.job_state_updates.StaleJobStateError`). The
+submission fields of an item belong to the submission repository
+(``adapters/dynamodb_jobs.py``); this module only writes its own attributes, always
+with ``UpdateItem`` and a condition, so late or concurrent events can never regress a
+record:
+
+* ``jobStateFacts`` (map), ``jobState`` (map), ``jobStateVersion`` (number): written
+  together only if ``jobStateVersion`` still has the value read (optimistic locking);
+  the caller re-reads and re-folds on :class:`StaleJobStateError`.
+* ``disposition`` (map): written only if the recorded disposition status is the
+  expected one (or there is none yet); ``successorIds`` (list) grows in the same write.
+* ``FOREIGN#<jobId>`` items: events of service jobs quotagov did not submit. They
+  carry ``foreignJobId`` (not ``batchJobId``) so they never appear in the
+  ``byBatchJobId`` index.
+
+Table layout: ``docs/architecture.md`` (``pk`` string key, GSI ``byBatchJobId``).
+Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from quotagov.governance.job_state_updates import StaleJobStateError
+
+FOREIGN_PREFIX = "FOREIGN#"
+BY_BATCH_JOB_ID = "byBatchJobId"
+
+
+class JobRecordMissingError(Exception):
+    """The item to update does not exist (``pk`` unknown)."""
+
+
+def to_dynamo(value: Any) -> Any:
+    """Convert floats to ``Decimal`` (recursively) for the boto3 resource layer."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, Mapping):
+        return {k: to_dynamo(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [to_dynamo(v) for v in value]
+    return value
+
+
+def from_dynamo(value: Any) -> Any:
+    """Convert ``Decimal`` back to ``int`` (integral) or ``float`` (recursively)."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Mapping):
+        return {k: from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_dynamo(v) for v in value]
+    if isinstance(value, set):
+        return sorted(from_dynamo(v) for v in value)
+    return value
+
+
+class DynamoDBJobStateStore:
+    """Job-state and disposition persistence on the ``JobsTable``.
+
+    Args:
+        table: a boto3 ``dynamodb.Table`` resource of the ``JobsTable``.
+    """
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    @classmethod
+    def from_name(cls, table_name: str, *, session: Any = None) -> DynamoDBJobStateStore:
+        """Build from the table name (``JOBS_TABLE``) with a default or given boto3 session."""
+        import boto3
+
+        resource = (session or boto3).resource("dynamodb")
+        return cls(resource.Table(table_name))
+
+    def find_submission_id(self, batch_job_id: str) -> str | None:
+        """Look ``batch_job_id`` up in the ``byBatchJobId`` index (eventually consistent)."""
+        response = self._table.query(
+            IndexName=BY_BATCH_JOB_ID,
+            KeyConditionExpression="batchJobId = :id",
+            ExpressionAttributeValues={":id": batch_job_id},
+        )
+        items = [
+            i for i in response.get("Items", []) if not str(i["pk"]).startswith(FOREIGN_PREFIX)
+        ]
+        return str(items[0]["pk"]) if items else None
+
+    def get(self, submission_id: str) -> dict[str, Any] | None:
+        """The item by ``pk`` (strongly consistent), numbers as int/float; None if absent."""
+        response = self._table.get_item(Key={"pk": submission_id}, ConsistentRead=True)
+        item = response.get("Item")
+        return from_dynamo(item) if item is not None else None
+
+    def save_job_state(
+        self,
+        submission_id: str,
+        *,
+        facts: Mapping[str, Any],
+        summary: Mapping[str, Any],
+        expected_version: int,
+    ) -> int:
+        """Write the folded facts and summary if ``jobStateVersion == expected_version``.
+
+        ``expected_version`` 0 means "never written". Returns the new version.
+
+        Raises:
+            StaleJobStateError: the version moved on (re-read, re-fold, retry).
+            JobRecordMissingError: no item with that ``pk``.
+        """
+        condition = "attribute_exists(pk) AND " + (
+            "attribute_not_exists(jobStateVersion)"
+            if expected_version == 0
+            else "jobStateVersion = :expected"
+        )
+        values: dict[str, Any] = {
+            ":facts": to_dynamo(facts),
+            ":summary": to_dynamo(summary),
+            ":next": expected_version + 1,
+        }
+        if expected_version:
+            values[":expected"] = expected_version
+        try:
+            self._table.update_item(
+                Key={"pk": submission_id},
+                UpdateExpression="SET jobStateFacts = :facts, jobState = :summary, "
+                "jobStateVersion = :next",
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                if self.get(submission_id) is None:
+                    raise JobRecordMissingError(f"pk: no job record {submission_id!r}") from None
+                raise StaleJobStateError(submission_id) from None
+            raise
+        return expected_version + 1
+
+    def transition_disposition(
+        self,
+        submission_id: str,
+        *,
+        expected_status: str | None,
+        disposition: Mapping[str, Any],
+        successor_id: str | None = None,
+    ) -> bool:
+        """Replace ``disposition`` if its ``status`` is ``expected_status`` (None: absent).
+
+        Also appends ``successor_id`` to ``successorIds`` in the same write. Returns False
+        when the condition failed.
+        """
+        expression = "SET disposition = :d"
+        values: dict[str, Any] = {":d": to_dynamo(disposition)}
+        names: dict[str, str] = {}
+        if expected_status is None:
+            condition = "attribute_exists(pk) AND attribute_not_exists(disposition)"
+        else:
+            condition = "disposition.#status = :expected"
+            names["#status"] = "status"
+            values[":expected"] = expected_status
+        if successor_id is not None:
+            expression += ", successorIds = list_append(if_not_exists(successorIds, :none), :succ)"
+            values[":none"] = []
+            values[":succ"] = [successor_id]
+        kwargs: dict[str, Any] = {
+            "Key": {"pk": submission_id},
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+        }
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        try:
+            self._table.update_item(**kwargs)
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def put_successor(self, item: Mapping[str, Any]) -> bool:
+        """Create ``item`` unless its ``pk`` exists; True when created."""
+        try:
+            self._table.put_item(
+                Item=to_dynamo(item), ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def set_batch_job_id(
+        self, submission_id: str, batch_job_id: str, *, batch_job_arn: str | None = None
+    ) -> None:
+        """Record ``batchJobId``/``batchJobArn`` and state ``SUBMITTED`` once.
+
+        Bumps ``version`` and ``updatedAt`` like the submission repository does; the same
+        id again is a no-op write.
+
+        Raises:
+            ValueError: the item already has a different ``batchJobId``.
+        """
+        expression = "SET batchJobId = :b, #state = :submitted, version = version + :one"
+        values: dict[str, Any] = {":b": batch_job_id, ":submitted": "SUBMITTED", ":one": 1}
+        if batch_job_arn:
+            expression += ", batchJobArn = :arn"
+            values[":arn"] = batch_job_arn
+        try:
+            self._table.update_item(
+                Key={"pk": submission_id},
+                UpdateExpression=expression,
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(batchJobId) OR batchJobId = :b)",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                raise ValueError(
+                    f"batchJobId: submission {submission_id!r} already has another Batch job"
+                ) from None
+            raise
+
+    def record_foreign(
+        self,
+        batch_job_id: str,
+        *,
+        status: str,
+        event_time_ms: int,
+        job_queue: str | None,
+        job_name: str | None,
+        quota_share_name: str | None,
+    ) -> None:
+        """Note an event of a job quotagov did not submit (``FOREIGN#<jobId>`` item).
+
+        Idempotent: the statuses seen form a set (``statusesSeen``); ``firstEventTime`` is
+        the envelope time of the first event delivered.
+        """
+        values: dict[str, Any] = {
+            ":id": batch_job_id,
+            ":status": {status},
+            ":t": event_time_ms,
+            ":foreign": "FOREIGN",
+        }
+        sets = [
+            "foreignJobId = :id",
+            "kind = :foreign",
+            "firstEventTime = if_not_exists(firstEventTime, :t)",
+        ]
+        for attribute, value in (
+            ("jobQueue", job_queue),
+            ("jobName", job_name),
+            ("quotaShareName", quota_share_name),
+        ):
+            if value is not None:
+                sets.append(f"{attribute} = :{attribute}")
+                values[f":{attribute}"] = value
+        self._table.update_item(
+            Key={"pk": f"{FOREIGN_PREFIX}{batch_job_id}"},
+            UpdateExpression="SET " + ", ".join(sets) + " ADD statusesSeen :status",
+            ExpressionAttributeValues=values,
+        )
+
+
+def _conditional_failure(error: ClientError) -> bool:
+    code: str = error.response.get("Error", {}).get("Code", "")
+    return code == "ConditionalCheckFailedException"

@@ -1,0 +1,274 @@
+"""Use case: keep a job's record up to date from one service-job state event.
+
+Flow for each ``Batch Service Job State Change`` (``design.md`` §3):
+
+1. find the submission by ``batchJobId`` (index ``byBatchJobId``); a job quotagov did
+   not submit is recorded as foreign (``FOREIGN#<jobId>`` item) and otherwise ignored;
+2. fold the event into the record's facts (:func:`quotagov.governance.job_state.fold`,
+   order-free and idempotent) and write facts + summary with a version condition,
+   re-reading and re-folding when another event won the race;
+3. open or advance the disposition (:func:`quotagov.governance.dispositions.on_job_state`).
+
+The result tells the handler which metrics to emit: only changes this call actually
+wrote (new preemptions, first start, a disposition opened), so duplicates add nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from quotagov.governance.dispositions import (
+    SYSTEM_ACTOR,
+    DispositionDeps,
+    DispositionOutcome,
+    JobStateStore,
+    on_job_state,
+)
+from quotagov.governance.job_state import (
+    JobStateSummary,
+    JobTracking,
+    PreemptionRecord,
+    StateEvent,
+    fold,
+    new_preemptions,
+    preemption_kind,
+    summarize,
+)
+
+#: Attempts at the read-fold-write cycle before giving up (the event is then retried).
+MAX_WRITE_ATTEMPTS = 8
+
+
+class JobStateRepository(JobStateStore, Protocol):
+    """:class:`JobStateStore` plus the job-state writes (adapter: DynamoDBJobStateStore)."""
+
+    def save_job_state(
+        self,
+        submission_id: str,
+        *,
+        facts: Mapping[str, Any],
+        summary: Mapping[str, Any],
+        expected_version: int,
+    ) -> int:
+        """Conditional write of facts and summary; raises a stale-version error."""
+        ...
+
+    def record_foreign(
+        self,
+        batch_job_id: str,
+        *,
+        status: str,
+        event_time_ms: int,
+        job_queue: str | None,
+        job_name: str | None,
+        quota_share_name: str | None,
+    ) -> None:
+        """Note an event of a job quotagov did not submit."""
+        ...
+
+
+class StaleJobStateError(Exception):
+    """``jobStateVersion`` changed since it was read (another event was folded in first)."""
+
+
+class JobStateConflictError(Exception):
+    """The record kept changing under us for :data:`MAX_WRITE_ATTEMPTS` tries (retry later)."""
+
+
+class RecordNotVisibleYetError(Exception):
+    """No record for a job created moments ago: the submission may not have recorded its
+    ``batchJobId`` yet (or the index lags). Retry the event later."""
+
+
+@dataclass(frozen=True)
+class JobStateResult:
+    """What one event changed.
+
+    Attributes:
+        outcome: ``tracked`` (record updated), ``unchanged`` (duplicate or late event:
+            nothing new) or ``foreign`` (not a quotagov job).
+        submission_id: the record's ``pk`` (None for foreign jobs).
+        batch_job_id: ``detail.jobId``.
+        quota_share_name: the job's share (record, else event).
+        summary: the record's summary after the event (None for foreign jobs).
+        new_preemptions: preemptions first recorded by this event.
+        first_start_seconds: submission to first start, when this event recorded the
+            first start; else None.
+        disposition: the disposition after this event (None when there is none).
+        disposition_opened: the disposition type opened by this event (``resubmit``,
+            ``reclassify``, ``ask-owner``, ``abandon``), else None.
+    """
+
+    outcome: str
+    batch_job_id: str
+    submission_id: str | None = None
+    quota_share_name: str | None = None
+    summary: JobStateSummary | None = None
+    new_preemptions: tuple[PreemptionRecord, ...] = ()
+    first_start_seconds: float | None = None
+    disposition: DispositionOutcome | None = None
+    disposition_opened: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class JobStateDeps:
+    """Dependencies of :func:`apply_state_event`.
+
+    Attributes:
+        store: the job records.
+        dispositions: what dispositions need (their ``store`` is the same repository).
+        foreign_grace_seconds: a job created less than this long before the event that
+            has no record yet is retried rather than called foreign (the submission
+            writes ``batchJobId`` only after ``SubmitServiceJob`` answered, and the
+            ``byBatchJobId`` index is eventually consistent).
+    """
+
+    store: JobStateRepository
+    dispositions: DispositionDeps
+    foreign_grace_seconds: float = 300.0
+
+
+def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
+    """Fold ``event`` into its job's record, then open/advance the disposition.
+
+    Raises:
+        RecordNotVisibleYetError: unknown job created within the grace period.
+        JobStateConflictError: too many concurrent writers; retry the event.
+        BatchError: a Batch call of a disposition failed; retry the event.
+    """
+    store = deps.store
+    submission_id = store.find_submission_id(event.job_id)
+    if submission_id is None:
+        return _foreign(event, deps)
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        record = store.get(submission_id)
+        if record is None:
+            return _foreign(event, deps)
+        facts = record.get("jobStateFacts")
+        before = JobTracking.from_item(facts) if facts else None
+        after = fold(before, event)
+        summary = _summary(record, after, deps)
+        if after == before:
+            changed = False
+            break
+        try:
+            version = int(record.get("jobStateVersion") or 0)
+            store.save_job_state(
+                submission_id,
+                facts=after.to_item(),
+                summary=summary.to_item(),
+                expected_version=version,
+            )
+        except StaleJobStateError:
+            continue
+        changed = True
+        break
+    else:
+        raise JobStateConflictError(f"job {submission_id!r}: too many concurrent updates")
+    record = {**record, "jobStateFacts": after.to_item(), "jobState": summary.to_item()}
+    had_disposition = record.get("disposition") is not None
+    disposition = on_job_state(record, after, deps.dispositions)
+    opened = None
+    if disposition is not None and disposition.changed and not had_disposition:
+        opened = _disposition_type(disposition)
+    first_start = None
+    if changed and summary.submission_to_first_start_seconds is not None:
+        was_started = before is not None and _first_start(before) is not None
+        if not was_started:
+            first_start = summary.submission_to_first_start_seconds
+    fresh = set(new_preemptions(before, after)) if changed else set()
+    return JobStateResult(
+        outcome="tracked" if changed else "unchanged",
+        batch_job_id=event.job_id,
+        submission_id=submission_id,
+        quota_share_name=str(record.get("quotaShareName") or after.quota_share_name or ""),
+        summary=summary,
+        new_preemptions=tuple(
+            p for p in summary.preemptions if p.training_job_arn in fresh or _key_in(p, fresh)
+        ),
+        first_start_seconds=first_start,
+        disposition=disposition,
+        disposition_opened=opened,
+    )
+
+
+def instance_count_of(record: Mapping[str, Any]) -> float | None:
+    """``ResourceConfig.InstanceCount`` of the record's ``serviceRequestPayload``, if any."""
+    payload = record.get("serviceRequestPayload")
+    if not payload:
+        return None
+    try:
+        parsed = json.loads(payload) if isinstance(payload, str) else payload
+        count = parsed["ResourceConfig"]["InstanceCount"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return float(count)
+
+
+def _summary(
+    record: Mapping[str, Any], tracking: JobTracking, deps: JobStateDeps
+) -> JobStateSummary:
+    interval = record.get("checkpointIntervalSeconds")
+    share_name = str(record.get("quotaShareName") or tracking.quota_share_name or "")
+    try:
+        share = deps.dispositions.policy.share(share_name)
+        kind = preemption_kind(
+            share.resourceSharingConfiguration.strategy,
+            share.preemptionConfiguration.inSharePreemption,
+        )
+    except KeyError:
+        kind = "unattributed"
+    return summarize(
+        tracking,
+        checkpoint_interval_seconds=float(interval) if interval else None,
+        instance_count=instance_count_of(record),
+        kind=kind,
+    )
+
+
+def _first_start(tracking: JobTracking) -> int | None:
+    starts = [a.started_at_ms for a in tracking.attempts.values() if a.started_at_ms is not None]
+    if tracking.started_at_ms is not None:
+        starts.append(tracking.started_at_ms)
+    return min(starts) if starts else None
+
+
+def _key_in(preemption: PreemptionRecord, keys: set[str]) -> bool:
+    return preemption.training_job_arn is None and f"startedAt:{preemption.started_at_ms}" in keys
+
+
+def _disposition_type(outcome: DispositionOutcome) -> str:
+    if outcome.status == "pending-owner":
+        return "ask-owner"
+    if outcome.decided_by == SYSTEM_ACTOR and outcome.choice:
+        return outcome.choice
+    return outcome.policy_action
+
+
+def _foreign(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
+    now_ms = deps.dispositions.clock.now() * 1000
+    if (
+        event.created_at_ms is not None
+        and now_ms - event.created_at_ms < deps.foreign_grace_seconds * 1000
+    ):
+        raise RecordNotVisibleYetError(
+            f"detail.jobId: no record for service job {event.job_id!r} created "
+            f"{(now_ms - event.created_at_ms) / 1000:.0f} s ago; retry later"
+        )
+    deps.store.record_foreign(
+        event.job_id,
+        status=event.status,
+        event_time_ms=event.event_time_ms,
+        job_queue=event.job_queue,
+        job_name=event.job_name,
+        quota_share_name=event.quota_share_name,
+    )
+    return JobStateResult(
+        outcome="foreign",
+        batch_job_id=event.job_id,
+        quota_share_name=event.quota_share_name,
+    )

@@ -1,0 +1,172 @@
+"""``JobStateFunction``: ``Batch Service Job State Change`` events -> job records.
+
+Triggers (both accepted, so the template may choose; reference §4.2):
+
+* an EventBridge rule invoking the function directly with **one event** per
+  invocation (asynchronous invoke: Lambda retries, then the rule's DLQ); or
+* an EventBridge rule targeting an **SQS queue** that the function polls: a batch of
+  records, each body one EventBridge event, processed with Powertools
+  ``BatchProcessor`` and reported as partial batch failures
+  (``FunctionResponseTypes: [ReportBatchItemFailures]``).
+
+A malformed event (not JSON, no ``detail.jobId``, unknown ``detail.status``, wrong
+``detail-type``) is logged with the reason and counted (``MalformedEvents``); it never
+fails the other records. Alone it is acknowledged (retrying cannot fix it); inside an
+SQS batch it is reported as that record's failure so the queue's redrive policy moves
+it to the dead-letter queue and nothing is lost. Transient faults (a record not visible
+yet, write conflicts, Batch throttling) raise, so the event is retried.
+
+Metrics (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): ``Preemptions``
+by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName``;
+``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
+(seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``. Each is
+emitted only for facts the event newly recorded, so duplicates add nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from quotagov.governance.dispositions import dispositions_from_services
+from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult, apply_state_event
+from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
+from quotagov.wiring import services
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+def job_state_deps() -> JobStateDeps:
+    """Dependencies from :func:`quotagov.wiring.services` (``job_state_store`` and those of
+    :func:`~quotagov.governance.dispositions.dispositions_from_services`)."""
+    dispositions = dispositions_from_services()
+    return JobStateDeps(store=services().get("job_state_store"), dispositions=dispositions)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Entry point: one EventBridge event, or an SQS batch of them.
+
+    Returns:
+        For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
+        For one event: ``{"outcome": tracked|unchanged|foreign|malformed, ...}``.
+    """
+    if isinstance(event, dict) and isinstance(event.get("Records"), list):
+        response = process_partial_response(
+            event=event, record_handler=_record_handler, processor=processor, context=context
+        )
+        return dict(response)
+    return process_event(event, in_batch=False)
+
+
+def _record_handler(record: SQSRecord) -> dict[str, Any]:
+    try:
+        body = json.loads(record.body)
+    except (TypeError, ValueError) as error:
+        _malformed(f"body: not JSON ({error})", record.body, message_id=record.message_id)
+        raise MalformedEventError(f"body: not JSON ({error})") from None
+    return process_event(body, in_batch=True, message_id=record.message_id)
+
+
+def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) -> dict[str, Any]:
+    """Parse one EventBridge event, update the job record, emit metrics.
+
+    Raises:
+        MalformedEventError: only when ``in_batch`` (so the SQS record fails alone).
+        RecordNotVisibleYetError, JobStateConflictError, BatchError: retry the event.
+    """
+    try:
+        parsed = parse_state_change(event)
+        state_event = parsed.to_state_event()
+    except (MalformedEventError, ValueError) as error:
+        reason = error.reason if isinstance(error, MalformedEventError) else str(error)
+        _malformed(reason, event, message_id=message_id)
+        if in_batch:
+            raise MalformedEventError(reason) from None
+        return {"outcome": "malformed", "reason": reason}
+    logger.append_keys(batchJobId=state_event.job_id, eventId=state_event.event_id)
+    result = apply_state_event(state_event, job_state_deps())
+    _emit(result)
+    logger.info(
+        "service job event folded",
+        extra={
+            "outcome": result.outcome,
+            "status": state_event.status,
+            "submissionId": result.submission_id,
+            "preemptionCount": result.summary.preemption_count if result.summary else None,
+            "disposition": result.disposition.to_dict() if result.disposition else None,
+        },
+    )
+    return {
+        "outcome": result.outcome,
+        "batchJobId": result.batch_job_id,
+        "submissionId": result.submission_id,
+        "disposition": result.disposition.status if result.disposition else None,
+    }
+
+
+def _malformed(reason: str, event: Any, *, message_id: str | None) -> None:
+    logger.error(
+        "malformed service job event",
+        extra={"reason": reason, "messageId": message_id, "rawEvent": event},
+    )
+    metrics.add_metric(name="MalformedEvents", unit=MetricUnit.Count, value=1)
+
+
+def _emit(result: JobStateResult) -> None:
+    if result.outcome == "foreign":
+        logger.info("event of a job quotagov did not submit: recorded as foreign")
+        metrics.add_metric(name="ForeignJobEvents", unit=MetricUnit.Count, value=1)
+        return
+    share = result.quota_share_name or "unknown"
+    for preemption in result.new_preemptions:
+        _dimensioned("Preemptions", MetricUnit.Count, 1, quotaShareName=share, kind=preemption.kind)
+        if preemption.lost_instance_seconds is not None:
+            _dimensioned(
+                "LostInstanceSeconds",
+                MetricUnit.Seconds,
+                preemption.lost_instance_seconds,
+                quotaShareName=share,
+            )
+    if result.first_start_seconds is not None:
+        _dimensioned(
+            "SubmissionToFirstStart",
+            MetricUnit.Seconds,
+            result.first_start_seconds,
+            quotaShareName=share,
+        )
+    if result.disposition_opened is not None and result.disposition is not None:
+        _dimensioned(
+            "Dispositions",
+            MetricUnit.Count,
+            1,
+            dispositionType=result.disposition_opened,
+            trigger=result.disposition.trigger,
+        )
+
+
+def _dimensioned(name: str, unit: MetricUnit, value: float, **dimensions: str) -> None:
+    with single_metric(
+        name=name,
+        unit=unit,
+        value=value,
+        namespace=metrics.namespace,
+        default_dimensions=metrics.default_dimensions,
+    ) as metric:
+        for key, dimension in dimensions.items():
+            metric.add_dimension(name=key, value=dimension)

@@ -1,0 +1,292 @@
+"""The job-state use case against a moto JobsTable: records, races, dispositions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from quotagov.governance.dispositions import (
+    DispositionConflictError,
+    DispositionForbiddenError,
+    InvalidChoiceError,
+    decide_disposition,
+)
+from quotagov.governance.job_state_updates import (
+    RecordNotVisibleYetError,
+    apply_state_event,
+)
+from quotagov.handlers.service_job_events import parse_state_change
+
+from .conftest import START, World
+from .envelopes import envelope, preempted_twice, training_job_arn
+
+CREATED_MS = int(START * 1000)
+
+
+def fold_into(world: World, envelopes: list[dict[str, Any]]) -> list[Any]:
+    return [
+        apply_state_event(parse_state_change(e).to_state_event(), world.deps()) for e in envelopes
+    ]
+
+
+def test_reclassify_class_gets_one_successor_in_the_next_share_with_the_same_payload(
+    world: World,
+) -> None:
+    world.clock.set(START + 4000)
+    original = world.record("sub-1", batch_job_id="batch-1")
+    results = fold_into(world, preempted_twice("batch-1", CREATED_MS))
+    assert [r.outcome for r in results] == ["tracked"] * 6
+    item = world.store.get("sub-1")
+    assert item is not None
+    state = item["jobState"]
+    assert state["status"] == "FAILED"
+    assert state["preemptionCount"] == 2
+    assert [p["lostWorkSeconds"] for p in state["preemptions"]] == [300, 300]
+    assert [p["lostInstanceSeconds"] for p in state["preemptions"]] == [600, 600]
+    assert [p["kind"] for p in state["preemptions"]] == ["unattributed", "unattributed"]
+    disposition = item["disposition"]
+    assert disposition["status"] == "applied"
+    assert disposition["choice"] == "reclassify"
+    assert disposition["targetShare"] == "medium"
+    assert item["successorIds"] == ["sub-1-r1"]
+    successor = world.jobs.get("sub-1-r1")
+    assert successor is not None
+    assert successor.serviceRequestPayload == original.serviceRequestPayload
+    assert successor.quotaShareName == "medium"
+    assert successor.predecessorId == "sub-1"
+    assert successor.originalId == "sub-1"
+    assert successor.resubmitCount == 1
+    assert successor.state == "SUBMITTED"
+    assert [r["quotaShareName"] for r in world.batch.submitted] == ["medium"]
+    assert world.batch.submitted[0]["serviceRequestPayload"] == original.serviceRequestPayload
+    actions = [d.action for d in world.audit.decisions]
+    assert actions == ["DispositionDecided", "DispositionApplied"]
+    # the same stream again changes nothing and submits nothing more
+    again = fold_into(world, preempted_twice("batch-1", CREATED_MS))
+    assert [r.outcome for r in again] == ["unchanged"] * 6
+    assert len(world.batch.submitted) == 1
+
+
+def test_resubmit_class_resubmits_in_the_same_share_and_respects_max_resubmits(
+    world: World,
+) -> None:
+    world.clock.set(START + 4000)
+    world.record(
+        "sub-2",
+        batch_job_id="batch-2",
+        workload_class="scheduled",
+        team="applied",
+        share="medium",
+        retries=1,
+        checkpoint_interval=None,
+        principal="arn:aws:sts::111122223333:assumed-role/researcher/dave",
+    )
+    fold_into(world, preempted_twice("batch-2", CREATED_MS))
+    item = world.store.get("sub-2")
+    assert item is not None
+    assert item["disposition"]["choice"] == "resubmit"
+    assert item["disposition"]["targetShare"] == "medium"
+    assert item["jobState"]["preemptions"][0]["lostWorkSeconds"] == 1500
+    # the successor is the chain's 1st; scheduled allows 2: give it batch id and exhaust it
+    successor = world.store.get("sub-2-r1")
+    assert successor is not None
+    fold_into(world, preempted_twice(successor["batchJobId"], CREATED_MS))
+    second = world.store.get("sub-2-r1")
+    assert second is not None
+    assert second["disposition"]["successorId"] == "sub-2-r2"
+    third = world.store.get("sub-2-r2")
+    assert third is not None
+    fold_into(world, preempted_twice(third["batchJobId"], CREATED_MS))
+    last = world.store.get("sub-2-r2")
+    assert last is not None
+    assert last["disposition"]["status"] == "abandoned"
+    assert "maxResubmits=2 reached" in last["disposition"]["reason"]
+    assert len(world.batch.submitted) == 2
+
+
+def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World) -> None:
+    world.clock.set(START + 4000)
+    world.record(
+        "sub-3",
+        batch_job_id="batch-3",
+        workload_class="release",
+        team="release",
+        share="reserved",
+        retries=0,
+        checkpoint_interval=None,
+        principal="arn:aws:sts::111122223333:assumed-role/release/frank",
+    )
+    events = preempted_twice("batch-3", CREATED_MS)
+    failed = events[-1]
+    failed["detail"]["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": 0}
+    fold_into(world, events)
+    item = world.store.get("sub-3")
+    assert item is not None
+    disposition = item["disposition"]
+    assert disposition["status"] == "pending-owner"
+    assert disposition["choices"] == ["resubmit", "abandon"]  # reserved is release's only share
+    assert world.batch.submitted == []
+    with pytest.raises(DispositionForbiddenError, match="actor"):
+        decide_disposition("sub-3", "resubmit", "U0ALICE", deps=world.disposition_deps())
+    with pytest.raises(InvalidChoiceError, match="reclassify"):
+        decide_disposition("sub-3", "reclassify", "U0FRANK", deps=world.disposition_deps())
+    outcome = decide_disposition(
+        "sub-3", "disposition_resubmit", "U0FRANK", deps=world.disposition_deps(), source="slack"
+    )
+    assert (outcome.status, outcome.choice, outcome.changed) == ("applied", "resubmit", True)
+    again = decide_disposition("sub-3", "resubmit", "U0FRANK", deps=world.disposition_deps())
+    assert (again.status, again.changed) == ("applied", False)
+    with pytest.raises(DispositionConflictError):
+        decide_disposition("sub-3", "abandon", "U0FRANK", deps=world.disposition_deps())
+    assert len(world.batch.submitted) == 1
+    decided = [d for d in world.audit.decisions if d.action == "DispositionDecided"]
+    assert [(d.actor, d.details["choice"]) for d in decided] == [("U0FRANK", "resubmit")]
+
+
+def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world: World) -> None:
+    world.clock.set(START + 9000)
+    world.record("sub-4", batch_job_id="batch-4", retries=5)
+    s = 1000
+    t0 = CREATED_MS
+    # three preemptions within an hour (exploratory's thrash guard: 3 in 3600 s)
+    a = [
+        {
+            "serviceResourceId": {"name": "TrainingJobArn", "value": training_job_arn(f"t{i}")},
+            "startedAt": t0 + (i * 1000 + 10) * s,
+            "stoppedAt": t0 + (i * 1000 + 610) * s,
+        }
+        for i in range(3)
+    ]
+    events = [
+        envelope(
+            "batch-4",
+            "RUNNABLE",
+            t0 + (i * 1000 + 610) * s,
+            created_ms=t0,
+            attempts=a[: i + 1],
+            preempted=list(reversed(a[: i + 1])),
+            preempted_count=i + 1,
+            retries=5,
+        )
+        for i in range(3)
+    ]
+    results = fold_into(world, events)
+    item = world.store.get("sub-4")
+    assert item is not None
+    assert item["disposition"]["status"] == "awaiting-termination"
+    assert item["disposition"]["trigger"] == "thrash-guard"
+    assert results[-1].disposition_opened == "reclassify"
+    assert [t["jobId"] for t in world.batch.terminated] == ["batch-4"]
+    assert world.batch.submitted == []  # not before the old job stopped
+    failed = envelope(
+        "batch-4",
+        "FAILED",
+        t0 + 3000 * s,
+        created_ms=t0,
+        attempts=a,
+        preempted=list(reversed(a)),
+        preempted_count=3,
+        retries=5,
+        stopped_ms=t0 + 3000 * s,
+        extra={"isTerminated": True},
+    )
+    fold_into(world, [failed, failed])
+    item = world.store.get("sub-4")
+    assert item is not None
+    assert item["disposition"]["status"] == "applied"
+    assert [r["quotaShareName"] for r in world.batch.submitted] == ["medium"]
+    assert len(world.batch.terminated) == 1
+
+
+def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) -> None:
+    world.clock.set(START + 9000)
+    world.record("sub-5", batch_job_id="batch-5", retries=5)
+    s = 1000
+    t0 = CREATED_MS
+    a = [
+        {
+            "serviceResourceId": {"name": "TrainingJobArn", "value": training_job_arn(f"u{i}")},
+            "startedAt": t0 + (i * 100 + 10) * s,
+            "stoppedAt": t0 + (i * 100 + 60) * s,
+        }
+        for i in range(3)
+    ]
+    fold_into(
+        world,
+        [
+            envelope(
+                "batch-5",
+                "RUNNABLE",
+                t0 + 400 * s,
+                created_ms=t0,
+                attempts=a,
+                preempted=a,
+                preempted_count=3,
+                retries=5,
+            )
+        ],
+    )
+    done = envelope(
+        "batch-5",
+        "SUCCEEDED",
+        t0 + 900 * s,
+        created_ms=t0,
+        attempts=a,
+        preempted=a,
+        preempted_count=3,
+        retries=5,
+        stopped_ms=t0 + 900 * s,
+    )
+    fold_into(world, [done])
+    item = world.store.get("sub-5")
+    assert item is not None
+    assert item["disposition"]["status"] == "not-needed"
+    assert world.batch.submitted == []
+
+
+def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
+    world.clock.set(START + 4000)
+    results = fold_into(world, preempted_twice("not-ours", CREATED_MS))
+    assert {r.outcome for r in results} == {"foreign"}
+    item = world.store.get("FOREIGN#not-ours")
+    assert item is not None
+    assert item["statusesSeen"] == ["FAILED", "RUNNABLE", "RUNNING", "SCHEDULED"]
+    assert "batchJobId" not in item
+    assert world.batch.submitted == []
+
+
+def test_unknown_job_created_moments_ago_is_retried_not_called_foreign(world: World) -> None:
+    world.clock.set(START + 10)
+    with pytest.raises(RecordNotVisibleYetError, match=r"detail\.jobId"):
+        fold_into(world, [envelope("young", "RUNNABLE", CREATED_MS + 5000, created_ms=CREATED_MS)])
+    assert world.store.get("FOREIGN#young") is None
+
+
+def test_a_lost_race_rereads_and_refolds(world: World) -> None:
+    world.clock.set(START + 4000)
+    world.record("sub-6", batch_job_id="batch-6", retries=None)
+    events = preempted_twice("batch-6", CREATED_MS)
+    fold_into(world, events[:3])
+    # another invocation folds the preemption between our read and our write
+    store = world.store
+    real_get = store.get
+    raced = {"done": False}
+
+    def racing_get(submission_id: str) -> dict[str, Any] | None:
+        item = real_get(submission_id)
+        if not raced["done"] and submission_id == "sub-6":
+            raced["done"] = True
+            apply_state_event(parse_state_change(events[3]).to_state_event(), world.deps())
+        return item
+
+    store.get = racing_get  # type: ignore[method-assign]
+    fold_into(world, [events[4]])
+    store.get = real_get  # type: ignore[method-assign]
+    item = real_get("sub-6")
+    assert item is not None
+    assert item["jobState"]["status"] == "RUNNING"
+    assert item["jobState"]["preemptionCount"] == 1
+    assert item["jobStateVersion"] == 5
+    assert json.dumps(item["jobStateFacts"], sort_keys=True)
