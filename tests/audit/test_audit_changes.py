@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit.conftest import (
+from audit.support import (
     ACCOUNT,
     PLATFORM_CHANNEL,
     QUEUE_ARN,
@@ -15,7 +15,6 @@ from audit.conftest import (
     load_call,
     share_arn,
 )
-
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
@@ -121,8 +120,7 @@ def test_capacity_limit_lowered_below_use_of_a_reserve_share(
         {
             "code": "POLICY_DRIFT",
             "severity": "medium",
-            "message": f"quota share release: capacityLimits[{XL}].maxCapacity is 1, "
-            "policy says 2",
+            "message": f"quota share release: capacityLimits[{XL}].maxCapacity is 1, policy says 2",
         },
     ]
     assert record["lookupErrors"] == []
@@ -218,7 +216,11 @@ def test_in_share_preemption_on_a_share_with_non_checkpointing_classes(
     record = trail.record_call(load_call("update-quota-share-preemption")).record
 
     assert record["difference"] == [
-        {"path": "preemptionConfiguration.inSharePreemption", "before": "DISABLED", "after": "ENABLED"}
+        {
+            "path": "preemptionConfiguration.inSharePreemption",
+            "before": "DISABLED",
+            "after": "ENABLED",
+        }
     ]
     assert record["findings"][0] == {
         "code": "IN_SHARE_PREEMPTION_WITHOUT_CHECKPOINTING",
@@ -449,9 +451,7 @@ def test_failed_call_is_an_attempt_without_change_findings(
     assert record["actor"]["principalArn"] == (
         f"arn:aws:sts::{ACCOUNT}:assumed-role/researcher/mallory"
     )
-    assert record["requestParameters"]["capacityLimits"] == [
-        {"capacityUnit": XL, "maxCapacity": 8}
-    ]
+    assert record["requestParameters"]["capacityLimits"] == [{"capacityUnit": XL, "maxCapacity": 8}]
     assert record["before"] is None and record["after"] is None
     assert record["difference"] == []
     assert record["findings"] == []
