@@ -60,6 +60,35 @@ class Services:
 _BUILDERS: dict[str, Any] = {"clock": lambda _services: SystemClock()}
 #: Dependencies built on every ``get`` (they cache by themselves, e.g. the policy).
 _UNCACHED: set[str] = set()
+
+
+def _audit_chains(services: Services) -> Any:
+    import boto3
+
+    from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+
+    return DynamoDBChainStore(services.settings.require("audit_table"), boto3.client("dynamodb"))
+
+
+def _audit_versions(services: Services) -> Any:
+    import boto3
+
+    from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+
+    return DynamoDBVersionStore(services.settings.require("audit_table"), boto3.client("dynamodb"))
+
+
+def _audit_sink(services: Services) -> Any:
+    from quotagov.governance.audit_chain import ChainWriter
+    from quotagov.governance.audit_decisions import DecisionLog
+
+    return DecisionLog(
+        ChainWriter(services.get("audit_chains")), services.get("audit_versions"), services.clock
+    )
+
+
+# The audit log (issue 7): "audit" is the AuditSink of the controller's decisions.
+_BUILDERS.update(audit_chains=_audit_chains, audit_versions=_audit_versions, audit=_audit_sink)
 _current: Services | None = None
 _current_lock = threading.Lock()
 

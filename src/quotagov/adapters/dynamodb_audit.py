@@ -1,0 +1,165 @@
+"""The audit table (``AuditTable``, keys ``pk``/``sk``, both strings), append-only.
+
+Item layout (docs/architecture.md, "Tables"):
+
+=====================  ==========================  ==========================================
+``pk``                 ``sk``                      holds
+=====================  ==========================  ==========================================
+``CHAIN#<queue>``      ``SEQ#<seq, 12 digits>``    audit record ``seq`` of the job queue's chain
+``DEDUP#<queue>``      ``<dedupKey>``              marker: this CloudTrail event / decision
+                                                   is record ``seq``
+``CHAINS``             ``<queue>``                 the chain exists (written with record 1)
+``CONFIG#<arn>``       ``<ms, 13 digits>#<tag>``   a last known configuration (see
+                                                   :mod:`quotagov.adapters.dynamodb_known`)
+``DECISION#<subject>`` ``<ms, 13 digits>#<id>``    a controller decision about ``subject``
+=====================  ==========================  ==========================================
+
+Every write is a ``Put`` conditioned on ``attribute_not_exists(pk)``; nothing is ever
+updated or deleted, so the function role needs only ``dynamodb:PutItem``,
+``dynamodb:GetItem`` and ``dynamodb:Query`` on the table (a ``TransactWriteItems`` is
+authorised per contained ``Put``). A record and its dedup marker are written in one
+transaction, so a redelivered event, even racing its first delivery, stores one
+record, and a crash never leaves one without the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from quotagov.governance.audit_chain import AppendOutcome, ChainHead
+
+_SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+_KEYS = ("pk", "sk")
+_NEW_KEY = "attribute_not_exists(pk)"
+
+
+def to_item(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A Python mapping (numbers as int/Decimal) as a DynamoDB item of typed attributes."""
+    return {k: _SERIALIZER.serialize(v) for k, v in value.items()}
+
+
+def from_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item as a Python dict (numbers come back as ``Decimal``)."""
+    return {k: _DESERIALIZER.deserialize(v) for k, v in item.items()}
+
+
+def record_key(chain: str, seq: int) -> dict[str, str]:
+    """``{pk, sk}`` of record ``seq`` of ``chain``."""
+    return {"pk": f"CHAIN#{chain}", "sk": f"SEQ#{seq:012d}"}
+
+
+def marker_key(chain: str, dedup_key: str) -> dict[str, str]:
+    """``{pk, sk}`` of the dedup marker ``dedup_key`` of ``chain``."""
+    return {"pk": f"DEDUP#{chain}", "sk": dedup_key}
+
+
+class DynamoDBChainStore:
+    """:class:`~quotagov.governance.audit_chain.ChainStore` over the audit table.
+
+    Args:
+        table_name: the ``AuditTable`` name (``AUDIT_TABLE``).
+        client: a boto3 DynamoDB client (low level).
+    """
+
+    def __init__(self, table_name: str, client: Any) -> None:
+        self.table_name = table_name
+        self._client = client
+
+    def _query(
+        self, pk: str, *, forward: bool = True, limit: int | None = None
+    ) -> Iterator[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ConsistentRead": True,
+            "ScanIndexForward": forward,
+        }
+        if limit is not None:
+            request["Limit"] = limit
+        while True:
+            page = self._client.query(**request)
+            for item in page.get("Items", []):
+                yield from_item(item)
+            if limit is not None or "LastEvaluatedKey" not in page:
+                return
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def head(self, chain: str) -> ChainHead | None:
+        """The last record of ``chain`` (consistent read), or None when it is empty."""
+        for item in self._query(f"CHAIN#{chain}", forward=False, limit=1):
+            return ChainHead(seq=int(item["seq"]), hash=str(item["hash"]))
+        return None
+
+    def try_append(self, record: Mapping[str, Any]) -> AppendOutcome:
+        """Put the record on its slot and its dedup marker, both only if absent, atomically.
+
+        Raises:
+            botocore.exceptions.ClientError: for failures other than a lost race
+                (e.g. throttling after botocore's retries, missing permissions).
+        """
+        chain, seq, dedup_key = str(record["chain"]), int(record["seq"]), str(record["dedupKey"])
+        puts: list[dict[str, Any]] = [
+            {**record_key(chain, seq), **record},
+            {**marker_key(chain, dedup_key), "seq": seq, "chain": chain},
+        ]
+        if seq == 1:
+            puts.append({"pk": "CHAINS", "sk": chain})
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self.table_name,
+                            "Item": to_item(item),
+                            "ConditionExpression": _NEW_KEY,
+                        }
+                    }
+                    for item in puts
+                ]
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                return AppendOutcome.DUPLICATE
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                return AppendOutcome.SLOT_TAKEN
+            return AppendOutcome.CONFLICT
+        return AppendOutcome.APPENDED
+
+    def _get(self, key: Mapping[str, str]) -> dict[str, Any] | None:
+        answer = self._client.get_item(
+            TableName=self.table_name, Key=to_item(key), ConsistentRead=True
+        )
+        item = answer.get("Item")
+        return None if item is None else from_item(item)
+
+    def find(self, chain: str, dedup_key: str) -> dict[str, Any] | None:
+        """The record of ``chain`` whose dedup marker is ``dedup_key``, or None."""
+        marker = self._get(marker_key(chain, dedup_key))
+        if marker is None:
+            return None
+        item = self._get(record_key(chain, int(marker["seq"])))
+        if item is None or item.get("dedupKey") != dedup_key:
+            return None
+        return {k: v for k, v in item.items() if k not in _KEYS}
+
+    def records(self, chain: str) -> Iterator[dict[str, Any]]:
+        """Every record item of ``chain`` in ``sk`` order, without ``pk``/``sk``, as stored."""
+        for item in self._query(f"CHAIN#{chain}"):
+            yield {k: v for k, v in item.items() if k not in _KEYS}
+
+    def markers(self, chain: str) -> dict[str, int]:
+        """Every dedup marker of ``chain``: dedup key -> seq."""
+        return {str(m["sk"]): int(m["seq"]) for m in self._query(f"DEDUP#{chain}")}
+
+    def chains(self) -> list[str]:
+        """Names of every chain (sorted)."""
+        return sorted(str(item["sk"]) for item in self._query("CHAINS"))

@@ -1,0 +1,66 @@
+"""``quotagov audit verify`` and ``quotagov audit show``: the audit log for a person.
+
+``verify`` walks every hash chain of the audit table (or the ``--queue`` ones) and
+exits 0 when all are intact, 1 naming the first broken record of each broken chain.
+``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
+record's difference and findings. The table comes from ``--table`` or ``AUDIT_TABLE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from quotagov.governance.audit_review import describe_record, history, parse_time, verify
+from quotagov.wiring import services
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``audit`` with its ``verify`` and ``show`` subcommands."""
+    parser = subparsers.add_parser("audit", help="verify and show the audit log")
+    actions = parser.add_subparsers(dest="audit_command", metavar="ACTION")
+    actions.required = True
+
+    check = actions.add_parser("verify", help="check every hash chain; exit 1 on a break")
+    check.add_argument("--queue", action="append", help="only this job queue (repeatable)")
+    check.set_defaults(func=run_verify)
+
+    show = actions.add_parser("show", help="print the history with differences")
+    show.add_argument("--share", help="only records about this quota share and its jobs")
+    show.add_argument("--since", help="only records at or after T (ISO-8601 or epoch seconds)")
+    show.add_argument("--queue", action="append", help="only this job queue (repeatable)")
+    show.set_defaults(func=run_show)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Verify the chains; print one line per chain; 0 when all are intact, else 1."""
+    store = services().get("audit_chains")
+    reports = verify(store, args.queue)
+    if not reports:
+        print("no audit chains found")
+        return 0
+    broken = 0
+    for report in reports:
+        if report.first_break is None:
+            print(f"chain {report.chain}: {report.records} records, intact")
+        else:
+            broken += 1
+            print(f"BROKEN {report.first_break}")
+    return 1 if broken else 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print matching records, oldest first per chain; 2 for a bad ``--since``."""
+    try:
+        since = parse_time(args.since) if args.since else None
+    except ValueError as exc:
+        print(f"quotagov audit show: {exc}", file=sys.stderr)
+        return 2
+    store = services().get("audit_chains")
+    count = 0
+    for record in history(store, share=args.share, since=since, chains=args.queue):
+        print(describe_record(record))
+        count += 1
+    if count == 0:
+        print("no audit records match")
+    return 0

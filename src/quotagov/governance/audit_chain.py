@@ -1,0 +1,324 @@
+"""The audit hash chain: canonical JSON, record hashes, appending with retries, verification.
+
+One chain per job queue (design.md, "Audit of policy changes"; issue 7). Record ``n``
+(``seq`` 1, 2, ...) carries ``prevHash`` = the ``hash`` of record ``n - 1`` (64 zeros for
+the first record) and its own ``hash`` = SHA-256 of the canonical JSON form of every
+other field of the record. A changed record no longer matches its own hash, a deleted
+record leaves a gap in ``seq`` (or, at the end, a dedup marker with no record), and an
+inserted record breaks the ``prevHash`` link of the record after it.
+
+Canonical JSON: keys sorted, no whitespace, UTF-8 (non-ASCII kept as is), numbers
+normalized so that a value written as ``int``/``float`` and read back from DynamoDB as
+``Decimal`` hashes the same (integral numbers as integers, others as the shortest
+decimal form). ``NaN`` and infinities are refused (DynamoDB refuses them too).
+
+Pure Python: the storage is behind :class:`ChainStore` (adapter:
+``quotagov.adapters.dynamodb_audit``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Protocol
+
+#: ``prevHash`` of the first record of a chain.
+GENESIS_HASH = "0" * 64
+
+#: Fields a sealed record carries besides the caller's body.
+CHAIN_FIELDS = ("chain", "seq", "dedupKey", "prevHash", "hash")
+
+
+class CanonicalFormError(ValueError):
+    """A value cannot be put in canonical JSON form (names the path and the fault)."""
+
+
+def _normal_number(value: int | float | Decimal, path: str) -> int | Decimal:
+    if isinstance(value, bool):  # pragma: no cover - handled by caller
+        raise CanonicalFormError(f"{path}: a boolean is not a number")
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite():
+        raise CanonicalFormError(f"{path}: {value!r} is not a finite number")
+    if number == number.to_integral_value():
+        return int(number)
+    return number.normalize()
+
+
+def normalize(value: Any, path: str = "$") -> Any:
+    """Return ``value`` with every number normalized (see module doc); shape unchanged.
+
+    Integral numbers become ``int``; others become a normalized ``Decimal``. Mappings
+    must have string keys; tuples become lists.
+
+    Raises:
+        CanonicalFormError: for non-finite numbers, non-string keys or unsupported types.
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int | float | Decimal):
+        return _normal_number(value, path)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalFormError(f"{path}: key {key!r} is not a string")
+            out[key] = normalize(item, f"{path}.{key}")
+        return out
+    if isinstance(value, list | tuple):
+        return [normalize(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    raise CanonicalFormError(f"{path}: {type(value).__name__} is not JSON data")
+
+
+def _encode(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        return (
+            "{"
+            + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_encode(v)}" for k, v in items)
+            + "}"
+        )
+    if isinstance(value, list):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text of ``value`` (sorted keys, no whitespace, normalized numbers).
+
+    Raises:
+        CanonicalFormError: see :func:`normalize`.
+    """
+    return _encode(normalize(value))
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical UTF-8 JSON of ``record`` without its ``hash`` field."""
+    body = {k: v for k, v in record.items() if k != "hash"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def seal(
+    body: Mapping[str, Any], *, chain: str, seq: int, prev_hash: str, dedup_key: str
+) -> dict[str, Any]:
+    """Return ``body`` as record ``seq`` of ``chain``, linked to ``prev_hash`` and hashed.
+
+    Raises:
+        ValueError: when ``body`` uses a chain field name, or ``seq`` < 1.
+        CanonicalFormError: when ``body`` is not JSON data.
+    """
+    clash = [name for name in CHAIN_FIELDS if name in body]
+    if clash:
+        raise ValueError(f"record body may not set chain fields {clash}")
+    if seq < 1:
+        raise ValueError(f"seq must be >= 1, got {seq}")
+    record: dict[str, Any] = normalize(dict(body))
+    record.update(chain=chain, seq=seq, dedupKey=dedup_key, prevHash=prev_hash)
+    record["hash"] = record_hash(record)
+    return record
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    """The last record of a chain: its ``seq`` and ``hash``."""
+
+    seq: int
+    hash: str
+
+
+class AppendOutcome(Enum):
+    """What :meth:`ChainStore.try_append` did."""
+
+    APPENDED = "appended"  #: the record now holds its slot
+    DUPLICATE = "duplicate"  #: a record with the same dedup key exists; nothing written
+    SLOT_TAKEN = "slot-taken"  #: another writer holds that seq; re-read the head
+    CONFLICT = "conflict"  #: the store refused for a transient reason; retry
+
+
+class ChainStore(Protocol):
+    """Storage of chains: append-only slots plus one dedup marker per record.
+
+    ``try_append`` must write the record and its dedup marker atomically, each only if
+    absent (the record on its ``(chain, seq)`` slot, the marker on ``(chain, dedupKey)``).
+    """
+
+    def head(self, chain: str) -> ChainHead | None:
+        """The last record of ``chain`` (strongly consistent), or None when it is empty."""
+        ...
+
+    def try_append(self, record: Mapping[str, Any]) -> AppendOutcome:
+        """Put ``record`` (sealed) on its slot and its dedup marker, both if absent."""
+        ...
+
+    def find(self, chain: str, dedup_key: str) -> dict[str, Any] | None:
+        """The record of ``chain`` stored under ``dedup_key``, or None."""
+        ...
+
+    def records(self, chain: str) -> Iterable[dict[str, Any]]:
+        """Every record of ``chain`` in ``seq`` order (as stored, including forgeries)."""
+        ...
+
+    def markers(self, chain: str) -> dict[str, int]:
+        """Every dedup marker of ``chain``: dedup key -> seq it names."""
+        ...
+
+    def chains(self) -> list[str]:
+        """Names of every chain (sorted)."""
+        ...
+
+
+class ChainContentionError(RuntimeError):
+    """The chain head kept moving: no slot won after the allowed attempts (retry later)."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Result of :meth:`ChainWriter.append`: the stored record, and whether it is new."""
+
+    record: dict[str, Any]
+    created: bool
+
+
+class ChainWriter:
+    """Appends records to chains without forking them, exactly once per dedup key.
+
+    Each attempt reads the head (seq ``n``), seals the body as ``n + 1`` and asks the
+    store to put it only if slot ``n + 1`` and the dedup marker are both free. A writer
+    that loses the race re-reads the head and tries the next slot, after a short
+    jittered pause (full jitter, ``base_delay`` doubling up to ``max_delay`` seconds).
+
+    Args:
+        store: where chains live.
+        max_attempts: attempts before :class:`ChainContentionError`.
+        sleep: how to wait (seconds); injectable for tests.
+    """
+
+    def __init__(
+        self,
+        store: ChainStore,
+        *,
+        max_attempts: int = 60,
+        base_delay: float = 0.005,
+        max_delay: float = 0.2,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._store = store
+        self._max_attempts = max_attempts
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        self._sleep = sleep
+
+    def append(self, chain: str, dedup_key: str, body: Mapping[str, Any]) -> Appended:
+        """Append ``body`` to ``chain`` once; a repeated ``dedup_key`` returns the first record.
+
+        Raises:
+            ChainContentionError: when no slot was won in ``max_attempts`` attempts.
+            CanonicalFormError: when ``body`` is not JSON data.
+        """
+        for attempt in range(self._max_attempts):
+            existing = self._store.find(chain, dedup_key) if attempt else None
+            if existing is not None:
+                return Appended(existing, created=False)
+            head = self._store.head(chain)
+            seq, prev = (head.seq + 1, head.hash) if head else (1, GENESIS_HASH)
+            record = seal(body, chain=chain, seq=seq, prev_hash=prev, dedup_key=dedup_key)
+            outcome = self._store.try_append(record)
+            if outcome is AppendOutcome.APPENDED:
+                return Appended(record, created=True)
+            if outcome is AppendOutcome.DUPLICATE:
+                found = self._store.find(chain, dedup_key)
+                if found is not None:
+                    return Appended(found, created=False)
+            if outcome is not AppendOutcome.SLOT_TAKEN or attempt >= 2:
+                cap = min(self._max_delay, self._base_delay * 2 ** min(attempt, 10))
+                self._sleep(random.uniform(0, cap))
+        raise ChainContentionError(
+            f"chain {chain!r}: no free slot after {self._max_attempts} attempts for {dedup_key!r}"
+        )
+
+
+@dataclass(frozen=True)
+class ChainBreak:
+    """The first broken record of a chain.
+
+    Attributes:
+        chain: the chain name.
+        seq: the sequence number of the broken record (the missing one for a deletion).
+        reason: what is wrong, for a person.
+    """
+
+    chain: str
+    seq: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"chain {self.chain}: record {self.seq}: {self.reason}"
+
+
+def verify_chain(
+    chain: str, records: Iterable[Mapping[str, Any]], markers: Mapping[str, int] | None = None
+) -> tuple[int, ChainBreak | None]:
+    """Walk ``records`` (in stored order) and find the first broken one.
+
+    Checks, for the record at position ``i`` (1-based): its ``seq`` is ``i`` (a gap
+    means a deleted record, a repeat or disorder means an inserted one), its
+    ``prevHash`` equals the previous record's ``hash`` (an inserted or replaced record
+    before it), its ``hash`` matches its content (changed record). Then every dedup
+    marker in ``markers`` must name a record that exists and carries that key (a
+    record deleted at the end of the chain leaves its marker behind).
+
+    Returns:
+        ``(number of records checked, first break or None)``.
+    """
+    prev_hash = GENESIS_HASH
+    count = 0
+    keys: dict[int, str] = {}
+    for expected, record in enumerate(records, start=1):
+        count = expected
+        seq = record.get("seq")
+        try:
+            seq_number = int(seq)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return count, ChainBreak(chain, expected, f"seq {seq!r} is not a number")
+        if seq_number > expected:
+            return count, ChainBreak(
+                chain, expected, f"missing: the next stored record is {seq_number} (deleted)"
+            )
+        if seq_number < expected:
+            return count, ChainBreak(
+                chain, seq_number, f"stored again after record {expected - 1} (inserted)"
+            )
+        if record.get("chain") != chain:
+            return count, ChainBreak(chain, expected, f"names chain {record.get('chain')!r}")
+        if record.get("prevHash") != prev_hash:
+            return count, ChainBreak(
+                chain,
+                expected,
+                "prevHash does not match the hash of the record before it "
+                "(a record was inserted or replaced before it)",
+            )
+        try:
+            actual = record_hash(record)
+        except CanonicalFormError as exc:
+            return count, ChainBreak(chain, expected, f"content is not canonical JSON: {exc}")
+        if record.get("hash") != actual:
+            return count, ChainBreak(chain, expected, "hash does not match its content (changed)")
+        prev_hash = actual
+        keys[seq_number] = str(record.get("dedupKey"))
+    for key, seq in sorted((markers or {}).items(), key=lambda kv: kv[1]):
+        if keys.get(seq) != key:
+            return count, ChainBreak(
+                chain,
+                seq,
+                f"missing: dedup marker {key!r} names it but the chain "
+                f"{'holds another record there' if seq in keys else 'has no such record'} "
+                "(deleted)",
+            )
+    return count, None

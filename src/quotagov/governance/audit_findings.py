@@ -1,0 +1,272 @@
+"""Risk findings of an audited change: the rules, each in one function.
+
+Sources of the rules: the AWS Batch user guide pages on quota shares and preemption
+(facts sheet 1.4-1.6) and the governance policy (``quotagov.policy``):
+
+- a capacity limit lowered below the share's current use makes the excess
+  ``SCHEDULED``/``STARTING``/``RUNNING`` jobs preemptible, even in a ``RESERVE`` share;
+- a strategy change away from ``RESERVE`` lends (and maybe borrows) capacity that
+  was reserved, so cross-share preemption can take it back from the share's jobs;
+- a raised (or unlimited, ``-1``) ``borrowLimit`` lets the share take more idle
+  capacity, all of it reclaimable by preemption;
+- in-share preemption on a share used by a workload class that does not checkpoint
+  loses that class's work when a higher-priority job arrives;
+- disabling a share rejects new submissions; deleting it eventually terminates all
+  of its jobs;
+- a ``schedulingPriority`` raised by someone other than quotagov bypassed approval;
+- a live configuration that differs from the policy document is drift.
+
+Every finding is ``{code, severity, message}``; severity is ``high`` or ``medium``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from quotagov.governance.audit_diff import difference, quota_share_configuration
+from quotagov.policy import Policy
+
+#: Service job states that hold capacity (facts sheet 1.5: preemptible states).
+CAPACITY_HOLDING_STATES = ("SCHEDULED", "STARTING", "RUNNING")
+#: Service job states of a job still "in" a share (not finished).
+ACTIVE_STATES = ("SUBMITTED", "PENDING", "RUNNABLE", *CAPACITY_HOLDING_STATES)
+
+
+@dataclass(frozen=True)
+class ShareUsage:
+    """What a quota share holds now, from ``ListServiceJobs`` filtered on ``QUOTA_SHARE_NAME``.
+
+    Attributes:
+        capacity: instances in use per capacity unit (instance type), summed over jobs
+            in ``SCHEDULED``/``STARTING``/``RUNNING``.
+        holding_jobs: ids of those jobs.
+        active_jobs: ids of every job not yet finished (``SUBMITTED`` .. ``RUNNING``).
+    """
+
+    capacity: Mapping[str, float] = field(default_factory=dict)
+    holding_jobs: tuple[str, ...] = ()
+    active_jobs: tuple[str, ...] = ()
+
+
+def finding(code: str, severity: str, message: str) -> dict[str, str]:
+    """One finding as stored in an audit record."""
+    return {"code": code, "severity": severity, "message": message}
+
+
+def _limits(config: Mapping[str, Any] | None) -> dict[str, int]:
+    return {
+        str(c["capacityUnit"]): int(c["maxCapacity"])
+        for c in (config or {}).get("capacityLimits") or []
+    }
+
+
+def _strategy(config: Mapping[str, Any] | None) -> str | None:
+    sharing = (config or {}).get("resourceSharingConfiguration") or {}
+    value = sharing.get("strategy")
+    return None if value is None else str(value)
+
+
+def effective_borrow_limit(config: Mapping[str, Any] | None) -> float:
+    """How much a share may borrow, in percent of its limits: 0 unless ``LEND_AND_BORROW``;
+    ``math.inf`` for ``-1`` or an absent ``borrowLimit`` (Batch's default is unlimited)."""
+    sharing = (config or {}).get("resourceSharingConfiguration") or {}
+    if sharing.get("strategy") != "LEND_AND_BORROW":
+        return 0.0
+    limit = sharing.get("borrowLimit")
+    if limit is None or int(limit) == -1:
+        return math.inf
+    return float(limit)
+
+
+def lowered_below_use(
+    share: str, before: Mapping[str, Any] | None, after: Mapping[str, Any], usage: ShareUsage
+) -> list[dict[str, str]]:
+    """Capacity limits lowered (or removed) to less than the instances the share uses now."""
+    out: list[dict[str, str]] = []
+    old, new = _limits(before), _limits(after)
+    if "capacityLimits" not in after:
+        return out
+    for unit, used in sorted(usage.capacity.items()):
+        limit = new.get(unit, 0)
+        was = old.get(unit)
+        if used > limit and (was is None or limit < was):
+            strategy = _strategy(after) or "unknown strategy"
+            out.append(
+                finding(
+                    "CAPACITY_LIMIT_BELOW_USE",
+                    "high",
+                    f"quota share {share}: {unit} capacity limit "
+                    f"{'removed' if unit not in new else f'lowered to {limit}'}"
+                    f"{'' if was is None else f' from {was}'} while {used:g} instances are in "
+                    f"use by {len(usage.holding_jobs)} job(s); the excess becomes preemptible "
+                    f"even though the share is {strategy}",
+                )
+            )
+    return out
+
+
+def away_from_reserve(
+    share: str, before: Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    """The sharing strategy changed from ``RESERVE`` to ``LEND`` or ``LEND_AND_BORROW``."""
+    old, new = _strategy(before), _strategy(after)
+    if old == "RESERVE" and new is not None and new != "RESERVE":
+        return [
+            finding(
+                "STRATEGY_AWAY_FROM_RESERVE",
+                "high",
+                f"quota share {share}: strategy changed from RESERVE to {new}; its idle "
+                "capacity is now lent and taken back by cross-share preemption",
+            )
+        ]
+    return []
+
+
+def borrow_raised(
+    share: str, before: Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    """The effective borrow limit went up (including to unlimited)."""
+    if "resourceSharingConfiguration" not in after:
+        return []
+    old = effective_borrow_limit(before) if before else 0.0
+    new = effective_borrow_limit(after)
+    if new <= old:
+        return []
+    shown = "unlimited (-1)" if math.isinf(new) else f"{new:g}%"
+    was = "unlimited" if math.isinf(old) else f"{old:g}%"
+    return [
+        finding(
+            "BORROW_LIMIT_RAISED",
+            "medium",
+            f"quota share {share}: borrow limit raised from {was} to {shown}",
+        )
+    ]
+
+
+def in_share_preemption_without_checkpoints(
+    share: str, before: Mapping[str, Any] | None, after: Mapping[str, Any], policy: Policy
+) -> list[dict[str, str]]:
+    """In-share preemption turned on where the policy sends non-checkpointing classes."""
+    now = (after.get("preemptionConfiguration") or {}).get("inSharePreemption")
+    was = ((before or {}).get("preemptionConfiguration") or {}).get("inSharePreemption")
+    if now != "ENABLED" or was == "ENABLED":
+        return []
+    classes = sorted(
+        name
+        for name, wclass in policy.workloadClasses.items()
+        if share in wclass.shares and not wclass.checkpointRequired
+    )
+    if not classes:
+        return []
+    return [
+        finding(
+            "IN_SHARE_PREEMPTION_WITHOUT_CHECKPOINTING",
+            "high",
+            f"quota share {share}: in-share preemption ENABLED but policy classes "
+            f"{', '.join(classes)} run there without checkpointing and lose their work "
+            "when preempted",
+        )
+    ]
+
+
+def disabled_with_jobs(
+    share: str, before: Mapping[str, Any] | None, after: Mapping[str, Any], usage: ShareUsage
+) -> list[dict[str, str]]:
+    """The share was set ``DISABLED`` while jobs are in it."""
+    if after.get("state") != "DISABLED" or (before or {}).get("state") == "DISABLED":
+        return []
+    if not usage.active_jobs:
+        return []
+    return [
+        finding(
+            "SHARE_DISABLED_WITH_JOBS",
+            "medium",
+            f"quota share {share}: DISABLED with {len(usage.active_jobs)} unfinished job(s) "
+            "in it; new submissions are rejected and deleting it next terminates them",
+        )
+    ]
+
+
+def deleted_with_jobs(share: str, usage: ShareUsage) -> list[dict[str, str]]:
+    """The share was deleted while jobs are in it (Batch eventually terminates them)."""
+    if not usage.active_jobs:
+        return []
+    return [
+        finding(
+            "SHARE_DELETED_WITH_JOBS",
+            "high",
+            f"quota share {share}: deleted with {len(usage.active_jobs)} unfinished job(s) "
+            "in it; Batch terminates all of them",
+        )
+    ]
+
+
+def priority_outside_quotagov(
+    job_id: str, before: int | None, after: int | None
+) -> list[dict[str, str]]:
+    """A ``schedulingPriority`` raised (or changed from an unknown value) by another principal."""
+    if after is None or (before is not None and after <= before):
+        return []
+    if before is None:
+        message = (
+            f"service job {job_id}: schedulingPriority set to {after} outside quotagov "
+            "(previous priority unknown); escalations need approval"
+        )
+    else:
+        message = (
+            f"service job {job_id}: schedulingPriority raised from {before} to {after} "
+            "outside quotagov, bypassing escalation approval"
+        )
+    return [finding("PRIORITY_RAISED_OUTSIDE_QUOTAGOV", "high", message)]
+
+
+def _declared(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with Batch's default made explicit (``borrowLimit`` -1 when borrowing)."""
+    out = quota_share_configuration(config)
+    sharing = dict(out.get("resourceSharingConfiguration") or {})
+    if sharing.get("strategy") == "LEND_AND_BORROW" and sharing.get("borrowLimit") is None:
+        sharing["borrowLimit"] = -1
+        out["resourceSharingConfiguration"] = sharing
+    return out
+
+
+def policy_drift(
+    share: str, after: Mapping[str, Any] | None, policy: Policy
+) -> list[dict[str, str]]:
+    """The share's configuration after the change differs from the policy document.
+
+    Only the fields ``after`` holds are compared (after an update on an unknown
+    configuration, that is the request's fields). ``after`` None means deleted.
+    """
+    try:
+        declared = _declared(policy.share(share).batch_configuration())
+    except KeyError:
+        if after is None:
+            return []
+        return [
+            finding(
+                "POLICY_DRIFT",
+                "medium",
+                f"quota share {share}: not declared in the policy for {policy.jobQueue}",
+            )
+        ]
+    if after is None:
+        return [
+            finding(
+                "POLICY_DRIFT",
+                "medium",
+                f"quota share {share}: deleted, but the policy declares it",
+            )
+        ]
+    live = _declared(after)
+    declared = {k: v for k, v in declared.items() if k in live}
+    changes = difference(declared, live)
+    if not changes:
+        return []
+    parts = "; ".join(
+        f"{c['path']} is {c['after']!r}, policy says {c['before']!r}" for c in changes
+    )
+    return [finding("POLICY_DRIFT", "medium", f"quota share {share}: {parts}")]

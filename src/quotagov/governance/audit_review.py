@@ -1,0 +1,127 @@
+"""Use cases behind ``quotagov audit``: verify the chains, and show the history to a person.
+
+``verify`` walks every chain (see :func:`quotagov.governance.audit_chain.verify_chain`)
+and reports the first broken record of each. ``history`` selects records by quota
+share and time, and :func:`describe_record` renders one with its difference and findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from quotagov.governance.audit_chain import ChainBreak, ChainStore, verify_chain
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    """Verification of one chain: records checked and the first break (None: intact)."""
+
+    chain: str
+    records: int
+    first_break: ChainBreak | None
+
+
+def verify(store: ChainStore, chains: Iterable[str] | None = None) -> list[ChainReport]:
+    """Verify ``chains`` (default: every chain in the store), in name order."""
+    names = sorted(chains) if chains is not None else store.chains()
+    reports = []
+    for name in names:
+        count, first = verify_chain(name, store.records(name), store.markers(name))
+        reports.append(ChainReport(name, count, first))
+    return reports
+
+
+def parse_time(text: str) -> float:
+    """``--since`` value: ISO-8601 (``2026-05-04T10:00:00Z``, date only = midnight UTC)
+    or epoch seconds. Returns epoch seconds.
+
+    Raises:
+        ValueError: naming the accepted forms.
+    """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"--since: {text!r} is neither ISO-8601 (2026-05-04T10:00:00Z) nor epoch seconds"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _record_seconds(record: Mapping[str, Any]) -> float:
+    try:
+        return parse_time(str(record.get("time", "")))
+    except ValueError:
+        return 0.0
+
+
+def _about_share(record: Mapping[str, Any], share: str) -> bool:
+    resource = record.get("resource") or {}
+    if resource.get("type") == "quota-share":
+        return bool(resource.get("name") == share)
+    if resource.get("quotaShareName") == share:
+        return True
+    details = record.get("details") or {}
+    return bool(details.get("quotaShareName") == share)
+
+
+def history(
+    store: ChainStore,
+    *,
+    share: str | None = None,
+    since: float | None = None,
+    chains: Iterable[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Records of ``chains`` (default all) in chain then ``seq`` order, filtered by quota
+    share (records about the share or its jobs) and by ``time >= since`` (epoch seconds)."""
+    names = sorted(chains) if chains is not None else store.chains()
+    for name in names:
+        for record in store.records(name):
+            if share is not None and not _about_share(record, share):
+                continue
+            if since is not None and _record_seconds(record) < since:
+                continue
+            yield record
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return str(value)
+
+
+def describe_record(record: Mapping[str, Any]) -> str:
+    """A few lines for a person: when, who, what, the difference and the findings."""
+    actor = record.get("actor") or {}
+    resource = record.get("resource") or {}
+    who = str(actor.get("principalArn"))
+    if actor.get("quotagov"):
+        decision = actor.get("decisionId")
+        who += f" (quotagov{f', decision {decision}' if decision else ''})"
+    lines = [
+        f"#{record.get('seq')} {record.get('time')} {record.get('kind')} "
+        f"{record.get('action')} {resource.get('type')} {resource.get('name')}",
+        f"    by {who}",
+    ]
+    error = record.get("error")
+    if error:
+        lines.append(f"    failed: {error.get('code')}: {error.get('message')}")
+    for change in record.get("difference") or []:
+        lines.append(f"    {change['path']}: {_show(change['before'])} -> {_show(change['after'])}")
+    if record.get("beforeSource") in ("policy", "unknown") and record.get("difference"):
+        lines.append(f"    (before taken from: {record['beforeSource']})")
+    for item in record.get("findings") or []:
+        lines.append(f"    ! {item['code']} [{item['severity']}] {item['message']}")
+    details = record.get("details")
+    if details:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(details.items()))
+        lines.append(f"    details: {shown}")
+    return "\n".join(lines)

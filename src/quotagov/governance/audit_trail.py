@@ -1,0 +1,513 @@
+"""Use case: turn a CloudTrail-recorded Batch call into an audit record, and alert on risk.
+
+Issue 7 / design.md "Audit of policy changes". For each call in
+:data:`~quotagov.governance.audit_events.AUDITED_CALLS`:
+
+1. find the resource, and the job queue whose chain records it (quota shares and
+   service jobs belong to their queue; job queues to themselves; scheduling policies
+   and service environments to the governed queue);
+2. a redelivered event (same ``eventID``) stops here: its record exists;
+3. name the actor: the principal ARN, and for quotagov's own calls (a controller role
+   or session) the decision behind it;
+4. a failed call (``errorCode``) is an ``ATTEMPT`` record with no difference and no
+   findings; a successful one is a ``CHANGE`` with the before/after configuration,
+   their difference and the risk findings (:mod:`quotagov.governance.audit_findings`);
+5. append it to the chain (exactly once per event id), remember the new configuration,
+   refresh it from ``DescribeQuotaShare``, and post risky changes to the platform
+   team's Slack channel. A Slack failure is logged; the record is already stored.
+
+Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHash``,
+``hash``, see :mod:`quotagov.governance.audit_chain`)::
+
+    {recordType: "CloudTrail", kind: "CHANGE"|"ATTEMPT", time, recordedAt, eventId,
+     requestId, actor: {principalArn, type, sessionIssuerArn, quotagov, decisionId,
+     decisionAction}, action, resource: {type, name, arn, quotaShareName?},
+     jobQueue, requestParameters, error: {code, message}|null, before, beforeSource,
+     after, difference: [{path, before, after}], findings: [{code, severity, message}],
+     lookupErrors: [str]}
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from quotagov.clock import Clock
+from quotagov.governance import audit_findings as rules
+from quotagov.governance.audit_chain import ChainStore, ChainWriter
+from quotagov.governance.audit_diff import (
+    apply_update,
+    difference,
+    quota_share_configuration,
+    request_configuration,
+)
+from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
+from quotagov.governance.audit_known import DECISION, LastKnownConfigurations, VersionStore
+from quotagov.governance.ports import (
+    BatchError,
+    BatchNotFoundError,
+    BatchPort,
+    ChatError,
+    ChatNotifier,
+)
+from quotagov.policy import Policy
+
+logger = logging.getLogger(__name__)
+
+#: How far around a controller call's ``eventTime`` a recorded decision about the same
+#: job may lie to be named as the decision behind it (milliseconds).
+DECISION_WINDOW_BEFORE_MS = 15 * 60 * 1000
+DECISION_WINDOW_AFTER_MS = 5 * 60 * 1000
+
+#: A decision id quotagov writes into free-text request fields (``reason``, ``clientToken``).
+DECISION_REFERENCE = re.compile(r"quotagov-decision[:=]\s*([A-Za-z0-9_.:#/-]+)")
+
+
+class AuditEventError(ValueError):
+    """The CloudTrail record cannot be audited (names the field and the fault)."""
+
+
+def queue_name(reference: str) -> str:
+    """The job queue name from a queue name or any ARN under ``job-queue/<name>``."""
+    if reference.startswith("arn:"):
+        _, _, rest = reference.partition(":job-queue/")
+        return rest.split("/", 1)[0]
+    return reference
+
+
+def _name_from(reference: str, kind: str) -> str:
+    marker = f":{kind}/"
+    if reference.startswith("arn:") and marker in reference:
+        return reference.split(marker, 1)[1]
+    return reference
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a call is about.
+
+    Attributes:
+        type: ``quota-share``, ``scheduling-policy``, ``job-queue``,
+            ``service-environment`` or ``service-job``.
+        name: the resource name (job id for a service job).
+        key: the last known configuration key: the ARN, or ``service-job/<jobId>``.
+        chain: the job queue (name) whose chain records the call.
+        quota_share: the quota share of a service job, when known.
+    """
+
+    type: str
+    name: str
+    key: str
+    chain: str
+    quota_share: str | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        """The ``resource`` field of a record."""
+        out: dict[str, Any] = {"type": self.type, "name": self.name, "arn": self.key}
+        if self.quota_share:
+            out["quotaShareName"] = self.quota_share
+        return out
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    """Outcome of :meth:`AuditTrail.record_call`.
+
+    Attributes:
+        record: the stored record (the first one, for a redelivered event).
+        created: False when the event was already recorded.
+        alerted: True when the risky change was posted to Slack.
+    """
+
+    record: dict[str, Any]
+    created: bool
+    alerted: bool = False
+
+
+class AuditTrail:
+    """Records CloudTrail-recorded Batch calls in the per-queue audit chain.
+
+    Args:
+        chains: the chain storage (also read to skip redelivered events).
+        versions: last known configurations and decisions by subject.
+        batch: the Batch port (``DescribeQuotaShare``, ``ListServiceJobs``,
+            ``DescribeServiceJob``).
+        policy: the governance policy (drift, classes per share, governed queue).
+        clock: for ``recordedAt``.
+        controller_principals: ARNs of quotagov's own roles (matched against the
+            caller's ARN and its session issuer's ARN).
+        chat: where risky changes are posted (None: not posted).
+        platform_channel: the platform team's Slack channel id.
+        writer: the chain writer (default: a :class:`ChainWriter` over ``chains``).
+    """
+
+    def __init__(
+        self,
+        *,
+        chains: ChainStore,
+        versions: VersionStore,
+        batch: BatchPort,
+        policy: Policy,
+        clock: Clock,
+        controller_principals: Iterable[str] = (),
+        chat: ChatNotifier | None = None,
+        platform_channel: str = "",
+        writer: ChainWriter | None = None,
+    ) -> None:
+        self._chains = chains
+        self._versions = versions
+        self._configs = LastKnownConfigurations(versions, batch)
+        self._batch = batch
+        self._policy = policy
+        self._clock = clock
+        self._controller = frozenset(p for p in controller_principals if p)
+        self._chat = chat
+        self._channel = platform_channel
+        self._writer = writer or ChainWriter(chains)
+        self.governed_queue = queue_name(policy.jobQueue)
+
+    # -- step 1: the resource and its chain -------------------------------------------
+
+    def target(self, call: CloudTrailApiCall) -> Target:
+        """The resource ``call`` is about, and its chain.
+
+        Raises:
+            AuditEventError: a successful call lacks the parameter naming its resource.
+            BatchError: ``DescribeServiceJob`` failed for a reason other than an unknown job.
+        """
+        params = call.parameters
+        prefix = f"arn:aws:batch:{call.awsRegion}:{call.account}"
+
+        def need(name: str) -> str:
+            value = params.get(name)
+            if isinstance(value, str) and value:
+                return value
+            if call.failed:
+                return "(not given)"
+            raise AuditEventError(f"detail.requestParameters.{name}: missing in {call.eventName}")
+
+        event = call.eventName
+        if event.endswith("QuotaShare"):
+            if event == "CreateQuotaShare":
+                share, queue = need("quotaShareName"), queue_name(need("jobQueue"))
+            else:
+                arn = need("quotaShareArn")
+                queue = queue_name(arn)
+                share = arn.rsplit("/quota-share/", 1)[-1]
+                if not queue or "/quota-share/" not in arn:
+                    if not call.failed:
+                        raise AuditEventError(
+                            f"detail.requestParameters.quotaShareArn: {arn!r} is not a "
+                            "quota share ARN"
+                        )
+                    queue = self.governed_queue
+            key = f"{prefix}:job-queue/{queue}/quota-share/{share}"
+            return Target("quota-share", share, key, queue or self.governed_queue)
+        if event.endswith("SchedulingPolicy"):
+            ref = need("name") if event.startswith("Create") else need("arn")
+            name = _name_from(ref, "scheduling-policy")
+            return Target(
+                "scheduling-policy", name, f"{prefix}:scheduling-policy/{name}", self.governed_queue
+            )
+        if event.endswith("JobQueue"):
+            name = queue_name(
+                need("jobQueueName") if event.startswith("Create") else need("jobQueue")
+            )
+            return Target("job-queue", name, f"{prefix}:job-queue/{name}", name)
+        if event.endswith("ServiceEnvironment"):
+            ref = (
+                need("serviceEnvironmentName")
+                if event.startswith("Create")
+                else need("serviceEnvironment")
+            )
+            name = _name_from(ref, "service-environment")
+            return Target(
+                "service-environment",
+                name,
+                f"{prefix}:service-environment/{name}",
+                self.governed_queue,
+            )
+        if event in ("UpdateServiceJob", "TerminateServiceJob"):
+            job_id = _name_from(need("jobId"), "service-job")
+            chain, share = self.governed_queue, ""
+            if job_id != "(not given)":
+                try:
+                    job = self._batch.describe_service_job(jobId=job_id)
+                    chain = queue_name(str(job.get("jobQueue") or self.governed_queue))
+                    share = str(job.get("quotaShareName") or "")
+                except BatchNotFoundError:
+                    pass
+            return Target("service-job", job_id, f"service-job/{job_id}", chain, share or None)
+        raise AuditEventError(f"detail.eventName: {event!r} is not an audited Batch call")
+
+    # -- step 3: the actor -------------------------------------------------------------
+
+    def is_controller(self, call: CloudTrailApiCall) -> bool:
+        """True when quotagov's own role made the call."""
+        identity = call.userIdentity
+        return bool({identity.arn, identity.issuer_arn} & self._controller)
+
+    def _decision_behind(self, call: CloudTrailApiCall, target: Target) -> dict[str, Any] | None:
+        for value in call.parameters.values():
+            if isinstance(value, str) and (match := DECISION_REFERENCE.search(value)):
+                return {"decisionId": match.group(1)}
+        for subject in (target.name, target.key):
+            version = self._versions.latest(
+                DECISION,
+                subject,
+                before_ms=call.event_ms + DECISION_WINDOW_AFTER_MS,
+                since_ms=max(0, call.event_ms - DECISION_WINDOW_BEFORE_MS),
+            )
+            if version is not None:
+                return {
+                    "decisionId": version.value.get("decisionId"),
+                    "decisionAction": version.value.get("action"),
+                }
+        return None
+
+    def actor(self, call: CloudTrailApiCall, target: Target) -> dict[str, Any]:
+        """The ``actor`` field: principal, and the quotagov decision for controller calls."""
+        identity = call.userIdentity
+        controller = self.is_controller(call)
+        decision = self._decision_behind(call, target) if controller else None
+        return {
+            "principalArn": identity.principal,
+            "type": identity.type,
+            "sessionIssuerArn": identity.issuer_arn,
+            "quotagov": controller,
+            "decisionId": (decision or {}).get("decisionId"),
+            "decisionAction": (decision or {}).get("decisionAction"),
+        }
+
+    # -- step 4: configurations and findings -------------------------------------------
+
+    def _usage(
+        self, queue: str, share: str, states: tuple[str, ...], errors: list[str]
+    ) -> rules.ShareUsage:
+        capacity: dict[str, float] = {}
+        holding: list[str] = []
+        active: list[str] = []
+        for status in states:
+            request: dict[str, Any] = {
+                "jobQueue": queue,
+                "jobStatus": status,
+                "filters": [{"name": "QUOTA_SHARE_NAME", "values": [share]}],
+            }
+            try:
+                while True:
+                    page = self._batch.list_service_jobs(**request)
+                    for job in page.get("jobSummaryList", []):
+                        if job.get("quotaShareName") not in (None, share):
+                            continue
+                        active.append(str(job["jobId"]))
+                        if status in rules.CAPACITY_HOLDING_STATES:
+                            holding.append(str(job["jobId"]))
+                            for use in job.get("capacityUsage") or []:
+                                unit = str(use["capacityUnit"])
+                                capacity[unit] = capacity.get(unit, 0.0) + float(use["quantity"])
+                    if not page.get("nextToken"):
+                        break
+                    request["nextToken"] = page["nextToken"]
+            except BatchError as exc:
+                errors.append(f"ListServiceJobs {status} for quota share {share}: {exc}")
+        return rules.ShareUsage(capacity, tuple(holding), tuple(sorted(set(active))))
+
+    def _policy_configuration(self, target: Target) -> dict[str, Any] | None:
+        if target.chain != self.governed_queue:
+            return None
+        try:
+            return quota_share_configuration(self._policy.share(target.name).batch_configuration())
+        except KeyError:
+            return None
+
+    def _quota_share_change(
+        self, call: CloudTrailApiCall, target: Target, errors: list[str]
+    ) -> tuple[dict[str, Any] | None, str, dict[str, Any] | None, list[dict[str, str]]]:
+        before = self._configs.before(target.key, call.event_ms)
+        source = "last-known"
+        if before is None:
+            before = self._policy_configuration(target)
+            source = "policy" if before is not None else "unknown"
+        params = call.parameters
+        share = target.name
+        queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
+        findings: list[dict[str, str]] = []
+        if call.eventName == "DeleteQuotaShare":
+            usage = self._usage(queue_ref, share, rules.ACTIVE_STATES, errors)
+            findings += rules.deleted_with_jobs(share, usage)
+            findings += rules.policy_drift(share, None, self._policy)
+            return before, source, None, findings
+        if call.eventName == "CreateQuotaShare":
+            before, source = None, "none"
+            after = quota_share_configuration(params)
+        else:
+            after = apply_update(before, params, quota_share=True)
+        states: tuple[str, ...] = ()
+        if after.get("state") == "DISABLED":
+            states = rules.ACTIVE_STATES
+        elif "capacityLimits" in quota_share_configuration(params):
+            states = rules.CAPACITY_HOLDING_STATES
+        usage = self._usage(queue_ref, share, states, errors) if states else rules.ShareUsage()
+        findings += rules.lowered_below_use(share, before, after, usage)
+        findings += rules.away_from_reserve(share, before, after)
+        findings += rules.borrow_raised(share, before, after)
+        findings += rules.in_share_preemption_without_checkpoints(
+            share, before, after, self._policy
+        )
+        findings += rules.disabled_with_jobs(share, before, after, usage)
+        findings += rules.policy_drift(share, after, self._policy)
+        return before, source, after, findings
+
+    def _other_change(
+        self, call: CloudTrailApiCall, target: Target, controller: bool
+    ) -> tuple[dict[str, Any] | None, str, dict[str, Any] | None, list[dict[str, str]]]:
+        before = self._configs.before(target.key, call.event_ms)
+        source = "last-known" if before is not None else "unknown"
+        params = call.parameters
+        findings: list[dict[str, str]] = []
+        if call.eventName.startswith("Delete"):
+            return before, source, None, findings
+        if call.eventName.startswith("Create"):
+            return None, "none", request_configuration(params), findings
+        after = apply_update(before, params, quota_share=False)
+        if call.eventName == "UpdateServiceJob" and not controller:
+            old = (before or {}).get("schedulingPriority")
+            new = params.get("schedulingPriority")
+            findings += rules.priority_outside_quotagov(
+                target.name,
+                None if old is None else int(old),
+                None if new is None else int(new),
+            )
+        if call.eventName == "TerminateServiceJob":
+            after["terminated"] = True
+        return before, source, after, findings
+
+    # -- the whole use case --------------------------------------------------------------
+
+    def record_call(self, call: CloudTrailApiCall) -> RecordResult:
+        """Record ``call`` once in its queue's chain; post risky changes to Slack.
+
+        Raises:
+            AuditEventError: the call is not audited or lacks its resource parameter.
+            BatchError: a Batch lookup needed to place the record failed (retry later).
+            ChainContentionError: the chain head kept moving (retry later).
+        """
+        if call.eventName not in AUDITED_CALLS:
+            raise AuditEventError(f"detail.eventName: {call.eventName!r} is not an audited call")
+        target = self.target(call)
+        dedup_key = f"event:{call.eventID}"
+        existing = self._chains.find(target.chain, dedup_key)
+        if existing is not None:
+            return RecordResult(existing, created=False)
+        actor = self.actor(call, target)
+        errors: list[str] = []
+        before: dict[str, Any] | None = None
+        after: dict[str, Any] | None = None
+        source = "unknown"
+        findings: list[dict[str, str]] = []
+        if not call.failed:
+            if target.type == "quota-share":
+                before, source, after, findings = self._quota_share_change(call, target, errors)
+            else:
+                before, source, after, findings = self._other_change(
+                    call, target, bool(actor["quotagov"])
+                )
+        body = {
+            "recordType": "CloudTrail",
+            "kind": "ATTEMPT" if call.failed else "CHANGE",
+            "time": call.event_time_text,
+            "recordedAt": iso_utc(self._clock.now()),
+            "eventId": call.eventID,
+            "requestId": call.requestID,
+            "actor": actor,
+            "action": call.eventName,
+            "resource": target.as_record(),
+            "jobQueue": target.chain,
+            "requestParameters": call.parameters,
+            "error": (
+                {"code": call.errorCode, "message": call.errorMessage} if call.failed else None
+            ),
+            "before": before,
+            "beforeSource": source if not call.failed else None,
+            "after": after,
+            "difference": [] if call.failed else difference(before, after),
+            "findings": findings,
+            "lookupErrors": errors,
+        }
+        if not call.failed:
+            self._remember(call, target, after)
+        appended = self._writer.append(target.chain, dedup_key, body)
+        alerted = False
+        if appended.created and findings:
+            alerted = self._alert(appended.record)
+        return RecordResult(appended.record, appended.created, alerted)
+
+    def _remember(
+        self, call: CloudTrailApiCall, target: Target, after: Mapping[str, Any] | None
+    ) -> None:
+        self._configs.remember(
+            target.key, call.event_ms, call.eventID, {} if after is None else after
+        )
+        if target.type == "quota-share" and after is not None:
+            try:
+                self._configs.refresh_quota_share(target.key, int(self._clock.now() * 1000))
+            except BatchError as exc:
+                logger.warning("DescribeQuotaShare %s failed: %s", target.key, exc)
+
+    # -- Slack -------------------------------------------------------------------------
+
+    def _alert(self, record: Mapping[str, Any]) -> bool:
+        if self._chat is None or not self._channel:
+            return False
+        text, blocks = risk_message(record)
+        try:
+            self._chat.post(self._channel, text, blocks)
+        except ChatError as exc:
+            logger.error("risk alert for record %s not posted: %s", record.get("seq"), exc)
+            return False
+        return True
+
+
+def risk_message(record: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The Slack text and Block Kit blocks announcing a risky audited change."""
+    resource = record["resource"]
+    actor = record["actor"]
+    who = actor["principalArn"] + (" (quotagov)" if actor.get("quotagov") else "")
+    text = (
+        f"Risky Batch change: {record['action']} on {resource['type']} {resource['name']} "
+        f"by {who}: {len(record['findings'])} finding(s)"
+    )
+    lines = "\n".join(
+        f"• *{f['code']}* ({f['severity']}): {f['message']}" for f in record["findings"]
+    )
+    changes = (
+        "\n".join(f"`{c['path']}`: {c['before']!r} → {c['after']!r}" for c in record["difference"])
+        or "(no configuration difference)"
+    )
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": "Risky Batch policy change"}},
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": f"*{record['action']}* on `{resource['name']}` by `{who}` "
+                f"at {record['time']}",
+            },
+        },
+        {"type": "section", "text": {"type": "mrkdwn", "text": lines[:2900]}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": changes[:2900]}},
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": f"audit chain {record['chain']} record {record['seq']} "
+                    f"· event {record.get('eventId')}",
+                }
+            ],
+        },
+    ]
+    return text, blocks

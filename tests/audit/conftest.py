@@ -1,0 +1,108 @@
+"""Fixtures of the audit tests: moto DynamoDB with the audit table, the use cases over it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from audit.support import (
+    CONTROLLER_ROLE,
+    PLATFORM_CHANNEL,
+    POLICY_DOCUMENT,
+    REGION,
+    TABLE,
+    ChatRecorder,
+    RecordingBatch,
+    create_audit_table,
+)
+from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.clock import ManualClock
+from quotagov.governance.audit_chain import ChainWriter
+from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.audit_trail import AuditTrail
+from quotagov.policy import Policy, parse_policy
+
+
+@pytest.fixture(autouse=True)
+def _aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    os.environ.pop("AWS_PROFILE", None)
+
+
+@pytest.fixture
+def dynamodb() -> Iterator[Any]:
+    """A boto3 DynamoDB client on moto (in process) with the audit table created."""
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name=REGION)
+        create_audit_table(client)
+        yield client
+
+
+@pytest.fixture
+def policy() -> Policy:
+    return parse_policy(POLICY_DOCUMENT)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start=1777888800.0)  # 2026-05-04T10:00:00Z
+
+
+@pytest.fixture
+def batch() -> RecordingBatch:
+    return RecordingBatch()
+
+
+@pytest.fixture
+def chat() -> ChatRecorder:
+    return ChatRecorder()
+
+
+@pytest.fixture
+def chains(dynamodb: Any) -> DynamoDBChainStore:
+    return DynamoDBChainStore(TABLE, dynamodb)
+
+
+@pytest.fixture
+def versions(dynamodb: Any) -> DynamoDBVersionStore:
+    return DynamoDBVersionStore(TABLE, dynamodb)
+
+
+@pytest.fixture
+def decisions(
+    chains: DynamoDBChainStore, versions: DynamoDBVersionStore, clock: ManualClock
+) -> DecisionLog:
+    return DecisionLog(ChainWriter(chains), versions, clock)
+
+
+@pytest.fixture
+def trail(
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    batch: RecordingBatch,
+    policy: Policy,
+    clock: ManualClock,
+    chat: ChatRecorder,
+) -> AuditTrail:
+    return AuditTrail(
+        chains=chains,
+        versions=versions,
+        batch=batch,  # type: ignore[arg-type]
+        policy=policy,
+        clock=clock,
+        controller_principals=[CONTROLLER_ROLE],
+        chat=chat,
+        platform_channel=PLATFORM_CHANNEL,
+    )

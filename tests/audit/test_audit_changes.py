@@ -1,0 +1,511 @@
+"""CloudTrail events of the real envelope for each kind of change: the stored record,
+its exact difference and its findings (issue 7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audit.support import (
+    ACCOUNT,
+    PLATFORM_CHANNEL,
+    QUEUE_ARN,
+    TABLE,
+    ChatRecorder,
+    RecordingBatch,
+    load_call,
+    share_arn,
+)
+from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
+from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.clock import ManualClock
+from quotagov.governance.audit_chain import GENESIS_HASH, record_hash
+from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.audit_known import CONFIG
+from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.ports import ControllerDecision
+
+XL = "ml.g5.xlarge"
+JOB_A = "9e1c2b7a-41d0-4f5b-8a66-3c2d1e0f7a55"
+JOB_B = "4b7d1f02-93c5-4e2a-b8d1-6a0f3e9c2d18"
+
+
+def stored(dynamodb: Any, chain: str, seq: int) -> dict[str, Any]:
+    """The raw audit table item of record ``seq`` (as DynamoDB holds it)."""
+    item = dynamodb.get_item(
+        TableName=TABLE,
+        Key={"pk": {"S": f"CHAIN#{chain}"}, "sk": {"S": f"SEQ#{seq:012d}"}},
+        ConsistentRead=True,
+    )["Item"]
+    return from_item(item)
+
+
+def release_config(limit: int, **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "capacityLimits": [{"capacityUnit": XL, "maxCapacity": limit}],
+        "resourceSharingConfiguration": {"strategy": "RESERVE"},
+        "preemptionConfiguration": {"inSharePreemption": "DISABLED"},
+        "state": "ENABLED",
+    }
+    config.update(overrides)
+    return config
+
+
+def test_capacity_limit_lowered_below_use_of_a_reserve_share(
+    trail: AuditTrail,
+    batch: RecordingBatch,
+    dynamodb: Any,
+    versions: DynamoDBVersionStore,
+    chat: ChatRecorder,
+    clock: ManualClock,
+) -> None:
+    call = load_call("update-quota-share")
+    # quotagov knew the share from an earlier DescribeQuotaShare refresh
+    batch.set_share("release", **release_config(2))
+    trail._configs.refresh_quota_share(share_arn("release"), call.event_ms - 3_600_000)
+    # then alice lowered it: Batch now answers with the new limit
+    batch.set_share("release", **release_config(1))
+    batch.add_job("rel-run-1", "release", "RUNNING")
+    batch.add_job("rel-run-2", "release", "STARTING")
+    batch.add_job("rel-wait-3", "release", "RUNNABLE")
+    batch.add_job("res-run-4", "research", "RUNNING", instances=3)
+    clock.set(call.event_ms / 1000 + 40)
+
+    result = trail.record_call(call)
+
+    assert result.created and result.alerted
+    item = stored(dynamodb, "ml-gov-queue", 1)
+    assert (item.pop("pk"), item.pop("sk")) == ("CHAIN#ml-gov-queue", "SEQ#000000000001")
+    assert item == result.record
+    record = item
+    assert record["seq"] == 1 and record["prevHash"] == GENESIS_HASH
+    assert record["hash"] == record_hash(record)
+    assert record["kind"] == "CHANGE"
+    assert record["time"] == "2026-05-04T10:02:09Z"
+    assert record["recordedAt"] == "2026-05-04T10:02:49Z"
+    assert record["action"] == "UpdateQuotaShare"
+    assert record["eventId"] == call.eventID
+    assert record["actor"] == {
+        "principalArn": f"arn:aws:sts::{ACCOUNT}:assumed-role/ml-admins/alice",
+        "type": "AssumedRole",
+        "sessionIssuerArn": f"arn:aws:iam::{ACCOUNT}:role/ml-admins",
+        "quotagov": False,
+        "decisionId": None,
+        "decisionAction": None,
+    }
+    assert record["resource"] == {
+        "type": "quota-share",
+        "name": "release",
+        "arn": share_arn("release"),
+    }
+    assert record["jobQueue"] == "ml-gov-queue"
+    assert record["requestParameters"] == {
+        "quotaShareArn": share_arn("release"),
+        "capacityLimits": [{"capacityUnit": XL, "maxCapacity": 1}],
+    }
+    assert record["error"] is None
+    assert record["beforeSource"] == "last-known"
+    assert record["before"] == release_config(2)
+    assert record["after"] == release_config(1)
+    assert record["difference"] == [
+        {"path": f"capacityLimits[{XL}].maxCapacity", "before": 2, "after": 1}
+    ]
+    assert record["findings"] == [
+        {
+            "code": "CAPACITY_LIMIT_BELOW_USE",
+            "severity": "high",
+            "message": f"quota share release: {XL} capacity limit lowered to 1 from 2 while "
+            "2 instances are in use by 2 job(s); the excess becomes preemptible even "
+            "though the share is RESERVE",
+        },
+        {
+            "code": "POLICY_DRIFT",
+            "severity": "medium",
+            "message": f"quota share release: capacityLimits[{XL}].maxCapacity is 1, policy says 2",
+        },
+    ]
+    assert record["lookupErrors"] == []
+    # the use came from ListServiceJobs per capacity-holding state, filtered on the share
+    listed = [req for name, req in batch.calls if name == "ListServiceJobs"]
+    assert [req["jobStatus"] for req in listed] == ["SCHEDULED", "STARTING", "RUNNING"]
+    assert all(
+        req["filters"] == [{"name": "QUOTA_SHARE_NAME", "values": ["release"]}] for req in listed
+    )
+    # the last known configuration is now the live one, refreshed with DescribeQuotaShare
+    latest = versions.latest(CONFIG, share_arn("release"))
+    assert latest is not None and latest.tag == "DescribeQuotaShare"
+    assert latest.value == release_config(1)
+    # and the platform team heard of it
+    assert len(chat.posts) == 1
+    post = chat.posts[0]
+    assert post["channel"] == PLATFORM_CHANNEL
+    assert post["text"] == (
+        "Risky Batch change: UpdateQuotaShare on quota-share release by "
+        f"arn:aws:sts::{ACCOUNT}:assumed-role/ml-admins/alice: 2 finding(s)"
+    )
+    assert "CAPACITY_LIMIT_BELOW_USE" in post["blocks"][2]["text"]["text"]
+    assert post["blocks"][4]["elements"][0]["text"].startswith("audit chain ml-gov-queue record 1")
+
+
+def test_strategy_away_from_reserve_with_unlimited_borrowing_compared_to_the_policy(
+    trail: AuditTrail, batch: RecordingBatch, chains: DynamoDBChainStore
+) -> None:
+    batch.set_share(
+        "release",
+        **release_config(
+            2, resourceSharingConfiguration={"strategy": "LEND_AND_BORROW", "borrowLimit": -1}
+        ),
+    )
+    result = trail.record_call(load_call("update-quota-share-strategy"))
+
+    record = result.record
+    assert record["beforeSource"] == "policy"
+    assert record["before"] == release_config(2)
+    assert record["difference"] == [
+        {"path": "resourceSharingConfiguration.borrowLimit", "before": None, "after": -1},
+        {
+            "path": "resourceSharingConfiguration.strategy",
+            "before": "RESERVE",
+            "after": "LEND_AND_BORROW",
+        },
+    ]
+    assert [f["code"] for f in record["findings"]] == [
+        "STRATEGY_AWAY_FROM_RESERVE",
+        "BORROW_LIMIT_RAISED",
+        "POLICY_DRIFT",
+    ]
+    assert record["findings"][0]["message"] == (
+        "quota share release: strategy changed from RESERVE to LEND_AND_BORROW; its idle "
+        "capacity is now lent and taken back by cross-share preemption"
+    )
+    assert record["findings"][1]["message"] == (
+        "quota share release: borrow limit raised from 0% to unlimited (-1)"
+    )
+    assert record["findings"][2]["message"] == (
+        "quota share release: resourceSharingConfiguration.borrowLimit is -1, policy says "
+        "None; resourceSharingConfiguration.strategy is 'LEND_AND_BORROW', policy says 'RESERVE'"
+    )
+    # no capacity limit changed and the share was not disabled: Batch jobs not listed
+    assert [name for name, _ in batch.calls] == ["DescribeQuotaShare"]
+    assert chains.find("ml-gov-queue", f"event:{record['eventId']}") == record
+
+
+def test_borrow_limit_raised(trail: AuditTrail, batch: RecordingBatch) -> None:
+    record = trail.record_call(load_call("update-quota-share-borrow")).record
+
+    assert record["difference"] == [
+        {"path": "resourceSharingConfiguration.borrowLimit", "before": 50, "after": 200}
+    ]
+    assert record["findings"] == [
+        {
+            "code": "BORROW_LIMIT_RAISED",
+            "severity": "medium",
+            "message": "quota share research: borrow limit raised from 50% to 200%",
+        },
+        {
+            "code": "POLICY_DRIFT",
+            "severity": "medium",
+            "message": "quota share research: resourceSharingConfiguration.borrowLimit is 200, "
+            "policy says 50",
+        },
+    ]
+
+
+def test_in_share_preemption_on_a_share_with_non_checkpointing_classes(
+    trail: AuditTrail,
+) -> None:
+    record = trail.record_call(load_call("update-quota-share-preemption")).record
+
+    assert record["difference"] == [
+        {
+            "path": "preemptionConfiguration.inSharePreemption",
+            "before": "DISABLED",
+            "after": "ENABLED",
+        }
+    ]
+    assert record["findings"][0] == {
+        "code": "IN_SHARE_PREEMPTION_WITHOUT_CHECKPOINTING",
+        "severity": "high",
+        "message": "quota share applied: in-share preemption ENABLED but policy classes "
+        "scheduled run there without checkpointing and lose their work when preempted",
+    }
+    assert [f["code"] for f in record["findings"]] == [
+        "IN_SHARE_PREEMPTION_WITHOUT_CHECKPOINTING",
+        "POLICY_DRIFT",
+    ]
+
+
+def test_share_disabled_with_jobs_in_it(trail: AuditTrail, batch: RecordingBatch) -> None:
+    batch.add_job("app-run-1", "applied", "RUNNING")
+    batch.add_job("app-wait-2", "applied", "RUNNABLE")
+    batch.add_job("app-done-3", "applied", "SUCCEEDED")
+
+    record = trail.record_call(load_call("update-quota-share-disable")).record
+
+    assert record["difference"] == [{"path": "state", "before": "ENABLED", "after": "DISABLED"}]
+    assert record["findings"] == [
+        {
+            "code": "SHARE_DISABLED_WITH_JOBS",
+            "severity": "medium",
+            "message": "quota share applied: DISABLED with 2 unfinished job(s) in it; new "
+            "submissions are rejected and deleting it next terminates them",
+        },
+        {
+            "code": "POLICY_DRIFT",
+            "severity": "medium",
+            "message": "quota share applied: state is 'DISABLED', policy says 'ENABLED'",
+        },
+    ]
+
+
+def test_share_deleted_with_jobs_in_it(
+    trail: AuditTrail, batch: RecordingBatch, versions: DynamoDBVersionStore
+) -> None:
+    disable, delete = load_call("update-quota-share-disable"), load_call("delete-quota-share")
+    trail.record_call(disable)
+    batch.add_job("app-wait-2", "applied", "RUNNABLE")
+
+    record = trail.record_call(delete).record
+
+    assert record["seq"] == 2
+    assert record["beforeSource"] == "last-known"
+    assert record["after"] is None
+    assert record["difference"] == [
+        {"path": f"capacityLimits[{XL}].maxCapacity", "before": 2, "after": None},
+        {"path": "preemptionConfiguration.inSharePreemption", "before": "DISABLED", "after": None},
+        {"path": "resourceSharingConfiguration.strategy", "before": "LEND", "after": None},
+        {"path": "state", "before": "DISABLED", "after": None},
+    ]
+    assert record["findings"] == [
+        {
+            "code": "SHARE_DELETED_WITH_JOBS",
+            "severity": "high",
+            "message": "quota share applied: deleted with 1 unfinished job(s) in it; Batch "
+            "terminates all of them",
+        },
+        {
+            "code": "POLICY_DRIFT",
+            "severity": "medium",
+            "message": "quota share applied: deleted, but the policy declares it",
+        },
+    ]
+    gone = versions.latest(CONFIG, share_arn("applied"))
+    assert gone is not None and gone.value == {} and gone.tag == delete.eventID
+
+
+def test_share_created_outside_the_policy(trail: AuditTrail, batch: RecordingBatch) -> None:
+    record = trail.record_call(load_call("create-quota-share")).record
+
+    assert record["resource"]["arn"] == share_arn("adhoc")
+    assert record["before"] is None and record["beforeSource"] == "none"
+    assert record["difference"] == [
+        {"path": f"capacityLimits[{XL}].maxCapacity", "before": None, "after": 1},
+        {"path": "preemptionConfiguration.inSharePreemption", "before": None, "after": "DISABLED"},
+        {"path": "resourceSharingConfiguration.strategy", "before": None, "after": "LEND"},
+        {"path": "state", "before": None, "after": "ENABLED"},
+    ]
+    assert record["findings"] == [
+        {
+            "code": "POLICY_DRIFT",
+            "severity": "medium",
+            "message": f"quota share adhoc: not declared in the policy for {QUEUE_ARN}",
+        }
+    ]
+
+
+def test_priority_raised_by_a_researcher_bypasses_approval(
+    trail: AuditTrail,
+    batch: RecordingBatch,
+    decisions: DecisionLog,
+    clock: ManualClock,
+    chat: ChatRecorder,
+) -> None:
+    batch.add_job(JOB_A, "research", "RUNNABLE", priority=90)
+    clock.set(1777890000.0)  # 2026-05-04T10:20:00Z, the submission
+    decisions.record_decision(
+        ControllerDecision(
+            action="SubmissionAccepted",
+            actor="arn:aws:sts::111122223333:assumed-role/researcher/bob",
+            job_queue=QUEUE_ARN,
+            resource="sub-0001",
+            decision_id="submit-sub-0001",
+            details={"jobId": JOB_A, "schedulingPriority": 10, "quotaShareName": "research"},
+        )
+    )
+    clock.set(1777892500.0)
+
+    record = trail.record_call(load_call("update-service-job")).record
+
+    assert record["seq"] == 2
+    assert record["resource"] == {
+        "type": "service-job",
+        "name": JOB_A,
+        "arn": f"service-job/{JOB_A}",
+        "quotaShareName": "research",
+    }
+    assert record["actor"]["quotagov"] is False
+    assert record["before"] == {"schedulingPriority": 10}
+    assert record["after"] == {"schedulingPriority": 90}
+    assert record["difference"] == [{"path": "schedulingPriority", "before": 10, "after": 90}]
+    assert record["findings"] == [
+        {
+            "code": "PRIORITY_RAISED_OUTSIDE_QUOTAGOV",
+            "severity": "high",
+            "message": f"service job {JOB_A}: schedulingPriority raised from 10 to 90 outside "
+            "quotagov, bypassing escalation approval",
+        }
+    ]
+    assert len(chat.posts) == 1
+
+
+def test_priority_set_outside_quotagov_with_unknown_previous_value(
+    trail: AuditTrail, batch: RecordingBatch
+) -> None:
+    batch.add_job(JOB_A, "research", "RUNNABLE", priority=90)
+
+    record = trail.record_call(load_call("update-service-job")).record
+
+    assert record["difference"] == [{"path": "schedulingPriority", "before": None, "after": 90}]
+    assert record["findings"][0]["message"] == (
+        f"service job {JOB_A}: schedulingPriority set to 90 outside quotagov (previous "
+        "priority unknown); escalations need approval"
+    )
+
+
+def test_controller_priority_change_names_its_decision_and_has_no_finding(
+    trail: AuditTrail,
+    batch: RecordingBatch,
+    decisions: DecisionLog,
+    clock: ManualClock,
+    chat: ChatRecorder,
+) -> None:
+    batch.add_job(JOB_B, "applied", "RUNNABLE", priority=50)
+    clock.set(1777892400.0)  # 11:00:00, submitted at priority 10
+    decisions.record_decision(
+        ControllerDecision(
+            action="SubmissionAccepted",
+            actor="arn:aws:sts::111122223333:assumed-role/researcher/dave",
+            job_queue="ml-gov-queue",
+            resource="sub-0002",
+            decision_id="submit-sub-0002",
+            details={"jobId": JOB_B, "schedulingPriority": 10},
+        )
+    )
+    clock.set(1777893003.0)  # 11:10:03, approved just after the UpdateServiceJob call
+    decisions.record_decision(
+        ControllerDecision(
+            action="EscalationApproved",
+            actor="U0CAROL",
+            job_queue="ml-gov-queue",
+            resource="esc-0007",
+            decision_id="esc-0007-approved",
+            details={"jobId": JOB_B, "schedulingPriority": 50, "requestedBy": "U0DAVE"},
+        )
+    )
+
+    record = trail.record_call(load_call("update-service-job-controller")).record
+
+    assert record["seq"] == 3
+    assert record["actor"] == {
+        "principalArn": f"arn:aws:sts::{ACCOUNT}:assumed-role/quotagov-SlackInteractionsRole/"
+        "quotagov-SlackInteractionsFunction",
+        "type": "AssumedRole",
+        "sessionIssuerArn": f"arn:aws:iam::{ACCOUNT}:role/quotagov-SlackInteractionsRole",
+        "quotagov": True,
+        "decisionId": "esc-0007-approved",
+        "decisionAction": "EscalationApproved",
+    }
+    assert record["difference"] == [{"path": "schedulingPriority", "before": 10, "after": 50}]
+    assert record["findings"] == []
+    assert chat.posts == []
+
+
+def test_controller_termination_names_the_decision_in_its_reason(
+    trail: AuditTrail, batch: RecordingBatch
+) -> None:
+    batch.add_job(JOB_B, "applied", "RUNNING")
+
+    record = trail.record_call(load_call("terminate-service-job")).record
+
+    assert record["action"] == "TerminateServiceJob"
+    assert record["actor"]["quotagov"] is True
+    assert record["actor"]["decisionId"] == "disp-4b7d1f02-1"
+    assert record["after"] == {
+        "reason": "owner chose to stop after retries ran out (quotagov-decision:disp-4b7d1f02-1)",
+        "terminated": True,
+    }
+    assert record["findings"] == []
+
+
+def test_failed_call_is_an_attempt_without_change_findings(
+    trail: AuditTrail,
+    batch: RecordingBatch,
+    versions: DynamoDBVersionStore,
+    chat: ChatRecorder,
+) -> None:
+    call = load_call("update-quota-share-denied")
+
+    record = trail.record_call(call).record
+
+    assert record["kind"] == "ATTEMPT"
+    assert record["error"] == {"code": "AccessDeniedException", "message": call.errorMessage}
+    assert record["actor"]["principalArn"] == (
+        f"arn:aws:sts::{ACCOUNT}:assumed-role/researcher/mallory"
+    )
+    assert record["requestParameters"]["capacityLimits"] == [{"capacityUnit": XL, "maxCapacity": 8}]
+    assert record["before"] is None and record["after"] is None
+    assert record["difference"] == []
+    assert record["findings"] == []
+    assert batch.calls == []  # nothing looked up for a change that did not happen
+    assert versions.latest(CONFIG, share_arn("research")) is None
+    assert chat.posts == []
+
+
+def test_other_resources_record_their_request_as_after(trail: AuditTrail) -> None:
+    queue = trail.record_call(load_call("update-job-queue")).record
+    policy_change = trail.record_call(load_call("update-scheduling-policy")).record
+    environment = trail.record_call(load_call("update-service-environment")).record
+
+    assert queue["resource"] == {"type": "job-queue", "name": "ml-gov-queue", "arn": QUEUE_ARN}
+    assert queue["difference"] == [
+        {"path": "priority", "before": None, "after": 10},
+        {"path": "state", "before": None, "after": "ENABLED"},
+    ]
+    assert policy_change["resource"]["arn"] == (
+        f"arn:aws:batch:eu-west-1:{ACCOUNT}:scheduling-policy/ml-gov-quota"
+    )
+    assert policy_change["difference"] == [
+        {
+            "path": "quotaSharePolicy.idleResourceAssignmentStrategy",
+            "before": None,
+            "after": "FIFO",
+        }
+    ]
+    assert environment["jobQueue"] == "ml-gov-queue"
+    assert environment["difference"] == [
+        {"path": f"capacityLimits[{XL}].maxCapacity", "before": None, "after": 6}
+    ]
+    assert [r["seq"] for r in (queue, policy_change, environment)] == [1, 2, 3]
+    assert all(r["findings"] == [] for r in (queue, policy_change, environment))
+
+
+def test_slack_failure_keeps_the_record(
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    batch: RecordingBatch,
+    trail: AuditTrail,
+    clock: ManualClock,
+) -> None:
+    failing = AuditTrail(
+        chains=chains,
+        versions=versions,
+        batch=batch,  # type: ignore[arg-type]
+        policy=trail._policy,
+        clock=clock,
+        chat=ChatRecorder(fail="channel_not_found"),
+        platform_channel=PLATFORM_CHANNEL,
+    )
+
+    result = failing.record_call(load_call("update-quota-share-borrow"))
+
+    assert result.created and not result.alerted
+    assert chains.find("ml-gov-queue", f"event:{result.record['eventId']}") == result.record
