@@ -165,6 +165,8 @@ class LocalRuntime:
         self.clock = ManualClock(self.options.start)
         self.signing_secret = self.options.slack_signing_secret or secrets.token_hex(16)
         self.invocations: list[Invocation] = []
+        #: Every event put on the bus (Batch state changes, CloudTrail calls), in order.
+        self.published: list[dict[str, Any]] = []
         self._lock = threading.RLock()
         self._caller: list[str] = []
         self._parked: list[_Parked] = []
@@ -479,6 +481,7 @@ class LocalRuntime:
         pending, self._pending_events[:] = list(self._pending_events), []
         for envelope in pending:
             self.bus.put(envelope)
+            self.published.append(envelope)
         delivered = self.bus.take()
         for function, envelope in delivered:
             trigger = f"eventbridge {envelope.get('detail-type')}"
@@ -553,11 +556,12 @@ class LocalRuntime:
     def _next_stop(self, target: float) -> float:
         stops = [target, *self._next_tick.values()]
         stops += [p.due for p in self._parked]
-        next_event = getattr(self.batch, "next_event_time", None)
-        if callable(next_event):
-            upcoming = next_event()
+        if self.batch is not None:
+            from quotagov.local.batch_setup import next_event_time
+
+            upcoming = next_event_time(self.batch, self.job_queue, self.options.start)
             if upcoming is not None:
-                stops.append(float(upcoming))
+                stops.append(upcoming)
         now = self.clock.now()
         return max(now, min(s for s in stops if s > now) if any(s > now for s in stops) else now)
 
@@ -630,6 +634,29 @@ class LocalRuntime:
                 self._caller.pop()
                 self.pump()
             return response
+
+    # -- reading state (what an operator would look at) -----------------------------------
+
+    def stored_escalation(self, escalation_id: str) -> dict[str, Any]:
+        """The escalation as stored in ``EscalationsTable`` (the API shape), ``{}`` if absent."""
+        with self._lock:
+            self._set_env(self.environments["EscalationsApiFunction"])
+            found = wiring.services().get("escalations_table").get(escalation_id)
+            return {} if found is None else dict(found.to_api())
+
+    def audit_records(self) -> list[dict[str, Any]]:
+        """Every record of every audit hash chain, chain by chain in ``seq`` order."""
+        with self._lock:
+            store = wiring.services().get("audit_chains")
+            return [record for chain in store.chains() for record in store.records(chain)]
+
+    def audit_verify(self) -> bool:
+        """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
+        from quotagov.governance.audit_review import verify
+
+        with self._lock:
+            reports = verify(wiring.services().get("audit_chains"))
+            return bool(reports) and all(report.first_break is None for report in reports)
 
 
 def _snake(operation: str) -> str:
