@@ -38,9 +38,8 @@ class LocalEventBus:
     """
 
     def __init__(self, rules: list[RuleTrigger], bus_name: str = "default") -> None:
-        session = boto3.session.Session(region_name=REGION)
-        self._events = session.client("events")
-        self._sqs = session.client("sqs")
+        self._events = boto3.client("events", region_name=REGION)
+        self._sqs = boto3.client("sqs", region_name=REGION)
         self.bus_name = bus_name
         self._targets: list[_Target] = []
         self._sequence = 0

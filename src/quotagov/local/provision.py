@@ -47,12 +47,11 @@ class Provisioner:
         self.stack = stack
         self.values = dict(values or {})
         self.created: dict[str, str] = {}
-        session = boto3.session.Session(region_name=REGION)
-        self.dynamodb = session.client("dynamodb")
-        self.sqs = session.client("sqs")
-        self.ssm = session.client("ssm")
-        self.secrets = session.client("secretsmanager")
-        self.events = session.client("events")
+        self.dynamodb = boto3.client("dynamodb", region_name=REGION)
+        self.sqs = boto3.client("sqs", region_name=REGION)
+        self.ssm = boto3.client("ssm", region_name=REGION)
+        self.secrets = boto3.client("secretsmanager", region_name=REGION)
+        self.events = boto3.client("events", region_name=REGION)
 
     def provision(self) -> dict[str, str]:
         """Create every resource; returns ``{logical_id: resource type}`` of what was made."""

@@ -30,6 +30,7 @@ reserved concurrency of one), which keeps moto's in-memory backends consistent w
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import logging
@@ -212,7 +213,6 @@ class LocalRuntime:
                 "POWERTOOLS_TRACE_DISABLED": "true",
                 "POWERTOOLS_METRICS_NAMESPACE": "quotagov-local",
                 "POWERTOOLS_SERVICE_NAME": "quotagov",
-                "POWERTOOLS_PARAMETERS_MAX_AGE": "0",
             }
         )
         os.environ.pop("AWS_ENDPOINT_URL", None)
@@ -248,13 +248,21 @@ class LocalRuntime:
 
     # -- provisioning -----------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def job_queue(self) -> str:
         """The governed job queue ARN (the policy's ``jobQueue``)."""
         import yaml
 
-        document = yaml.safe_load(self.policy_text)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        document = yaml.load(self.policy_text, Loader=loader)  # noqa: S506
         return str(document["jobQueue"])
+
+    @functools.cached_property
+    def sqs(self) -> Any:
+        """The runtime's own SQS client (moto)."""
+        import boto3
+
+        return boto3.client("sqs", region_name=REGION)
 
     def _parameter_values(self, template: Mapping[str, Any]) -> dict[str, str]:
         """Values for template parameters without defaults that the runtime can supply."""
@@ -491,9 +499,7 @@ class LocalRuntime:
         return len(delivered) + len(pending)
 
     def _deliver_sqs(self) -> int:
-        import boto3
-
-        sqs = boto3.client("sqs", region_name=REGION)
+        sqs = self.sqs
         handled = 0
         for trigger in self.stack.sqs_triggers():
             url = str(self.stack.ref(trigger.queue))
@@ -535,9 +541,7 @@ class LocalRuntime:
         return handled
 
     def _release_parked(self) -> None:
-        import boto3
-
-        sqs = boto3.client("sqs", region_name=REGION)
+        sqs = self.sqs
         now = self.clock.now()
         due = [p for p in self._parked if p.due <= now]
         self._parked = [p for p in self._parked if p.due > now]

@@ -51,7 +51,7 @@ class TemplateError(ValueError):
     """The template cannot be read or uses something the local runtime cannot resolve."""
 
 
-class _CfnLoader(yaml.SafeLoader):
+class _CfnLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """A YAML loader that turns CloudFormation short-form tags into long-form dicts."""
 
 
