@@ -379,3 +379,23 @@ def test_outputs_give_urls_tables_and_queue() -> None:
     api = "https://${Api}.execute-api.${AWS::Region}.${AWS::URLSuffix}/v1/"
     assert outputs["ApiUrl"]["Value"] == {"Fn::Sub": api}
     assert outputs["SlackInteractivityUrl"]["Value"] == {"Fn::Sub": api + "slack/interactions"}
+
+
+@pytest.mark.parametrize("environment", ["default", "prod"])
+def test_samconfig_environment_overrides_valid_template_parameters(environment: str) -> None:
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    assert config["version"] == 0.1
+    deploy = config[environment]["deploy"]["parameters"]
+    assert deploy["capabilities"] == "CAPABILITY_IAM"
+    assert config[environment]["validate"]["parameters"]["lint"] is True
+    parameters = TEMPLATE["Parameters"]
+    overrides = dict(item.split("=", 1) for item in deploy["parameter_overrides"])
+    for name, value in overrides.items():
+        assert name in parameters, f"{environment}: unknown parameter {name}"
+        declared = parameters[name]
+        if "AllowedValues" in declared:
+            assert value in declared["AllowedValues"]
+        if "AllowedPattern" in declared:
+            assert re.fullmatch(declared["AllowedPattern"], value), f"{name}={value}"
+    # The template's Rules: a governed queue is named unless the stack creates one.
+    assert overrides.get("CreateBatchResources") == "true" or overrides.get("JobQueueArn")
