@@ -399,3 +399,18 @@ def test_samconfig_environment_overrides_valid_template_parameters(environment: 
             assert re.fullmatch(declared["AllowedPattern"], value), f"{name}={value}"
     # The template's Rules: a governed queue is named unless the stack creates one.
     assert overrides.get("CreateBatchResources") == "true" or overrides.get("JobQueueArn")
+
+
+def test_audit_knows_the_roles_of_every_function_that_changes_service_jobs() -> None:
+    variables = function_property(TEMPLATE, "AuditFunction", "Environment")["Variables"]
+    separator, parts = variables["CONTROLLER_PRINCIPALS"]["Fn::Join"]
+    assert separator == ","
+    named = {part["Fn::GetAtt"][0] for part in parts}
+    assert all(part["Fn::GetAtt"][1] == "Arn" for part in parts)
+    mutating = {"batch:SubmitServiceJob", "batch:UpdateServiceJob", "batch:TerminateServiceJob"}
+    changers = {
+        f"{function}Role"
+        for function in resources_of_type(TEMPLATE, FUNCTION_TYPE)
+        if any(action in mutating for action, _t in _granted(function))
+    }
+    assert named == changers
