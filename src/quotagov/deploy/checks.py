@@ -194,9 +194,16 @@ def check_handlers(
         env_key = tuple(sorted(_literal_environment(variables).items()))
         groups.setdefault((code_dir, env_key), []).append((logical_id, module_name, attribute))
 
+    # Names any function sets are dropped from the inherited environment, so a handler
+    # sees only what its own function sets (plus PATH, HOME, ... for the interpreter).
+    template_names = {name for key in groups for name, _value in key[1]}
     processes = []
     for (code_dir, env_key), entries in groups.items():
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("PYTHON") and k not in template_names
+        }
         env.update(dict(env_key))
         env.update(
             PYTHONPATH=str(code_dir),
