@@ -164,7 +164,7 @@ def test_planted_update_service_job_outside_the_escalation_functions_fails(
             "iam",
             "JobsApiFunction",
             "statement Planted: batch:UpdateServiceJob is reserved for "
-            "EscalationsApiFunction, SlackInteractionsFunction",
+            "EscalationExpiryFunction, EscalationsApiFunction, SlackInteractionsFunction",
         )
     ]
 

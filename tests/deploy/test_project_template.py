@@ -137,7 +137,12 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_escalations() -
         assert on_audit <= {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}
         assert "dynamodb:PutItem" in on_audit, function
         holds_update = any(a == "batch:UpdateServiceJob" for a, _t in _granted(function))
-        assert holds_update == (function in {"EscalationsApiFunction", "SlackInteractionsFunction"})
+        escalation_functions = {
+            "EscalationsApiFunction",
+            "SlackInteractionsFunction",
+            "EscalationExpiryFunction",
+        }
+        assert holds_update == (function in escalation_functions)
     assert {a for a, _t in _granted("AuditFunction")} == {
         "dynamodb:PutItem",
         "dynamodb:GetItem",
@@ -153,7 +158,12 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_escalations() -
 
 def test_submit_service_job_names_queue_service_jobs_and_quota_shares() -> None:
     service_jobs = "arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*"
-    for function in ("SubmitWorkerFunction", "JobStateFunction", "SlackInteractionsFunction"):
+    for function in (
+        "JobsApiFunction",
+        "SubmitWorkerFunction",
+        "JobStateFunction",
+        "SlackInteractionsFunction",
+    ):
         [statement] = [s for s in _statements(function) if "batch:SubmitServiceJob" in s["Action"]]
         assert statement["Resource"] == [
             GOVERNED_QUEUE,

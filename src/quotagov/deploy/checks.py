@@ -101,9 +101,13 @@ MUTATING_TABLE_ACTIONS: frozenset[str] = frozenset(
 )
 
 #: Action -> the only functions (logical ids) that may hold it. Raising a service job's
-#: priority is what the Slack approval governs (design.md, "Priority-escalation approvals").
+#: priority is what the Slack approval governs (design.md, "Priority-escalation
+#: approvals"): only the escalation functions apply it (the approval click, and the
+#: scheduled retry of an approved change whose first UpdateServiceJob failed).
 EXCLUSIVE_ACTIONS: Mapping[str, frozenset[str]] = {
-    "batch:UpdateServiceJob": frozenset({"EscalationsApiFunction", "SlackInteractionsFunction"}),
+    "batch:UpdateServiceJob": frozenset(
+        {"EscalationsApiFunction", "SlackInteractionsFunction", "EscalationExpiryFunction"}
+    ),
 }
 
 _PLACEHOLDER = "PLACEHOLDER"
