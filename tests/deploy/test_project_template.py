@@ -214,8 +214,10 @@ def test_tables_have_the_keys_indexes_and_ttl_of_the_architecture_page() -> None
         assert _properties(table)["PointInTimeRecoverySpecification"] == {
             "PointInTimeRecoveryEnabled": True
         }
+    for kept in ("AuditTable", "JobsTable", "EscalationsTable"):
+        resource = RESOURCES[kept]
+        assert resource["DeletionPolicy"] == resource["UpdateReplacePolicy"] == "Retain"
     audit = RESOURCES["AuditTable"]
-    assert audit["DeletionPolicy"] == audit["UpdateReplacePolicy"] == "Retain"
     assert audit["Properties"]["DeletionProtectionEnabled"] is True
 
 
