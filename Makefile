@@ -44,7 +44,11 @@ $(SAM_STAMP):
 	$(SAM_VENV)/bin/pip install -q 'aws-sam-cli==$(SAM_CLI_VERSION)'
 	touch $@
 
-lint-template: $(SAM_STAMP)
+# sam validate --lint fails on any cfn-lint error or warning. sam build (cached, see
+# samconfig.toml) needs a python3.11 on PATH for the functions' runtime: the project's
+# venv provides it; the layer's arm64 wheels come from PyPI. tests/deploy then walks the
+# built template (.aws-sam/build/template.yaml).
+lint-template: $(STAMP) $(SAM_STAMP)
 	$(SAM_VENV)/bin/sam validate --lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(SAM_VENV)/bin/sam build
 

@@ -1,0 +1,202 @@
+"""A small SAM project on disk for testing the template checker itself.
+
+``fixture_project`` writes, under ``tmp_path``:
+
+- ``template.yaml``: four functions named like the real ones (so the audit-table and
+  UpdateServiceJob rules apply), each with least-privilege inline statements;
+- ``code/fakeapp/handlers/*.py``: importable handler modules (``CodeUri: code/``);
+- ``events/*.json``: one fitting sample event per function.
+
+The clean project passes every check; tests plant one fault and expect one finding.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quotagov.deploy.template import parse_template
+
+FIXTURE_TEMPLATE = """
+AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Conditions:
+  CreateQueue: !Equals [a, b]
+Globals:
+  Function:
+    Runtime: python3.11
+    CodeUri: code/
+    Environment:
+      Variables:
+        AUDIT_TABLE: !Ref AuditTable
+Resources:
+  AuditTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      KeySchema: [{AttributeName: pk, KeyType: HASH}, {AttributeName: sk, KeyType: RANGE}]
+  JobsTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      KeySchema: [{AttributeName: pk, KeyType: HASH}]
+  Queue:
+    Type: AWS::SQS::Queue
+  Api:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: v1
+  JobsApiFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: fakeapp.handlers.jobs_api.handler
+      Environment:
+        Variables:
+          JOBS_TABLE: !Ref JobsTable
+          MODE: strict
+      Events:
+        Get:
+          Type: Api
+          Properties: {RestApiId: !Ref Api, Path: "/jobs/{jobId}", Method: GET}
+      Policies:
+        - Statement:
+            - Sid: Jobs
+              Effect: Allow
+              Action: [dynamodb:GetItem, dynamodb:Query]
+              Resource:
+                - !GetAtt JobsTable.Arn
+                - !Sub ${JobsTable.Arn}/index/byBatchJobId
+            - Sid: Describe
+              Effect: Allow
+              Action: batch:DescribeServiceJob
+              Resource: "*"
+            - Sid: NoAuditWrites
+              Effect: Deny
+              Action: "*"
+              Resource: "*"
+  WorkerFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: fakeapp.handlers.worker.handler
+      Events:
+        Messages:
+          Type: SQS
+          Properties: {Queue: !GetAtt Queue.Arn, BatchSize: 5}
+      Policies:
+        - Statement:
+            - Sid: Submit
+              Effect: Allow
+              Action: batch:SubmitServiceJob
+              Resource:
+                - !If [CreateQueue, !Ref AWS::NoValue, arn:aws:batch:r:1:job-queue/q]
+                - !Sub arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*
+  EscalationsApiFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: fakeapp.handlers.escalations_api.handler
+      Events:
+        Tick:
+          Type: Schedule
+          Properties: {Schedule: rate(5 minutes)}
+      Policies:
+        - Statement:
+            - Sid: Raise
+              Effect: Allow
+              Action: batch:UpdateServiceJob
+              Resource: !Sub arn:aws:batch:${AWS::Region}:${AWS::AccountId}:service-job/*
+  AuditFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: fakeapp.handlers.audit_trail.handler
+      Events:
+        Calls:
+          Type: EventBridgeRule
+          Properties:
+            Pattern:
+              source: [aws.batch]
+              detail-type: [AWS API Call via CloudTrail]
+              detail:
+                eventName: [UpdateQuotaShare, DeleteQuotaShare]
+                eventSource: [!Ref EventSource]
+      Policies:
+        - Statement:
+            - Sid: Append
+              Effect: Allow
+              Action: [dynamodb:PutItem, dynamodb:GetItem, dynamodb:Query]
+              Resource: !GetAtt AuditTable.Arn
+"""
+
+HANDLER_SOURCE = "def handler(event, context):\n    return {'module': __name__}\n"
+
+API_EVENT: dict[str, Any] = {
+    "resource": "/jobs/{jobId}",
+    "path": "/jobs/j-1",
+    "httpMethod": "GET",
+    "headers": None,
+    "pathParameters": {"jobId": "j-1"},
+    "requestContext": {"stage": "v1", "identity": {"userArn": "arn:aws:iam::1:user/a"}},
+    "body": None,
+    "isBase64Encoded": False,
+}
+SQS_EVENT: dict[str, Any] = {
+    "Records": [{"messageId": "m-1", "body": "{}", "eventSource": "aws:sqs"}],
+}
+SCHEDULE_EVENT: dict[str, Any] = {
+    "version": "0",
+    "id": "e-1",
+    "detail-type": "Scheduled Event",
+    "source": "aws.events",
+    "detail": {},
+}
+CLOUDTRAIL_EVENT: dict[str, Any] = {
+    "version": "0",
+    "id": "e-2",
+    "detail-type": "AWS API Call via CloudTrail",
+    "source": "aws.batch",
+    "detail": {"eventName": "UpdateQuotaShare", "eventSource": "batch.amazonaws.com"},
+}
+
+
+@dataclass
+class FixtureProject:
+    """Paths of the written project and its template as loaded (mutable by tests)."""
+
+    root: Path
+    template: dict[str, Any]
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events"
+
+    @property
+    def handlers(self) -> Path:
+        return self.root / "code" / "fakeapp" / "handlers"
+
+    def statements(self, function: str) -> list[Any]:
+        """The inline statement list of ``function`` (append to plant a fault)."""
+        policies = self.template["Resources"][function]["Properties"]["Policies"]
+        statements: list[Any] = policies[0]["Statement"]
+        return statements
+
+    def write_event(self, name: str, event: dict[str, Any]) -> None:
+        (self.events / name).write_text(json.dumps(event), encoding="utf-8")
+
+
+@pytest.fixture
+def fixture_project(tmp_path: Path) -> FixtureProject:
+    (tmp_path / "template.yaml").write_text(FIXTURE_TEMPLATE, encoding="utf-8")
+    handlers = tmp_path / "code" / "fakeapp" / "handlers"
+    handlers.mkdir(parents=True)
+    for package in (handlers.parent, handlers):
+        (package / "__init__.py").write_text("", encoding="utf-8")
+    for module in ("jobs_api", "worker", "escalations_api", "audit_trail"):
+        (handlers / f"{module}.py").write_text(HANDLER_SOURCE, encoding="utf-8")
+    project = FixtureProject(tmp_path, parse_template(FIXTURE_TEMPLATE))
+    project.events.mkdir()
+    project.write_event("jobs_api-get.json", API_EVENT)
+    project.write_event("worker.json", SQS_EVENT)
+    project.write_event("escalations_api-tick.json", SCHEDULE_EVENT)
+    project.write_event("audit_trail-update-quota-share.json", CLOUDTRAIL_EVENT)
+    return project

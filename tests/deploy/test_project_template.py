@@ -1,0 +1,428 @@
+"""The project's template: the checker's rules, and what issue 9 asks of the installer.
+
+``make test`` runs ``sam build`` (target ``lint-template``) before the suite, so
+:func:`test_built_template_passes_every_check` walks ``.aws-sam/build/template.yaml``:
+handler paths import from the build artifacts, every function has sample events, and
+every IAM statement passes the least-privilege rules. Without a build it walks
+``template.yaml``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.requirements import Requirement
+
+from quotagov.deploy.checks import check_iam, check_template, default_template
+from quotagov.deploy.template import (
+    FUNCTION_TYPE,
+    function_property,
+    load_template,
+    references,
+    resources_of_type,
+)
+from quotagov.policy import load_policy
+from quotagov.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = load_template(ROOT / "template.yaml")
+RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
+GOVERNED_QUEUE = {"Fn::If": ["CreateBatch", {"Ref": "GovernedJobQueue"}, {"Ref": "JobQueueArn"}]}
+
+
+def _properties(logical_id: str) -> dict[str, Any]:
+    properties: dict[str, Any] = RESOURCES[logical_id]["Properties"]
+    return properties
+
+
+def _statements(function: str) -> list[dict[str, Any]]:
+    return [s for p in _properties(function)["Policies"] for s in p["Statement"]]
+
+
+def _granted(function: str) -> set[tuple[str, str]]:
+    """(action, referenced logical id or literal resource) pairs the function holds."""
+    pairs = set()
+    for statement in _statements(function):
+        actions = (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
+        resources = (
+            statement["Resource"]
+            if isinstance(statement["Resource"], list)
+            else [statement["Resource"]]
+        )
+        for resource in resources:
+            targets = {"*"} if resource == "*" else set(references(resource))
+            pairs.update((action, target) for action in actions for target in targets)
+    return pairs
+
+
+# ------------------------------------------------------------------------ the checker
+
+
+def test_built_template_passes_every_check() -> None:
+    """Needs the handler modules and events of every function (merged from all branches)."""
+    path = default_template(ROOT)
+    findings = [str(finding) for finding in check_template(path)]
+    assert findings == [], f"{path} fails the template checks"
+
+
+@pytest.mark.parametrize("path", [ROOT / "template.yaml", default_template(ROOT)])
+def test_iam_statements_pass_the_least_privilege_rules(path: Path) -> None:
+    assert check_iam(load_template(path)) == []
+
+
+# ------------------------------------------------------------------------ functions
+
+
+def _architecture_functions() -> dict[str, str]:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return dict(re.findall(r"^\| `(\w+Function)` \| `([\w.]+)` \|", text, flags=re.MULTILINE))
+
+
+def test_functions_and_handlers_are_those_of_the_architecture_page() -> None:
+    functions = resources_of_type(TEMPLATE, FUNCTION_TYPE)
+    handlers = {name: function_property(TEMPLATE, name, "Handler") for name in functions}
+    assert handlers == _architecture_functions()
+    assert len(handlers) == 7
+
+
+@pytest.mark.parametrize("function", sorted(resources_of_type(TEMPLATE, FUNCTION_TYPE)))
+def test_function_runtime_is_arm64_python_311_or_newer_with_the_pinned_layer(function: str) -> None:
+    runtime = function_property(TEMPLATE, function, "Runtime")
+    assert re.fullmatch(r"python3\.(1[1-9])", runtime)
+    assert function_property(TEMPLATE, function, "Architectures") == ["arm64"]
+    assert function_property(TEMPLATE, function, "Tracing") == "Active"
+    assert function_property(TEMPLATE, function, "Layers") == [{"Ref": "DependenciesLayer"}]
+    layer = RESOURCES["DependenciesLayer"]
+    assert layer["Metadata"] == {"BuildMethod": runtime, "BuildArchitecture": "arm64"}
+
+
+@pytest.mark.parametrize("function", sorted(resources_of_type(TEMPLATE, FUNCTION_TYPE)))
+def test_environment_names_are_settings_and_backed_by_grants(function: str) -> None:
+    variables = function_property(TEMPLATE, function, "Environment")["Variables"]
+    settings = {name.upper() for name in Settings.__dataclass_fields__}
+    powertools = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
+    assert set(variables) <= settings | powertools
+    assert powertools <= set(variables)
+    granted = {target for _action, target in _granted(function)}
+    for name, value in variables.items():
+        for target in references(value):
+            kind = RESOURCES.get(target, {}).get("Type", "")
+            if kind.startswith(("AWS::DynamoDB", "AWS::SQS", "AWS::SSM", "AWS::SecretsManager")):
+                assert target in granted, f"{function}: {name} names {target} but no grant uses it"
+
+
+def test_slack_secret_only_through_secrets_manager() -> None:
+    secret = _properties("SlackSecret")
+    assert "SecretString" not in secret
+    assert set(TEMPLATE["Parameters"]).isdisjoint({"SlackBotToken", "SlackSigningSecret"})
+    for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
+        has_arn = (
+            "SLACK_SECRET_ARN" in function_property(TEMPLATE, function, "Environment")["Variables"]
+        )
+        reads = [a for a, t in _granted(function) if a == "secretsmanager:GetSecretValue"]
+        targets = {t for a, t in _granted(function) if a.startswith("secretsmanager:")}
+        assert bool(reads) == has_arn
+        assert targets <= {"SlackSecret"}
+
+
+def test_audit_table_is_put_only_and_update_service_job_only_for_escalations() -> None:
+    for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
+        on_audit = {a for a, t in _granted(function) if t == "AuditTable"}
+        assert on_audit <= {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}
+        assert "dynamodb:PutItem" in on_audit, function
+        holds_update = any(a == "batch:UpdateServiceJob" for a, _t in _granted(function))
+        escalation_functions = {
+            "EscalationsApiFunction",
+            "SlackInteractionsFunction",
+            "EscalationExpiryFunction",
+        }
+        assert holds_update == (function in escalation_functions)
+    assert {a for a, _t in _granted("AuditFunction")} == {
+        "dynamodb:PutItem",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "batch:DescribeQuotaShare",
+        "batch:ListQuotaShares",
+        "batch:ListServiceJobs",
+        "batch:DescribeServiceJob",
+        "ssm:GetParameter",
+        "secretsmanager:GetSecretValue",
+    }
+
+
+def test_submit_service_job_names_queue_service_jobs_and_quota_shares() -> None:
+    service_jobs = "arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*"
+    for function in (
+        "JobsApiFunction",
+        "SubmitWorkerFunction",
+        "JobStateFunction",
+        "SlackInteractionsFunction",
+    ):
+        [statement] = [s for s in _statements(function) if "batch:SubmitServiceJob" in s["Action"]]
+        assert statement["Resource"] == [
+            GOVERNED_QUEUE,
+            {"Fn::Sub": service_jobs},
+            {"Fn::Sub": ["${Queue}/quota-share/*", {"Queue": GOVERNED_QUEUE}]},
+        ]
+        [pass_role] = [s for s in _statements(function) if s["Action"] == "iam:PassRole"]
+        assert pass_role["Condition"] == {
+            "StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}
+        }
+
+
+# ------------------------------------------------------------------------ state
+
+
+def _keys(table: str) -> dict[str, str]:
+    return {k["AttributeName"]: k["KeyType"] for k in _properties(table)["KeySchema"]}
+
+
+def _indexes(table: str) -> dict[str, dict[str, str]]:
+    return {
+        index["IndexName"]: {k["AttributeName"]: k["KeyType"] for k in index["KeySchema"]}
+        for index in _properties(table).get("GlobalSecondaryIndexes", [])
+    }
+
+
+def test_tables_have_the_keys_indexes_and_ttl_of_the_architecture_page() -> None:
+    assert _keys("JobsTable") == {"pk": "HASH"}
+    assert _indexes("JobsTable") == {"byBatchJobId": {"batchJobId": "HASH"}}
+    assert _keys("EscalationsTable") == {"pk": "HASH"}
+    assert _indexes("EscalationsTable") == {"byStatus": {"status": "HASH", "expiresAt": "RANGE"}}
+    assert _keys("AuditTable") == {"pk": "HASH", "sk": "RANGE"}
+    assert _indexes("AuditTable") == {}
+    assert _keys("IdempotencyTable") == {"id": "HASH"}
+    assert _properties("IdempotencyTable")["TimeToLiveSpecification"] == {
+        "AttributeName": "expiration",
+        "Enabled": True,
+    }
+    ttl = _properties("EscalationsTable")["TimeToLiveSpecification"]
+    assert ttl["Enabled"] is True
+    assert ttl["AttributeName"] not in ("expiresAt", "status", "pk")
+    types = {
+        a["AttributeName"]: a["AttributeType"]
+        for a in _properties("EscalationsTable")["AttributeDefinitions"]
+    }
+    assert types == {"pk": "S", "status": "S", "expiresAt": "N"}
+    for table in resources_of_type(TEMPLATE, "AWS::DynamoDB::Table"):
+        assert _properties(table)["PointInTimeRecoverySpecification"] == {
+            "PointInTimeRecoveryEnabled": True
+        }
+    for kept in ("AuditTable", "JobsTable", "EscalationsTable"):
+        resource = RESOURCES[kept]
+        assert resource["DeletionPolicy"] == resource["UpdateReplacePolicy"] == "Retain"
+    audit = RESOURCES["AuditTable"]
+    assert audit["Properties"]["DeletionProtectionEnabled"] is True
+
+
+def test_worker_stays_under_batch_submit_rate_and_queue_redrives_to_dlq() -> None:
+    worker = _properties("SubmitWorkerFunction")
+    [source] = worker["Events"].values()
+    assert source["Type"] == "SQS"
+    sqs = source["Properties"]
+    assert sqs["Queue"] == {"Fn::GetAtt": ["SubmissionQueue", "Arn"]}
+    assert sqs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # One batch in flight, at most 5 submissions in it: the 5 SubmitServiceJob TPS
+    # account limit (reference facts 1.2) is the worker's to pace, never exceeded in parallel.
+    assert worker["ReservedConcurrentExecutions"] * sqs["BatchSize"] <= 5
+    assert sqs["MaximumBatchingWindowInSeconds"] > 0
+    queue = _properties("SubmissionQueue")
+    assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["SubmissionDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": 5,
+    }
+
+
+# ------------------------------------------------------------------------ triggers
+
+
+def _events(function: str) -> dict[str, Any]:
+    events: dict[str, Any] = _properties(function)["Events"]
+    return events
+
+
+def test_api_uses_iam_by_default_and_no_auth_only_for_slack() -> None:
+    auth = _properties("Api")["Auth"]
+    assert auth["DefaultAuthorizer"] == "AWS_IAM"
+    assert "BinaryMediaTypes" not in _properties("Api")
+    routes = {}
+    for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
+        for event in _events(function).values() if "Events" in _properties(function) else []:
+            if event["Type"] == "Api":
+                p = event["Properties"]
+                routes[(p["Method"], p["Path"])] = (function, p.get("Auth", {}).get("Authorizer"))
+    assert routes == {
+        ("POST", "/jobs"): ("JobsApiFunction", None),
+        ("GET", "/jobs/{jobId}"): ("JobsApiFunction", None),
+        ("POST", "/jobs/{jobId}/disposition"): ("JobsApiFunction", None),
+        ("POST", "/jobs/{jobId}/escalations"): ("EscalationsApiFunction", None),
+        ("POST", "/slack/interactions"): ("SlackInteractionsFunction", "NONE"),
+    }
+    jwt = RESOURCES["JwtApi"]
+    assert jwt["Condition"] == "HasUserPool"
+    assert jwt["Properties"]["Auth"]["DefaultAuthorizer"] == "CognitoAuthorizer"
+    assert "/slack/interactions" not in jwt["Properties"]["DefinitionBody"]["paths"]
+
+
+def test_job_state_rule_matches_the_governed_queue_with_retries_and_dlq() -> None:
+    [rule] = _events("JobStateFunction").values()
+    assert rule["Type"] == "EventBridgeRule"
+    assert rule["Properties"]["Pattern"] == {
+        "source": ["aws.batch"],
+        "detail-type": ["Batch Service Job State Change"],
+        "detail": {"jobQueue": [GOVERNED_QUEUE]},
+    }
+    assert rule["Properties"]["DeadLetterConfig"] == {"Type": "SQS"}
+    assert rule["Properties"]["RetryPolicy"]["MaximumRetryAttempts"] > 0
+
+
+def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
+    [rule] = _events("AuditFunction").values()
+    pattern = rule["Properties"]["Pattern"]
+    assert pattern["source"] == ["aws.batch"]
+    assert pattern["detail-type"] == ["AWS API Call via CloudTrail"]
+    assert pattern["detail"]["eventSource"] == ["batch.amazonaws.com"]
+    nouns = ("QuotaShare", "SchedulingPolicy", "JobQueue", "ServiceEnvironment")
+    expected = {f"{verb}{noun}" for noun in nouns for verb in ("Create", "Update", "Delete")}
+    expected |= {"UpdateServiceJob", "TerminateServiceJob"}
+    assert sorted(pattern["detail"]["eventName"]) == sorted(expected)
+    # Mutating calls reach a rule in the default ENABLED state (reference facts 4.3/4.4).
+    assert "State" not in rule["Properties"]
+
+
+def test_expiry_runs_every_five_minutes() -> None:
+    [schedule] = _events("EscalationExpiryFunction").values()
+    assert schedule == {"Type": "Schedule", "Properties": {"Schedule": "rate(5 minutes)"}}
+
+
+# ------------------------------------------------------------------------ policy and Batch
+
+
+def _default_policy_text() -> str:
+    value = _properties("PolicyParameter")["Value"]
+    condition, given, default = value["Fn::If"]
+    assert (condition, given) == ("HasPolicyDocument", {"Ref": "PolicyDocument"})
+    text, variables = default["Fn::Sub"]
+    assert variables == {"GovernedQueueArn": GOVERNED_QUEUE}
+    return str(text)
+
+
+def test_default_policy_is_the_walkthrough_example_bound_to_the_governed_queue() -> None:
+    example_text = (ROOT / "src" / "quotagov" / "examples" / "policy.yaml").read_text()
+    example = load_policy(example_text)
+    text = _default_policy_text()
+    assert text.count("${GovernedQueueArn}") == 1
+    seeded = load_policy(text.replace("${GovernedQueueArn}", example.jobQueue))
+    assert seeded == example
+    # A CloudFormation parameter value and a standard SSM parameter hold 4 KB at most.
+    assert len(text.encode()) + 200 <= 4096
+    assert _properties("PolicyParameter")["Tier"] == "Intelligent-Tiering"
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k[0].lower() + k[1:]: _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
+def test_created_quota_shares_are_the_example_policy_shares() -> None:
+    example = load_policy((ROOT / "src" / "quotagov" / "examples" / "policy.yaml").read_text())
+    shares = resources_of_type(TEMPLATE, "AWS::Batch::QuotaShare")
+    created = {}
+    for share in shares.values():
+        assert share["Condition"] == "CreateBatch"
+        raw = dict(share["Properties"])
+        assert raw.pop("JobQueue") == {"Ref": "GovernedJobQueue"}
+        properties = _camel(raw)
+        created[properties.pop("quotaShareName")] = properties
+    expected = {}
+    for share in example.quotaShares:
+        configuration = share.batch_configuration()
+        assert configuration.pop("state") == "ENABLED"
+        expected[share.quotaShareName] = configuration
+    assert created == expected
+    environment = _properties("GovernedServiceEnvironment")
+    assert environment["ServiceEnvironmentType"] == "SAGEMAKER_TRAINING"
+    assert environment["CapacityLimits"] == [{"CapacityUnit": "ml.g5.xlarge", "MaxCapacity": 3}]
+    queue = _properties("GovernedJobQueue")
+    assert queue["JobQueueType"] == "SAGEMAKER_TRAINING"
+    assert queue["SchedulingPolicyArn"] == {"Ref": "GovernedSchedulingPolicy"}
+    assert _properties("GovernedSchedulingPolicy")["QuotaSharePolicy"] == {
+        "IdleResourceAssignmentStrategy": "FIFO"
+    }
+    for resource in RESOURCES.values():
+        if resource["Type"].startswith("AWS::Batch::"):
+            assert resource["Condition"] == "CreateBatch"
+
+
+def test_layer_pins_satisfy_the_project_dependencies() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {
+        Requirement(d).name.lower().replace("_", "-"): Requirement(d)
+        for d in project["dependencies"]
+    }
+    pinned = {}
+    for line in (ROOT / "layer" / "requirements.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            requirement = Requirement(line)
+            [spec] = requirement.specifier
+            assert spec.operator == "==", f"{line}: pin an exact version"
+            pinned[requirement.name.lower().replace("_", "-")] = spec.version
+    assert set(pinned) == set(wanted)
+    for name, version in pinned.items():
+        assert wanted[name].specifier.contains(version), f"{name}=={version} vs {wanted[name]}"
+    assert Requirement("boto3>=1.44.8").specifier.contains(pinned["boto3"])
+
+
+def test_outputs_give_urls_tables_and_queue() -> None:
+    outputs = TEMPLATE["Outputs"]
+    for name in ("JobsTableName", "EscalationsTableName", "AuditTableName", "IdempotencyTableName"):
+        assert outputs[name]["Value"] == {"Ref": name.removesuffix("Name")}
+    assert outputs["SubmissionQueueUrl"]["Value"] == {"Ref": "SubmissionQueue"}
+    api = "https://${Api}.execute-api.${AWS::Region}.${AWS::URLSuffix}/v1/"
+    assert outputs["ApiUrl"]["Value"] == {"Fn::Sub": api}
+    assert outputs["SlackInteractivityUrl"]["Value"] == {"Fn::Sub": api + "slack/interactions"}
+
+
+@pytest.mark.parametrize("environment", ["default", "prod"])
+def test_samconfig_environment_overrides_valid_template_parameters(environment: str) -> None:
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    assert config["version"] == 0.1
+    deploy = config[environment]["deploy"]["parameters"]
+    assert deploy["capabilities"] == "CAPABILITY_IAM"
+    assert config[environment]["validate"]["parameters"]["lint"] is True
+    parameters = TEMPLATE["Parameters"]
+    overrides = dict(item.split("=", 1) for item in deploy["parameter_overrides"])
+    for name, value in overrides.items():
+        assert name in parameters, f"{environment}: unknown parameter {name}"
+        declared = parameters[name]
+        if "AllowedValues" in declared:
+            assert value in declared["AllowedValues"]
+        if "AllowedPattern" in declared:
+            assert re.fullmatch(declared["AllowedPattern"], value), f"{name}={value}"
+    # The template's Rules: a governed queue is named unless the stack creates one.
+    assert overrides.get("CreateBatchResources") == "true" or overrides.get("JobQueueArn")
+
+
+def test_audit_knows_the_roles_of_every_function_that_changes_service_jobs() -> None:
+    variables = function_property(TEMPLATE, "AuditFunction", "Environment")["Variables"]
+    separator, parts = variables["CONTROLLER_PRINCIPALS"]["Fn::Join"]
+    assert separator == ","
+    named = {part["Fn::GetAtt"][0] for part in parts}
+    assert all(part["Fn::GetAtt"][1] == "Arn" for part in parts)
+    mutating = {"batch:SubmitServiceJob", "batch:UpdateServiceJob", "batch:TerminateServiceJob"}
+    changers = {
+        f"{function}Role"
+        for function in resources_of_type(TEMPLATE, FUNCTION_TYPE)
+        if any(action in mutating for action, _t in _granted(function))
+    }
+    assert named == changers
