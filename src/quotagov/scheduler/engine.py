@@ -217,6 +217,8 @@ class Engine:
         self._listeners: list[Listener] = []
         self._buffer: list[Transition] = []
         self._pass_due = False
+        self._queue_changes = 0
+        self._settled_signature: tuple[int, int, int] | None = None
 
     # -- clock and listeners -----------------------------------------------------------
 
@@ -399,6 +401,7 @@ class Engine:
         share = self._ledger.shares[job.share]
         if job.status == "RUNNABLE":
             share.queue.discard(job)
+            self._queue_changes += 1
         elif job.status in HOLDING_STATES:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
@@ -577,6 +580,7 @@ class Engine:
         else:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
             share.queue.push(victim)
+            self._queue_changes += 1
 
     # -- internals ---------------------------------------------------------------------
 
@@ -606,6 +610,7 @@ class Engine:
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
         share.queue.push(job)
+        self._queue_changes += 1
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:
@@ -664,9 +669,20 @@ class Engine:
         self._event_seq += 1
         heapq.heappush(self._events, (at, kind, self._event_seq, payload))
 
+    def _signature(self) -> tuple[int, int, int]:
+        return (self._ledger.change_count, self._epoch, self._queue_changes)
+
     def _scheduling_pass(self) -> None:
+        """Run the pass, unless nothing changed since a pass that ended settled.
+
+        Skipping is exact: the pass's outcome depends only on the queues, the ledger
+        and the epoch (see :func:`~quotagov.scheduler.cycle.run_pass`).
+        """
         self._pass_due = False
-        run_pass(self._ledger, self)
+        if self._settled_signature == self._signature():
+            return
+        settled = run_pass(self._ledger, self)
+        self._settled_signature = self._signature() if settled else None
 
     def _job(self, name: str) -> Job:
         job = self._jobs.get(name)

@@ -66,7 +66,7 @@ class ShareRuntime:
         self.reserve = strategy == "RESERVE"
         self.lend_and_borrow = strategy == "LEND_AND_BORROW"
         self.in_share_enabled = config.preemptionConfiguration.inSharePreemption == "ENABLED"
-        self.queue.configured_types = frozenset(self.limits)
+        self.queue.set_configured_types(frozenset(self.limits))
 
     @property
     def enabled(self) -> bool:
@@ -117,6 +117,10 @@ class QuotaLedger:
         self.borrowed_total: dict[str, int] = {}
         self.reserve_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
+        #: Per type, the shares that have a limit for it or hold it (for metering).
+        self.type_shares: dict[str, list[ShareRuntime]] = {}
+        #: Per type, the capacity no share's limit covers.
+        self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
         self.meter = UsageMeter(start)
         self._recompute_all(start)
@@ -129,6 +133,11 @@ class QuotaLedger:
         for share in self.share_list:
             found.update(share.limits)
         return sorted(found)
+
+    @property
+    def change_count(self) -> int:
+        """Grows with every change of any ``used`` value or configuration."""
+        return self._stamp_counter
 
     def free_of(self, instance_type: str) -> int:
         """``free(u)``."""
@@ -194,6 +203,9 @@ class QuotaLedger:
 
     def _recompute_all(self, now: float) -> None:
         for u in self.types():
+            self.type_shares[u] = [s for s in self.share_list if u in s.limits or s.used.get(u, 0)]
+            covered = sum(s.limits.get(u, 0) for s in self.share_list)
+            self.unassigned[u] = max(0, self.capacity.get(u, 0) - covered)
             used = sum(s.used.get(u, 0) for s in self.share_list)
             self.free[u] = self.capacity.get(u, 0) - used
             self.borrowed_total[u] = sum(s.borrowed(u) for s in self.share_list)

@@ -34,35 +34,38 @@ class UsageMeter:
 
     def advance(self, ledger: QuotaLedger, instance_type: str, now: float) -> None:
         """Integrate ``instance_type``'s current values from its last change to ``now``."""
-        last = self._last.get(instance_type, self.start)
-        self._last[instance_type] = now
+        u = instance_type
+        last = self._last.get(u, self.start)
+        self._last[u] = now
         dt = now - last
         if dt <= 0:
             return
-        shares = ledger.share_list
-        u = instance_type
+        shares = ledger.type_shares.get(u, ())
         borrowed_total = ledger.borrowed_total.get(u, 0)
-        lent: dict[str, float] = {}
+        share_of = 0.0
         if borrowed_total > 0:
-            covered = sum(s.limit(u) for s in shares)
-            from_unassigned = min(borrowed_total, max(0, ledger.capacity.get(u, 0) - covered))
-            rest = borrowed_total - from_unassigned
+            rest = borrowed_total - min(borrowed_total, ledger.unassigned.get(u, 0))
             if rest > 0:
-                lenders = [(s.name, s.idle(u)) for s in shares if not s.reserve and s.idle(u)]
-                pool = sum(i for _, i in lenders)
+                pool = sum(
+                    max(0, s.limits.get(u, 0) - s.used.get(u, 0)) for s in shares if not s.reserve
+                )
                 if pool > 0:
                     share_of = min(1.0, rest / pool)
-                    lent = {name: idle * share_of for name, idle in lenders}
+        integrals = self.integrals
         for s in shares:
             used = s.used.get(u, 0)
-            limit = s.limit(u)
-            if not used and not limit:
-                continue
-            acc = self.integrals.get((s.name, u))
+            limit = s.limits.get(u, 0)
+            acc = integrals.get((s.name, u))
             if acc is None:
-                acc = self.integrals[(s.name, u)] = [0.0, 0.0, 0.0, 0.0, 0.0]
-            acc[USED] += used * dt
-            acc[BORROWED] += max(0, used - limit) * dt
-            acc[LENT] += lent.get(s.name, 0.0) * dt
-            acc[WITHIN] += min(used, limit) * dt
-            acc[LIMIT] += limit * dt
+                acc = integrals[(s.name, u)] = [0.0, 0.0, 0.0, 0.0, 0.0]
+            if used:
+                acc[USED] += used * dt
+                if used > limit:
+                    acc[BORROWED] += (used - limit) * dt
+                    acc[WITHIN] += limit * dt
+                else:
+                    acc[WITHIN] += used * dt
+            if limit:
+                acc[LIMIT] += limit * dt
+                if share_of and not s.reserve and limit > used:
+                    acc[LENT] += (limit - used) * share_of * dt
