@@ -115,13 +115,20 @@ def test_update_quota_share_changes_strategy_and_preemption() -> None:
         scenario(
             2,
             [share("a", 1, "RESERVE"), share("l", 1, "LEND")],
-            [job("a1", "a", 0, 100, prio=1), job("a2", "a", 0, 100), job("a3", "a", 10, 100, prio=9)],
+            [
+                job("a1", "a", 0, 100, prio=1),
+                job("a2", "a", 0, 100),
+                job("a3", "a", 10, 100, prio=9),
+            ],
             [
                 {
                     "at": 5,
                     "type": "UpdateQuotaShare",
                     "quotaShareName": "a",
-                    "resourceSharingConfiguration": {"strategy": "LEND_AND_BORROW", "borrowLimit": 0},
+                    "resourceSharingConfiguration": {
+                        "strategy": "LEND_AND_BORROW",
+                        "borrowLimit": 0,
+                    },
                     "preemptionConfiguration": {"inSharePreemption": "ENABLED"},
                 }
             ],
@@ -188,7 +195,9 @@ def test_preemption_while_starting_loses_nothing() -> None:
 
 
 def test_same_time_completion_before_submission() -> None:
-    out = run(scenario(1, [share("a", 1, "RESERVE")], [job("a1", "a", 0, 100), job("a2", "a", 100, 10)]))
+    out = run(
+        scenario(1, [share("a", 1, "RESERVE")], [job("a1", "a", 0, 100), job("a2", "a", 100, 10)])
+    )
     assert starts(out, "a2") == [(100, "WITHIN_QUOTA")]
 
 
@@ -236,14 +245,25 @@ def test_same_time_actions_before_submissions() -> None:
 def test_same_time_submissions_in_input_order_then_one_pass() -> None:
     # both submitted at 10, then the pass: input order decides who gets the instance
     out = run(
-        scenario(1, [share("a", 1, "RESERVE"), share("b", 1, "RESERVE")], [job("b1", "b", 10, 10), job("a1", "a", 10, 10)])
+        scenario(
+            1,
+            [share("a", 1, "RESERVE"), share("b", 1, "RESERVE")],
+            [job("b1", "b", 10, 10), job("a1", "a", 10, 10)],
+        )
     )
     transitions = [(t["jobName"], t["to"]) for t in out["transitions"] if t["at"] == 10]
     assert transitions[:3] == [("b1", "RUNNABLE"), ("a1", "RUNNABLE"), ("b1", "SCHEDULED")]
 
 
 def test_horizon_stops_the_run_with_jobs_still_running() -> None:
-    out = run(scenario(1, [share("a", 1, "RESERVE")], [job("a1", "a", 0, 1000), job("a2", "a", 0, 10)], horizonSeconds=500))
+    out = run(
+        scenario(
+            1,
+            [share("a", 1, "RESERVE")],
+            [job("a1", "a", 0, 1000), job("a2", "a", 0, 10)],
+            horizonSeconds=500,
+        )
+    )
     assert out["jobs"]["a1"]["status"] == "RUNNING"
     assert out["jobs"]["a2"]["status"] == "RUNNABLE"
     assert out["metrics"]["durationSeconds"] == 500

@@ -6,7 +6,10 @@ from .builders import changes, job, run, scenario, share, starts
 
 
 def _preemptions(out: dict, name: str) -> list[tuple]:
-    return [(p["at"], p["kind"], p["forJob"], p["lostSeconds"]) for p in out["jobs"][name]["preemptions"]]
+    return [
+        (p["at"], p["kind"], p["forJob"], p["lostSeconds"])
+        for p in out["jobs"][name]["preemptions"]
+    ]
 
 
 def test_reclaim_takes_lowest_priority_then_latest_started_and_no_more_than_needed() -> None:

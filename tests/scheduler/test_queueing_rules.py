@@ -68,7 +68,11 @@ def test_preempted_job_keeps_its_original_place() -> None:
         scenario(
             1,
             [share("x", 1, "RESERVE", in_share=True)],
-            [job("x1", "x", 0, 100, prio=1), job("x2", "x", 10, 100, prio=1), job("y", "x", 50, 10, prio=9)],
+            [
+                job("x1", "x", 0, 100, prio=1),
+                job("x2", "x", 10, 100, prio=1),
+                job("y", "x", 50, 10, prio=9),
+            ],
         )
     )
     assert starts(out, "x1") == [(0, "WITHIN_QUOTA"), (60, "WITHIN_QUOTA")]

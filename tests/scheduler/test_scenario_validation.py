@@ -20,7 +20,9 @@ def _faults(doc: Any) -> list[str]:
 
 
 def test_unknown_share() -> None:
-    doc = scenario(1, [share("a", 1)], [job("j0", "a"), job("j1", "a"), job("j2", "a"), job("j3", "gpu")])
+    doc = scenario(
+        1, [share("a", 1)], [job("j0", "a"), job("j1", "a"), job("j2", "a"), job("j3", "gpu")]
+    )
     assert _faults(doc) == ["jobs[3].quotaShareName: unknown share 'gpu'"]
 
 
@@ -153,12 +155,17 @@ def test_share_update_that_makes_an_invalid_configuration() -> None:
 
 
 def test_missing_required_fields_and_wrong_types() -> None:
-    assert _faults({"shares": "x"}) == ["capacity: required", "shares: expected a list, got string 'x'"]
+    assert _faults({"shares": "x"}) == [
+        "capacity: required",
+        "shares: expected a list, got string 'x'",
+    ]
     assert _faults([1]) == ["(document): expected a mapping, got a list"]
 
 
 def test_all_faults_reported_together() -> None:
-    doc = scenario(1, [share("a", 1, "RESERVE", borrow=5)], [job("j0", "gpu"), job("j1", "a", count=0)])
+    doc = scenario(
+        1, [share("a", 1, "RESERVE", borrow=5)], [job("j0", "gpu"), job("j1", "a", count=0)]
+    )
     assert len(_faults(doc)) == 3
 
 
