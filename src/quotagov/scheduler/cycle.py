@@ -117,7 +117,6 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
     """
     started = 0
     stamps = ledger.stamp
-    shares = ledger.share_list
     set_aside_in: list[ShareRuntime] = []
     try:
         while True:
@@ -126,18 +125,24 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
             # then earlier in the input); and memoized heads known to fail as things are.
             live: list[tuple[float, int, Job, ShareRuntime]] = []
             known_failing: list[tuple[Job, ShareRuntime]] = []
-            for share in shares:
+            active = ledger.active
+            for share in list(active):
                 queue = share.queue
-                if not queue.size:
-                    continue
-                job = queue.head(stamps)
+                job = queue.head(stamps) if queue.size else None
                 if job is None:
+                    # Nothing startable: back on the next push or reconfiguration. A
+                    # BEST_EFFORT_FIFO share whose jobs are only passed over stays, as a
+                    # start of their type later in the pass makes them eligible again.
+                    if not share.best_effort or not queue.size:
+                        del active[share]
                     continue
                 if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
                     job.instance_type, 0
                 ):
                     if share.best_effort:
                         known_failing.append((job, share))
+                    else:
+                        ledger.park(share, job.instance_type)
                     continue
                 live.append((job.submitted_at, job.order, job, share))
             if live:
@@ -158,6 +163,8 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                     job.failed_stamp = stamps.get(job.instance_type, 0)
                     if share.best_effort:
                         known_failing.append((job, share))
+                    else:
+                        ledger.park(share, job.instance_type)
             # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
             if not known_failing:
                 return all(
@@ -172,6 +179,7 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
     finally:
         for share in set_aside_in:
             share.queue.restore()
+            ledger.activate(share)
 
 
 def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:

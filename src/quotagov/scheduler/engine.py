@@ -323,6 +323,7 @@ class Engine:
         if job.status == "RUNNABLE":
             self._ledger.shares[job.share].queue.reprioritize(job)
         self._epoch += 1
+        self._ledger.activate_all()
         self._pass_due = True
         return []
 
@@ -378,6 +379,7 @@ class Engine:
             raise InvalidConfigError(faults)
         self._ledger.reconfigure(share, new, self._now)
         self._epoch += 1
+        self._ledger.activate_all()
         self._pass_due = True
         return []
 
@@ -402,6 +404,7 @@ class Engine:
         if job.status == "RUNNABLE":
             share.queue.discard(job)
             self._queue_changes += 1
+            self._ledger.activate(share)
         elif job.status in HOLDING_STATES:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
@@ -581,6 +584,7 @@ class Engine:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
             share.queue.push(victim)
             self._queue_changes += 1
+            self._ledger.activate(share)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -611,6 +615,7 @@ class Engine:
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
         share.queue.push(job)
         self._queue_changes += 1
+        self._ledger.activate(share)
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:

@@ -122,6 +122,10 @@ class QuotaLedger:
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
+        #: Shares the scheduling pass must look at (dict as an ordered set), and the
+        #: STRICT_FIFO shares whose head is known to fail until its type's stamp changes.
+        self.active: dict[ShareRuntime, None] = {}
+        self.parked: dict[str, list[ShareRuntime]] = {}
         self.meter = UsageMeter(start)
         self._recompute_all(start)
 
@@ -133,6 +137,21 @@ class QuotaLedger:
         for share in self.share_list:
             found.update(share.limits)
         return sorted(found)
+
+    def activate(self, share: ShareRuntime) -> None:
+        """The share's queue changed: the pass must look at its head again."""
+        self.active[share] = None
+
+    def activate_all(self) -> None:
+        """Priorities or configurations changed: every share's head is worth a look."""
+        self.parked.clear()
+        for share in self.share_list:
+            self.active[share] = None
+
+    def park(self, share: ShareRuntime, instance_type: str) -> None:
+        """The share's head cannot start until the state of ``instance_type`` changes."""
+        self.active.pop(share, None)
+        self.parked.setdefault(instance_type, []).append(share)
 
     @property
     def change_count(self) -> int:
@@ -200,8 +219,13 @@ class QuotaLedger:
             self.reserve_idle[u] = self.reserve_idle.get(u, 0) + share.idle(u) - old_i
         self._stamp_counter += 1
         self.stamp[u] = self._stamp_counter
+        parked = self.parked.pop(u, None)
+        if parked:
+            for waiting in parked:
+                self.active[waiting] = None
 
     def _recompute_all(self, now: float) -> None:
+        self.activate_all()
         for u in self.types():
             self.type_shares[u] = [s for s in self.share_list if u in s.limits or s.used.get(u, 0)]
             covered = sum(s.limits.get(u, 0) for s in self.share_list)
