@@ -536,9 +536,8 @@ class Engine:
         """Instance-second integrals up to ``now`` per (share, type):
         ``[used, borrowed, lent, used within limit, limit]`` (see :mod:`.usage`)."""
         ledger = self._ledger
-        for u in ledger.types():
-            ledger.meter.advance(ledger, u, self._now)
-        return {k: list(v) for k, v in ledger.meter.integrals.items()}
+        ledger.meter.flush(ledger, self._now)
+        return ledger.meter.integrals
 
     # -- the pass's actuator -----------------------------------------------------------
 

@@ -116,9 +116,9 @@ class QuotaLedger:
         self.free: dict[str, int] = {}
         self.borrowed_total: dict[str, int] = {}
         self.reserve_idle: dict[str, int] = {}
+        #: Per type, the idle quota of the shares that lend (not RESERVE).
+        self.lend_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
-        #: Per type, the shares that have a limit for it or hold it (for metering).
-        self.type_shares: dict[str, list[ShareRuntime]] = {}
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
@@ -191,21 +191,20 @@ class QuotaLedger:
     def acquire(self, share: ShareRuntime, job: Job, now: float) -> None:
         """``job`` of ``share`` starts holding its instances (it entered SCHEDULED)."""
         u = job.instance_type
-        self.meter.advance(self, u, now)
+        self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
         share.holding.setdefault(u, {})[job] = None
 
     def release(self, share: ShareRuntime, job: Job, now: float) -> None:
         """``job`` of ``share`` stops holding its instances."""
         u = job.instance_type
-        self.meter.advance(self, u, now)
+        self.meter.touch(self, share, u, now)
         del share.holding[u][job]
         self._change_used(share, u, -job.count)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum."""
-        for u in self.types():
-            self.meter.advance(self, u, now)
+        self.meter.flush(self, now)
         share.configure(config)
         self._recompute_all(now)
 
@@ -217,6 +216,8 @@ class QuotaLedger:
         self.borrowed_total[u] = self.borrowed_total.get(u, 0) + share.borrowed(u) - old_b
         if share.reserve:
             self.reserve_idle[u] = self.reserve_idle.get(u, 0) + share.idle(u) - old_i
+        else:
+            self.lend_idle[u] = self.lend_idle.get(u, 0) + share.idle(u) - old_i
         self._stamp_counter += 1
         self.stamp[u] = self._stamp_counter
         parked = self.parked.pop(u, None)
@@ -227,13 +228,13 @@ class QuotaLedger:
     def _recompute_all(self, now: float) -> None:
         self.activate_all()
         for u in self.types():
-            self.type_shares[u] = [s for s in self.share_list if u in s.limits or s.used.get(u, 0)]
             covered = sum(s.limits.get(u, 0) for s in self.share_list)
             self.unassigned[u] = max(0, self.capacity.get(u, 0) - covered)
             used = sum(s.used.get(u, 0) for s in self.share_list)
             self.free[u] = self.capacity.get(u, 0) - used
             self.borrowed_total[u] = sum(s.borrowed(u) for s in self.share_list)
             self.reserve_idle[u] = sum(s.idle(u) for s in self.share_list if s.reserve)
+            self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
             self.stamp[u] = self._stamp_counter
-            self.meter.advance(self, u, now)
+        self.meter.flush(self, now)
