@@ -106,56 +106,82 @@ STEPS = (
 )
 
 
-def _first_key(job: Job) -> tuple[float, int]:
-    """Across shares: earliest submitted first, then earlier in the input."""
-    return (job.submitted_at, job.order)
+def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
+    """Run one scheduling pass; set-aside heads are put back in their queues at the end.
 
-
-def run_pass(ledger: QuotaLedger, act: Actuator) -> int:
-    """Run one scheduling pass; returns the number of jobs started.
-
-    Set-aside heads are put back in their queues before returning.
+    Returns:
+        True when the pass ends *settled*: running it again on the same state (same
+        queues, stamps and epoch) would start nothing. False only when a job set aside
+        under BEST_EFFORT_FIFO was set aside before a later start changed its
+        instance type's state (at the next event time it deserves another try).
     """
     started = 0
     stamps = ledger.stamp
-    shares = ledger.share_list
+    set_aside_in: list[ShareRuntime] = []
     try:
         while True:
-            heads: list[tuple[Job, ShareRuntime]] = []
-            for share in shares:
-                if share.queue.size:
-                    head = share.queue.head(stamps)
-                    if head is not None:
-                        heads.append((head, share))
-            if not heads:
-                return started
-            heads.sort(key=lambda hs: _first_key(hs[0]))
             epoch = act.epoch
-            live = [
-                (job, share)
-                for job, share in heads
-                if job.failed_at != (epoch, stamps.get(job.instance_type, 0))
-            ]
-            progressed = False
-            for step in STEPS:
-                for job, share in live:
-                    if step(ledger, act, share, job):
-                        progressed = True
+            # Heads that may start, in cross-share order ("first" = earliest submitted,
+            # then earlier in the input); and memoized heads known to fail as things are.
+            live: list[tuple[float, int, Job, ShareRuntime]] = []
+            known_failing: list[tuple[Job, ShareRuntime]] = []
+            active = ledger.active
+            for share in list(active):
+                queue = share.queue
+                job = queue.head(stamps) if queue.size else None
+                if job is None:
+                    # Nothing startable: back on the next push or reconfiguration. A
+                    # BEST_EFFORT_FIFO share whose jobs are only passed over stays, as a
+                    # start of their type later in the pass makes them eligible again.
+                    if not share.best_effort or not queue.size:
+                        del active[share]
+                    continue
+                if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
+                    job.instance_type, 0
+                ):
+                    if share.best_effort:
+                        known_failing.append((job, share))
+                    else:
+                        ledger.park(share, job.instance_type)
+                    continue
+                live.append((job.submitted_at, job.order, job, share))
+            if live:
+                live.sort(key=_first)
+                progressed = False
+                for step in STEPS:
+                    for _, _, job, share in live:
+                        if step(ledger, act, share, job):
+                            progressed = True
+                            break
+                    if progressed:
                         break
                 if progressed:
-                    break
-            if progressed:
-                started += 1
-                continue
-            for job, _share in live:
-                job.failed_at = (epoch, stamps.get(job.instance_type, 0))
-            advanced = False
-            for job, share in heads:
-                if share.best_effort:
-                    share.queue.set_aside(job, stamps)
-                    advanced = True
-            if not advanced:
-                return started
+                    started += 1
+                    continue
+                for _, _, job, share in live:
+                    job.failed_epoch = epoch
+                    job.failed_stamp = stamps.get(job.instance_type, 0)
+                    if share.best_effort:
+                        known_failing.append((job, share))
+                    else:
+                        ledger.park(share, job.instance_type)
+            # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
+            if not known_failing:
+                return all(
+                    job.failed_epoch == epoch
+                    and job.failed_stamp == stamps.get(job.instance_type, 0)
+                    for share in set_aside_in
+                    for job in share.queue.set_aside_jobs()
+                )
+            for job, share in known_failing:
+                share.queue.set_aside(job, stamps)
+                set_aside_in.append(share)
     finally:
-        for share in shares:
+        for share in set_aside_in:
             share.queue.restore()
+            ledger.activate(share)
+
+
+def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:
+    """Across shares: earliest submitted first, then earlier in the input."""
+    return (item[0], item[1])

@@ -217,6 +217,8 @@ class Engine:
         self._listeners: list[Listener] = []
         self._buffer: list[Transition] = []
         self._pass_due = False
+        self._queue_changes = 0
+        self._settled_signature: tuple[int, int, int] | None = None
 
     # -- clock and listeners -----------------------------------------------------------
 
@@ -321,6 +323,7 @@ class Engine:
         if job.status == "RUNNABLE":
             self._ledger.shares[job.share].queue.reprioritize(job)
         self._epoch += 1
+        self._ledger.activate_all()
         self._pass_due = True
         return []
 
@@ -376,6 +379,7 @@ class Engine:
             raise InvalidConfigError(faults)
         self._ledger.reconfigure(share, new, self._now)
         self._epoch += 1
+        self._ledger.activate_all()
         self._pass_due = True
         return []
 
@@ -399,6 +403,8 @@ class Engine:
         share = self._ledger.shares[job.share]
         if job.status == "RUNNABLE":
             share.queue.discard(job)
+            self._queue_changes += 1
+            self._ledger.activate(share)
         elif job.status in HOLDING_STATES:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
@@ -530,9 +536,8 @@ class Engine:
         """Instance-second integrals up to ``now`` per (share, type):
         ``[used, borrowed, lent, used within limit, limit]`` (see :mod:`.usage`)."""
         ledger = self._ledger
-        for u in ledger.types():
-            ledger.meter.advance(ledger, u, self._now)
-        return {k: list(v) for k, v in ledger.meter.integrals.items()}
+        ledger.meter.flush(ledger, self._now)
+        return ledger.meter.integrals
 
     # -- the pass's actuator -----------------------------------------------------------
 
@@ -577,6 +582,8 @@ class Engine:
         else:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
             share.queue.push(victim)
+            self._queue_changes += 1
+            self._ledger.activate(share)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -606,6 +613,8 @@ class Engine:
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
         share.queue.push(job)
+        self._queue_changes += 1
+        self._ledger.activate(share)
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:
@@ -664,9 +673,20 @@ class Engine:
         self._event_seq += 1
         heapq.heappush(self._events, (at, kind, self._event_seq, payload))
 
+    def _signature(self) -> tuple[int, int, int]:
+        return (self._ledger.change_count, self._epoch, self._queue_changes)
+
     def _scheduling_pass(self) -> None:
+        """Run the pass, unless nothing changed since a pass that ended settled.
+
+        Skipping is exact: the pass's outcome depends only on the queues, the ledger
+        and the epoch (see :func:`~quotagov.scheduler.cycle.run_pass`).
+        """
         self._pass_due = False
-        run_pass(self._ledger, self)
+        if self._settled_signature == self._signature():
+            return
+        settled = run_pass(self._ledger, self)
+        self._settled_signature = self._signature() if settled else None
 
     def _job(self, name: str) -> Job:
         job = self._jobs.get(name)

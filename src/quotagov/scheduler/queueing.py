@@ -51,6 +51,11 @@ class RunnableQueue:
         self.size = 0
         self.configured_types: frozenset[str] = frozenset()
 
+    def set_configured_types(self, types: frozenset[str]) -> None:
+        """The instance types the share has capacity limits for (others never head)."""
+        self.configured_types = types
+        self._head = None
+
     def push(self, job: Job) -> None:
         """Add a job that became RUNNABLE (submitted or preempted)."""
         self.size += 1
@@ -90,8 +95,9 @@ class RunnableQueue:
         Args:
             stamps: the ledger's per-type stamps (see the module docstring).
         """
-        if self._head is not None and not self._blocked:
-            return self._head
+        head = self._head
+        if head is not None and not self._blocked:
+            return head
         best: Entry | None = None
         configured = self.configured_types
         blocked = self._blocked
@@ -134,16 +140,21 @@ class RunnableQueue:
             self._blocked[u] = (job.count, stamp)
         self._head = None
 
+    def set_aside_jobs(self) -> list[Job]:
+        """The jobs set aside in the current pass."""
+        return list(self._set_aside)
+
     def restore(self) -> None:
         """Put set-aside jobs back in place (at the next event time)."""
-        if self._set_aside:
-            for job in self._set_aside:
-                if job.status == "RUNNABLE":
-                    heapq.heappush(
-                        self._sub[(job.instance_type, job.count)],
-                        (-job.priority, job.submitted_at, job.order, job.queue_token, job),
-                    )
-            self._set_aside.clear()
+        if not self._set_aside and not self._blocked:
+            return
+        for job in self._set_aside:
+            if job.status == "RUNNABLE":
+                heapq.heappush(
+                    self._sub[(job.instance_type, job.count)],
+                    (-job.priority, job.submitted_at, job.order, job.queue_token, job),
+                )
+        self._set_aside.clear()
         self._blocked.clear()
         self._head = None
 
