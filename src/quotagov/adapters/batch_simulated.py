@@ -25,9 +25,12 @@ Driving it::
     batch.advance(600)                      # move the ManualClock and deliver events
     batch.describe_service_job(jobId=job["jobId"])
 
-Every API call first brings the scheduler up to the clock (``sync``), so with the
-system clock the simulated Batch runs in real time; with a
-:class:`~quotagov.clock.ManualClock` it moves only when the clock does.
+Every API call first brings the scheduler up to the clock, so with the system clock
+the simulated Batch runs in real time; with a :class:`~quotagov.clock.ManualClock` it
+moves only when the clock does. Calls made at one clock instant all take effect
+before that instant's scheduling pass, which runs when the clock moves on or on
+:meth:`SimulatedBatch.sync` (so a job submitted at ``t`` is RUNNABLE until then, and
+same-time submissions are ordered as in ``shared/spec/scenario-format.md``).
 
 Fidelity is checked: with ``check_model=True`` (the default) every request is
 checked against botocore's ``batch`` model before it is handled (a fault raises
@@ -315,11 +318,11 @@ class SimulatedBatch:
                         "ParamValidationError",
                         "Parameter validation failed: " + "; ".join(faults),
                     )
-            events = self._backend.sync()
+            events = self._backend.sync(flush=False)
             try:
                 response = handler(copy.deepcopy(request))
             finally:
-                events += self._backend.sync()
+                events += self._backend.sync(flush=False)
             if self.check_model:
                 validate_response(operation, response)
         self._deliver(events)
