@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from quotagov.governance.ports import (
     BatchServerError,
     BatchThrottledError,
 )
+from quotagov.policy.validation import load_policy
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
@@ -523,3 +525,35 @@ def test_checkpoint_interval_comes_from_the_hint_only_with_checkpoint_config(
     lost = {name: engine.job(job_id).lostSeconds for name, job_id in ids.items()}
     # 25 s of RUNNING each: no checkpoint loses all; every 10 s keeps 20; every 7 s keeps 21
     assert lost == {"hint-only": 25, "config-and-hint": 5, "config-only": 4}
+
+
+def test_built_from_the_example_policy_uses_its_queue_arn_and_shares(clock: ManualClock) -> None:
+    text = resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
+    policy = load_policy(text)
+    batch = SimulatedBatch.from_policy(policy, capacity={GPU: 3}, clock=clock)
+    assert batch.job_queue_arn == policy.jobQueue == QUEUE_ARN
+    shares = batch.list_quota_shares(jobQueue=policy.jobQueue)["quotaShares"]
+    assert [
+        (s["quotaShareName"], s["resourceSharingConfiguration"]["strategy"]) for s in shares
+    ] == [
+        ("background", "LEND_AND_BORROW"),
+        ("medium", "LEND"),
+        ("reserved", "RESERVE"),
+    ]
+    job = batch.submit_service_job(**{**submit_request("j", "medium"), "jobQueue": QUEUE_ARN})
+    assert job["jobArn"].startswith("arn:aws:batch:eu-west-1:111122223333:service-job/")
+    with pytest.raises(ValueError, match="does not match"):
+        SimulatedBatch(capacity={GPU: 1}, job_queue=QUEUE_ARN, region="us-east-1")
+
+
+def test_built_from_a_scenario_has_its_capacity_and_options(clock: ManualClock) -> None:
+    path = resources.files("quotagov.examples").joinpath("aws-walkthrough.json")
+    batch = SimulatedBatch.from_scenario(path.read_text(), clock=clock, job_queue=QUEUE)
+    names = [s["quotaShareName"] for s in batch.list_quota_shares(jobQueue=QUEUE)["quotaShares"]]
+    assert names == ["background", "medium", "reserved"]
+    for i in range(4):
+        batch.submit_service_job(**submit_request(f"j{i}", "background"))
+    clock.advance(1)
+    running = batch.list_service_jobs(jobQueue=QUEUE)["jobSummaryList"]
+    # capacity 3: one own instance, one borrowed from medium; reserved's idle one is not lent
+    assert len(running) == 2
