@@ -144,3 +144,17 @@ def _build_idempotency(services: Services) -> Any:
 
 register("submission_queue", _build_submission_queue)
 register("idempotency", _build_idempotency)
+
+
+def _build_submit_pacer(services: Services) -> Any:
+    """Paces ``SubmitServiceJob`` to 2 calls/s per worker (virtual clocks are advanced)."""
+    import time
+
+    from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+
+    clock = services.clock
+    sleep = getattr(clock, "advance", None) or time.sleep
+    return Pacer(SUBMIT_CALLS_PER_SECOND, clock, sleep)
+
+
+register("submit_pacer", _build_submit_pacer)
