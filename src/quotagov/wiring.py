@@ -158,3 +158,13 @@ def _build_submit_pacer(services: Services) -> Any:
 
 
 register("submit_pacer", _build_submit_pacer)
+
+
+def _build_batch(services: Services) -> Any:
+    """The boto3 Batch adapter (imported here so importing wiring does not load boto3)."""
+    from quotagov.adapters.batch_boto3 import build_batch
+
+    return build_batch(services.settings)
+
+
+register("batch", _build_batch)
