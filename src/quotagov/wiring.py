@@ -260,6 +260,22 @@ def _build_job_state_store(services: Services) -> Any:
 
 
 register("job_state_store", _build_job_state_store)
+
+
+def _build_submit_pacer(services: Services) -> Any:
+    """Paces ``SubmitServiceJob`` to 2 calls/s per worker (virtual clocks are advanced)."""
+    import time
+
+    from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+
+    clock = services.clock
+    sleep = getattr(clock, "advance", None) or time.sleep
+    return Pacer(SUBMIT_CALLS_PER_SECOND, clock, sleep)
+
+
+register("submit_pacer", _build_submit_pacer)
+
+
 def _build_batch(services: Services) -> Any:
     """The boto3 Batch adapter (imported here so importing wiring does not load boto3)."""
     from quotagov.adapters.batch_boto3 import build_batch

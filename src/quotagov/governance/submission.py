@@ -489,3 +489,56 @@ def _audit(
             details=dict(details),
         )
     )
+
+
+def record_unusable_message(
+    message_id: str,
+    reasons: list[str],
+    deps: SubmissionDeps,
+    *,
+    principal: str = "",
+    fields: Mapping[str, str] | None = None,
+    state: SubmissionState = SubmissionState.FAILED,
+) -> JobRecord:
+    """Store the outcome of a queue message that can never be submitted.
+
+    Used for malformed direct submissions (``FAILED``, schema faults as reasons) and
+    for callers who may not submit for the team (``REFUSED``). The record id is
+    deterministic in ``message_id``, so a redelivery stores nothing new.
+
+    Returns:
+        The stored record (the earlier one on a redelivery).
+    """
+    submission_id = submission_id_for(principal, None, message_id)
+    now = int(deps.clock.now())
+    known = dict(fields or {})
+    record = JobRecord(
+        pk=submission_id,
+        state=state,
+        team=known.get("team", ""),
+        workloadClass=known.get("workloadClass", ""),
+        priorityLevel=known.get("priorityLevel", ""),
+        jobName=known.get("jobName", ""),
+        principal=principal,
+        reasons=list(reasons),
+        createdAt=now,
+        updatedAt=now,
+        source="sqs",
+        messageId=message_id,
+    )
+    try:
+        stored = deps.jobs.create(record)
+    except JobRecordExistsError:
+        existing = deps.jobs.get(submission_id)
+        if existing is None:  # pragma: no cover - storage fault
+            raise
+        return existing
+    action = "SubmissionRefused" if state is SubmissionState.REFUSED else "SubmissionFailed"
+    _audit(
+        deps,
+        action,
+        principal or "quotagov",
+        submission_id,
+        {"team": record.team, "reasons": list(reasons), "source": "sqs"},
+    )
+    return stored
