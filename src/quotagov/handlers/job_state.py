@@ -19,13 +19,15 @@ yet, write conflicts, Batch throttling) raise, so the event is retried.
 Metrics (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): ``Preemptions``
 by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName``;
 ``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
-(seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``. Each is
+(seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
+``JobStateEvents`` (events handled). Each is
 emitted only for facts the event newly recorded, so duplicates add nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -43,8 +45,8 @@ from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult, 
 from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
 from quotagov.wiring import services
 
-logger = Logger()
-metrics = Metrics()
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "job-state")
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -101,6 +103,7 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
         return {"outcome": "malformed", "reason": reason}
     logger.append_keys(batchJobId=state_event.job_id, eventId=state_event.event_id)
     result = apply_state_event(state_event, job_state_deps())
+    metrics.add_metric(name="JobStateEvents", unit=MetricUnit.Count, value=1)
     _emit(result)
     logger.info(
         "service job event folded",
