@@ -138,3 +138,13 @@ def _build_job_state_store(services: Services) -> Any:
 
 
 register("job_state_store", _build_job_state_store)
+
+
+def _build_batch(services: Services) -> Any:
+    """The boto3 Batch adapter (imported here so importing wiring does not load boto3)."""
+    from quotagov.adapters.batch_boto3 import build_batch
+
+    return build_batch(services.settings)
+
+
+register("batch", _build_batch)
