@@ -19,7 +19,7 @@ from quotagov.governance.job_state_updates import (
 )
 from quotagov.handlers.service_job_events import parse_state_change
 
-from .conftest import START, World
+from .conftest import START, World, submitted, terminated
 from .envelopes import envelope, preempted_twice, training_job_arn
 
 CREATED_MS = int(START * 1000)
@@ -59,14 +59,14 @@ def test_reclassify_class_gets_one_successor_in_the_next_share_with_the_same_pay
     assert successor.originalId == "sub-1"
     assert successor.resubmitCount == 1
     assert successor.state == "SUBMITTED"
-    assert [r["quotaShareName"] for r in world.batch.submitted] == ["medium"]
-    assert world.batch.submitted[0]["serviceRequestPayload"] == original.serviceRequestPayload
+    assert [r["quotaShareName"] for r in submitted(world.batch)] == ["medium"]
+    assert submitted(world.batch)[0]["serviceRequestPayload"] == original.serviceRequestPayload
     actions = [d.action for d in world.audit.decisions]
     assert actions == ["DispositionDecided", "DispositionApplied"]
     # the same stream again changes nothing and submits nothing more
     again = fold_into(world, preempted_twice("batch-1", CREATED_MS))
     assert [r.outcome for r in again] == ["unchanged"] * 6
-    assert len(world.batch.submitted) == 1
+    assert len(submitted(world.batch)) == 1
 
 
 def test_resubmit_class_resubmits_in_the_same_share_and_respects_max_resubmits(
@@ -103,7 +103,7 @@ def test_resubmit_class_resubmits_in_the_same_share_and_respects_max_resubmits(
     assert last is not None
     assert last["disposition"]["status"] == "abandoned"
     assert "maxResubmits=2 reached" in last["disposition"]["reason"]
-    assert len(world.batch.submitted) == 2
+    assert len(submitted(world.batch)) == 2
 
 
 def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World) -> None:
@@ -127,7 +127,7 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     disposition = item["disposition"]
     assert disposition["status"] == "pending-owner"
     assert disposition["choices"] == ["resubmit", "abandon"]  # reserved is release's only share
-    assert world.batch.submitted == []
+    assert submitted(world.batch) == []
     with pytest.raises(DispositionForbiddenError, match="actor"):
         decide_disposition("sub-3", "resubmit", "U0ALICE", deps=world.disposition_deps())
     with pytest.raises(InvalidChoiceError, match="reclassify"):
@@ -140,64 +140,44 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     assert (again.status, again.changed) == ("applied", False)
     with pytest.raises(DispositionConflictError):
         decide_disposition("sub-3", "abandon", "U0FRANK", deps=world.disposition_deps())
-    assert len(world.batch.submitted) == 1
+    assert len(submitted(world.batch)) == 1
     decided = [d for d in world.audit.decisions if d.action == "DispositionDecided"]
     assert [(d.actor, d.details["choice"]) for d in decided] == [("U0FRANK", "resubmit")]
 
 
 def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world: World) -> None:
-    world.clock.set(START + 9000)
-    world.record("sub-4", batch_job_id="batch-4", retries=5)
-    s = 1000
-    t0 = CREATED_MS
-    # three preemptions within an hour (exploratory's thrash guard: 3 in 3600 s)
-    a = [
-        {
-            "serviceResourceId": {"name": "TrainingJobArn", "value": training_job_arn(f"t{i}")},
-            "startedAt": t0 + (i * 1000 + 10) * s,
-            "stoppedAt": t0 + (i * 1000 + 610) * s,
-        }
-        for i in range(3)
-    ]
-    events = [
-        envelope(
-            "batch-4",
-            "RUNNABLE",
-            t0 + (i * 1000 + 610) * s,
-            created_ms=t0,
-            attempts=a[: i + 1],
-            preempted=list(reversed(a[: i + 1])),
-            preempted_count=i + 1,
-            retries=5,
-        )
-        for i in range(3)
-    ]
-    results = fold_into(world, events)
+    # exploratory: thrash guard 3 preemptions within 3600 s; retries 5 so no exhaustion
+    world.other_job("release-build", "reserved", run_seconds=100_000)
+    job = world.submit("sub-4", retries=5, instance_count=2)  # borrows medium's instance
+    for i in range(3):
+        world.advance(600)
+        world.other_job(f"medium-{i}", "medium", run_seconds=120)  # reclaims: preempts sub-4
+        world.pump()
+        world.advance(120)
     item = world.store.get("sub-4")
     assert item is not None
-    assert item["disposition"]["status"] == "awaiting-termination"
-    assert item["disposition"]["trigger"] == "thrash-guard"
-    assert results[-1].disposition_opened == "reclassify"
-    assert [t["jobId"] for t in world.batch.terminated] == ["batch-4"]
-    assert world.batch.submitted == []  # not before the old job stopped
-    failed = envelope(
-        "batch-4",
-        "FAILED",
-        t0 + 3000 * s,
-        created_ms=t0,
-        attempts=a,
-        preempted=list(reversed(a)),
-        preempted_count=3,
-        retries=5,
-        stopped_ms=t0 + 3000 * s,
-        extra={"isTerminated": True},
+    assert item["jobState"]["preemptionCount"] == 3
+    disposition = item["disposition"]
+    assert (disposition["trigger"], disposition["status"]) == ("thrash-guard", "applied")
+    assert [t["jobId"] for t in terminated(world.batch)] == [job.batchJobId]
+    # the successor was only submitted once Batch reported the old job FAILED
+    ops = [
+        op for op, r in world.batch.requests if op in ("TerminateServiceJob", "SubmitServiceJob")
+    ]
+    assert ops[-2:] == ["TerminateServiceJob", "SubmitServiceJob"]
+    assert item["jobState"]["status"] == "FAILED"
+    assert [r["quotaShareName"] for r in submitted(world.batch)] == ["medium"]
+    successor = world.jobs.get("sub-4-r1")
+    assert successor is not None
+    assert successor.serviceRequestPayload == job.serviceRequestPayload
+    assert world.batch.describe_service_job(jobId=str(successor.batchJobId))["quotaShareName"] == (
+        "medium"
     )
-    fold_into(world, [failed, failed])
-    item = world.store.get("sub-4")
-    assert item is not None
-    assert item["disposition"]["status"] == "applied"
-    assert [r["quotaShareName"] for r in world.batch.submitted] == ["medium"]
-    assert len(world.batch.terminated) == 1
+    assert [d.action for d in world.audit.decisions] == [
+        "DispositionTerminating",
+        "DispositionDecided",
+        "DispositionApplied",
+    ]
 
 
 def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) -> None:
@@ -228,6 +208,9 @@ def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) 
             )
         ],
     )
+    item = world.store.get("sub-5")
+    assert item is not None
+    assert item["disposition"]["status"] == "awaiting-termination"
     done = envelope(
         "batch-5",
         "SUCCEEDED",
@@ -243,7 +226,7 @@ def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) 
     item = world.store.get("sub-5")
     assert item is not None
     assert item["disposition"]["status"] == "not-needed"
-    assert world.batch.submitted == []
+    assert submitted(world.batch) == []
 
 
 def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
@@ -254,7 +237,7 @@ def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
     assert item is not None
     assert item["statusesSeen"] == ["FAILED", "RUNNABLE", "RUNNING", "SCHEDULED"]
     assert "batchJobId" not in item
-    assert world.batch.submitted == []
+    assert submitted(world.batch) == []
 
 
 def test_unknown_job_created_moments_ago_is_retried_not_called_foreign(world: World) -> None:

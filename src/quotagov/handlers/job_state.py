@@ -20,7 +20,8 @@ Metrics (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): ``Preempti
 by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName``;
 ``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
 (seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
-``JobStateEvents`` (events handled). Each is
+``JobStateEvents`` (events handled); ``JobStateEventsDeferred`` (retried because the
+job's record is not visible yet). Each is
 emitted only for facts the event newly recorded, so duplicates add nothing.
 """
 
@@ -41,7 +42,12 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.dispositions import dispositions_from_services
-from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult, apply_state_event
+from quotagov.governance.job_state_updates import (
+    JobStateDeps,
+    JobStateResult,
+    RecordNotVisibleYetError,
+    apply_state_event,
+)
 from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
 from quotagov.wiring import services
 
@@ -102,7 +108,14 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
             raise MalformedEventError(reason) from None
         return {"outcome": "malformed", "reason": reason}
     logger.append_keys(batchJobId=state_event.job_id, eventId=state_event.event_id)
-    result = apply_state_event(state_event, job_state_deps())
+    try:
+        result = apply_state_event(state_event, job_state_deps())
+    except RecordNotVisibleYetError as error:
+        logger.warning(
+            "job record not visible yet; the event will be retried", extra={"reason": str(error)}
+        )
+        metrics.add_metric(name="JobStateEventsDeferred", unit=MetricUnit.Count, value=1)
+        raise
     metrics.add_metric(name="JobStateEvents", unit=MetricUnit.Count, value=1)
     _emit(result)
     logger.info(
