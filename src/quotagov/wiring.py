@@ -128,6 +128,38 @@ register("policy_source", _build_policy_source)
 register("policy", lambda services: services.get("policy_source").current(), cached=False)
 
 
+def _build_submission_queue(services: Services) -> Any:
+    """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
+    from quotagov.adapters.sqs_queue import SqsSubmissionQueue
+
+    return SqsSubmissionQueue(services.settings.require("submission_queue_url"))
+
+
+def _build_idempotency(services: Services) -> Any:
+    """Powertools Idempotency store on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=services.settings.require("idempotency_table"))
+
+
+register("submission_queue", _build_submission_queue)
+register("idempotency", _build_idempotency)
+
+
+def _build_submit_pacer(services: Services) -> Any:
+    """Paces ``SubmitServiceJob`` to 2 calls/s per worker (virtual clocks are advanced)."""
+    import time
+
+    from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+
+    clock = services.clock
+    sleep = getattr(clock, "advance", None) or time.sleep
+    return Pacer(SUBMIT_CALLS_PER_SECOND, clock, sleep)
+
+
+register("submit_pacer", _build_submit_pacer)
+
+
 # --- Job state (quotagov.adapters.dynamodb_job_state) -------------------------------
 
 

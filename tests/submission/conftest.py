@@ -1,34 +1,125 @@
-"""Fixtures for the submission path: moto AWS, the jobs table, a manual clock."""
+"""Fixtures for the submission path: moto DynamoDB/SQS/SSM, the policy, a manual clock."""
 
 from __future__ import annotations
 
-import os
+import copy
+import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
+from quotagov import wiring
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.clock import ManualClock
+from quotagov.governance.ports import NullAuditSink
+from quotagov.settings import Settings
 
 REGION = "eu-west-1"
 JOBS_TABLE = "quotagov-jobs"
+IDEMPOTENCY_TABLE = "quotagov-idempotency"
+POLICY_PARAMETER = "/quotagov/policy"
+JOB_QUEUE = "arn:aws:batch:eu-west-1:111122223333:job-queue/ml-gov-queue"
+ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
+BOB = "arn:aws:sts::111122223333:assumed-role/researcher/bob"
+DAVE = "arn:aws:sts::111122223333:assumed-role/researcher/dave"
+FRANK = "arn:aws:sts::111122223333:assumed-role/release/frank"
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+#: Visibility timeout and redrive of the submission queue, as the template sets them.
+VISIBILITY_TIMEOUT = 360
+MAX_RECEIVE_COUNT = 5
+
+
+def policy_text() -> str:
+    """The example walkthrough policy."""
+    return resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
+
+
+def load_event(name: str) -> dict[str, Any]:
+    """A sample event from ``events/`` (a fresh copy)."""
+    data: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
+    return data
+
+
+def training_payload(name: str = "resnet-sweep-017", **changes: Any) -> dict[str, Any]:
+    """A CreateTrainingJob request on one ml.g5.xlarge, with checkpoints."""
+    payload = copy.deepcopy(load_event("jobs_api-submit"))
+    body: dict[str, Any] = json.loads(payload["body"])["serviceRequestPayload"]
+    body["TrainingJobName"] = name
+    body["CheckpointConfig"]["S3Uri"] = (
+        f"s3://example-ml-artifacts-euw1/research/checkpoints/{name}/"
+    )
+    body.update(changes)
+    return body
+
+
+def submission(**changes: Any) -> dict[str, Any]:
+    """A valid submission body for team research (alice, bob); ``changes`` override keys."""
+    body: dict[str, Any] = {
+        "team": "research",
+        "workloadClass": "exploratory",
+        "priorityLevel": "standard",
+        "checkpointIntervalSeconds": 600,
+        "serviceRequestPayload": training_payload(),
+    }
+    body.update(changes)
+    return {k: v for k, v in body.items() if v is not None}
+
+
+@dataclass
+class LambdaContext:
+    """The attributes of the Lambda context object the handlers read."""
+
+    function_name: str = "quotagov-test"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:eu-west-1:111122223333:function:quotagov-test"
+    aws_request_id: str = "00000000-0000-4000-8000-000000000000"
+    remaining_ms: int = 60_000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+@dataclass
+class Stack:
+    """The moto resources of one test and the services wired to them."""
+
+    clock: ManualClock
+    settings: Settings
+    dynamodb: Any
+    sqs: Any
+    ssm: Any
+    queue_url: str
+    dlq_url: str
+    audit: NullAuditSink
+    jobs: DynamoDBJobsRepository
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def put_policy(self, text: str) -> None:
+        """Replace the policy parameter and drop cached copies (as after max_age)."""
+        self.ssm.put_parameter(Name=POLICY_PARAMETER, Value=text, Type="String", Overwrite=True)
+        wiring.services().get("policy_source").current(force_fetch=True)
 
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """moto for every AWS call, with fake credentials in eu-west-1."""
+    """moto for every AWS call, fake credentials in eu-west-1, Powertools settings."""
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_SESSION_TOKEN": "testing",
         "AWS_DEFAULT_REGION": REGION,
+        "POWERTOOLS_SERVICE_NAME": "quotagov",
+        "POWERTOOLS_METRICS_NAMESPACE": "quotagov",
+        "POWERTOOLS_TRACE_DISABLED": "true",
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    assert os.environ["AWS_DEFAULT_REGION"] == REGION
     with mock_aws():
         yield
 
@@ -50,3 +141,41 @@ def jobs_repo(dynamodb: Any, clock: ManualClock) -> DynamoDBJobsRepository:
     """``JobsTable`` created from the shared definition, behind the repository."""
     dynamodb.create_table(**jobs_table_definition(JOBS_TABLE))
     return DynamoDBJobsRepository(JOBS_TABLE, clock, dynamodb)
+
+
+@pytest.fixture
+def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) -> Iterator[Stack]:
+    """JobsTable, IdempotencyTable, the submission queue with its DLQ, the policy in SSM."""
+    dynamodb.create_table(
+        TableName=IDEMPOTENCY_TABLE,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+    )
+    sqs = boto3.client("sqs", region_name=REGION)
+    dlq_url = sqs.create_queue(QueueName="quotagov-submissions-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    queue_url = sqs.create_queue(
+        QueueName="quotagov-submissions",
+        Attributes={
+            "VisibilityTimeout": str(VISIBILITY_TIMEOUT),
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
+            ),
+        },
+    )["QueueUrl"]
+    ssm = boto3.client("ssm", region_name=REGION)
+    ssm.put_parameter(Name=POLICY_PARAMETER, Value=policy_text(), Type="String", Tier="Advanced")
+    settings = Settings(
+        job_queue=JOB_QUEUE,
+        jobs_table=JOBS_TABLE,
+        idempotency_table=IDEMPOTENCY_TABLE,
+        submission_queue_url=queue_url,
+        policy_parameter=POLICY_PARAMETER,
+    )
+    audit = NullAuditSink()
+    wiring.override(settings, clock=clock, audit=audit)
+    yield Stack(clock, settings, dynamodb, sqs, ssm, queue_url, dlq_url, audit, jobs_repo)
+    wiring.reset()

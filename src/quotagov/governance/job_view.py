@@ -1,0 +1,112 @@
+"""What ``GET /jobs/{jobId}`` shows about a submission.
+
+Shape (JSON, absent parts left out)::
+
+    {
+      "submissionId": "...", "state": "QUEUED|SUBMITTED|REFUSED|FAILED",
+      "team": "...", "workloadClass": "...", "priorityLevel": "...", "jobName": "...",
+      "principal": "...", "createdAt": 1796083200, "updatedAt": 1796083230,
+      "reasons": ["..."],                              # REFUSED / FAILED
+      "quotaShareName": "...", "schedulingPriority": 10,
+      "preemptionRetriesBeforeTermination": 1,
+      "batchJobId": "...", "batchJobArn": "...",       # SUBMITTED
+      "batch": {                                       # SUBMITTED: DescribeServiceJob
+        "status": "RUNNABLE", "statusReason": "...", "schedulingPriority": 10,
+        "frontOfShare": {                              # while waiting: GetJobQueueSnapshot
+          "atFront": false, "jobArn": "...", "earliestTimeAtPosition": 1796083300000
+        },
+        "error": "..."                                 # when Batch could not be asked
+      },
+      "chain": {"predecessorId": null, "originalId": null, "successorIds": [],
+                "resubmitCount": 0},
+      "jobState": {...}                                # fields added by the job-state handler
+    }
+
+Times from Batch are epoch milliseconds; the record's times are epoch seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quotagov.governance.ports import BatchError, BatchPort
+from quotagov.governance.records import JobRecord, SubmissionState
+
+#: Batch statuses in which a service job is still waiting for capacity.
+WAITING_STATUSES = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
+
+_DECLARED_HIDDEN = frozenset({"serviceRequestPayload", "clientToken", "version"})
+
+
+def job_view(record: JobRecord, batch: BatchPort | None, job_queue: str) -> dict[str, Any]:
+    """The view of ``record``; asks Batch about submitted jobs when ``batch`` is given.
+
+    Batch failures do not fail the view: they are reported in ``batch.error``.
+    """
+    view: dict[str, Any] = {
+        "submissionId": record.pk,
+        "state": str(record.state),
+        "team": record.team,
+        "workloadClass": record.workloadClass,
+        "priorityLevel": record.priorityLevel,
+        "jobName": record.jobName,
+        "principal": record.principal,
+        "source": record.source,
+        "createdAt": record.createdAt,
+        "updatedAt": record.updatedAt,
+        "chain": {
+            "predecessorId": record.predecessorId,
+            "originalId": record.originalId,
+            "successorIds": list(record.successorIds),
+            "resubmitCount": record.resubmitCount,
+        },
+    }
+    if record.state in (SubmissionState.REFUSED, SubmissionState.FAILED) or record.reasons:
+        view["reasons"] = list(record.reasons)
+    for name in ("quotaShareName", "schedulingPriority", "preemptionRetriesBeforeTermination"):
+        value = getattr(record, name)
+        if value is not None or record.state is SubmissionState.SUBMITTED:
+            view[name] = value
+    if record.batchJobId:
+        view["batchJobId"] = record.batchJobId
+        view["batchJobArn"] = record.batchJobArn
+        if batch is not None:
+            view["batch"] = _batch_view(record, batch, job_queue)
+    extra = {k: v for k, v in (record.model_extra or {}).items() if k not in _DECLARED_HIDDEN}
+    if extra:
+        view["jobState"] = extra
+    return view
+
+
+def _batch_view(record: JobRecord, batch: BatchPort, job_queue: str) -> dict[str, Any]:
+    assert record.batchJobId is not None
+    try:
+        job = batch.describe_service_job(jobId=record.batchJobId)
+    except BatchError as exc:
+        return {"error": f"DescribeServiceJob failed: {exc.code}: {exc.message}"}
+    out: dict[str, Any] = {
+        "status": job.get("status"),
+        "statusReason": job.get("statusReason"),
+        "schedulingPriority": job.get("schedulingPriority"),
+        "quotaShareName": job.get("quotaShareName"),
+    }
+    if job.get("status") not in WAITING_STATUSES:
+        return out
+    try:
+        snapshot = batch.get_job_queue_snapshot(jobQueue=job.get("jobQueue") or job_queue)
+    except BatchError as exc:
+        out["error"] = f"GetJobQueueSnapshot failed: {exc.code}: {exc.message}"
+        return out
+    share = job.get("quotaShareName") or record.quotaShareName or ""
+    front = snapshot.get("frontOfQuotaShares", {}).get("quotaShares", {}).get(share, [])
+    job_arn = job.get("jobArn") or record.batchJobArn
+    if front:
+        first = front[0]
+        out["frontOfShare"] = {
+            "atFront": first.get("jobArn") == job_arn,
+            "jobArn": first.get("jobArn"),
+            "earliestTimeAtPosition": first.get("earliestTimeAtPosition"),
+        }
+    else:
+        out["frontOfShare"] = {"atFront": False, "jobArn": None, "earliestTimeAtPosition": None}
+    return out

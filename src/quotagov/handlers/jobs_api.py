@@ -1,0 +1,36 @@
+"""``JobsApiFunction``: the jobs REST API (``POST /jobs``, ``GET /jobs/{jobId}``, ...).
+
+One Powertools ``APIGatewayRestResolver`` with request validation; each feature's routes
+are a ``Router`` in a module of :mod:`quotagov.handlers.routes`, listed in
+:data:`ROUTE_MODULES` (the job-state feature adds ``jobs_disposition``). Validation
+faults answer 400 with field paths (:mod:`quotagov.handlers.api_errors`).
+
+Environment: ``JOBS_TABLE``, ``SUBMISSION_QUEUE_URL``, ``POLICY_PARAMETER``,
+``JOB_QUEUE``, ``POWERTOOLS_SERVICE_NAME``, ``POWERTOOLS_METRICS_NAMESPACE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.logging import correlation_paths
+
+from quotagov.handlers.api_errors import install_error_handlers
+
+#: Route modules under ``quotagov.handlers.routes``; each exposes ``router``.
+ROUTE_MODULES: tuple[str, ...] = ("jobs_submit", "jobs_get")
+
+logger = Logger()
+app = APIGatewayRestResolver(enable_validation=True)
+install_error_handlers(app)
+for _name in ROUTE_MODULES:
+    app.include_router(importlib.import_module(f"quotagov.handlers.routes.{_name}").router)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Lambda entry point: resolve the REST event with :data:`app`."""
+    return app.resolve(event, context)

@@ -1,0 +1,47 @@
+"""``GET /jobs/{jobId}``: a submission's state, routing, reasons and Batch position.
+
+Replies 200 with :func:`quotagov.governance.job_view.job_view`, 403 when the caller is
+neither the submitter nor a member of the submission's team, 404 when unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from quotagov.handlers.api_errors import json_response
+from quotagov.handlers.identity import principal_of
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+@router.get(
+    "/jobs/<jobId>",
+    summary="Show a submission",
+    tags=["jobs"],
+    operation_id="getJob",
+)
+def get_job(
+    jobId: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")],
+) -> Response[str]:
+    """The view of submission ``jobId`` (the submission id returned by ``POST /jobs``)."""
+    from quotagov.governance.job_view import job_view
+    from quotagov.handlers.deps import optional
+    from quotagov.wiring import services
+
+    svc = services()
+    record = svc.get("jobs").get(jobId)
+    if record is None:
+        return json_response(404, {"message": f"no submission {jobId}"})
+    principal = principal_of(router.current_event.raw_event)
+    team = svc.get("policy").teams.get(record.team)
+    members = {m.principal for m in team.members} if team else set()
+    if not principal or (principal != record.principal and principal not in members):
+        return json_response(
+            403, {"message": f"{principal or '(anonymous)'} may not see submission {jobId}"}
+        )
+    view = job_view(record, optional(svc, "batch"), svc.settings.job_queue)
+    return json_response(200, view)

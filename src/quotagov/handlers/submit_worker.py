@@ -1,0 +1,197 @@
+"""``SubmitWorkerFunction``: the submission queue's consumer; calls ``SubmitServiceJob``.
+
+Powertools batch processing (``BatchProcessor`` + ``process_partial_response``) reports
+per-message outcomes to SQS (``ReportBatchItemFailures``):
+
+* **submitted**, **refused** or **failed for good** (a poison message: malformed,
+  refused by the policy as it is now, Batch ``ClientException``): the record says so,
+  with reasons; the message counts as processed, so it is deleted and never loops.
+  Each such message is logged with its ``messageId`` and counted in the
+  ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics.
+* **transient** (Batch throttling or 5xx after the adapter's own retries, DynamoDB or
+  policy unavailable, a concurrent duplicate in progress): reported in
+  ``batchItemFailures``; SQS delivers it again after the visibility timeout and moves it
+  to the DLQ after ``maxReceiveCount`` receives. After one throttled call the rest of the
+  batch is not sent to Batch in this invocation (reported for retry at once).
+
+Exactly once: Powertools Idempotency (``DynamoDBPersistenceLayer`` on
+``IDEMPOTENCY_TABLE``) keyed on the submission id, the deterministic ``clientToken`` and
+the conditional ``QUEUED -> SUBMITTED`` write (see
+:func:`quotagov.governance.submission.submit_to_batch`).
+
+Environment: ``JOBS_TABLE``, ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
+``POWERTOOLS_SERVICE_NAME``, ``POWERTOOLS_METRICS_NAMESPACE``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+
+logger = Logger()
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+#: Idempotency: key = the submission id; a day covers the queue's redelivery window.
+IDEMPOTENCY_CONFIG = IdempotencyConfig(
+    event_key_jmespath="submissionId",
+    raise_on_no_idempotency_key=True,
+    expires_after_seconds=86_400,
+)
+
+
+class BatchBackoffError(Exception):
+    """Batch throttled an earlier message of this invocation; retry this one later."""
+
+
+class _Invocation:
+    """Per-invocation state: whether Batch throttled us already."""
+
+    throttled = False
+
+
+_idempotent_submit: dict[int, Callable[..., dict[str, Any]]] = {}
+
+
+def _submit(work: dict[str, Any]) -> dict[str, Any]:
+    """Send one stored submission to Batch; the result is what Idempotency keeps."""
+    from quotagov.governance.submission import submit_to_batch
+    from quotagov.handlers.deps import submission_deps
+
+    record = submit_to_batch(
+        work["submissionId"], submission_deps(batch=True), recheck=bool(work.get("recheck"))
+    )
+    return {
+        "submissionId": record.pk,
+        "state": str(record.state),
+        "batchJobId": record.batchJobId,
+        "reasons": list(record.reasons),
+    }
+
+
+def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
+    """:func:`_submit` behind Powertools Idempotency (persistence from wiring)."""
+    from quotagov.wiring import services
+
+    store = services().get("idempotency")
+    submit = _idempotent_submit.get(id(store))
+    if submit is None:
+        submit = idempotent_function(
+            data_keyword_argument="work", persistence_store=store, config=IDEMPOTENCY_CONFIG
+        )(_submit)
+        _idempotent_submit.clear()
+        _idempotent_submit[id(store)] = submit
+    return submit(work={"submissionId": submission_id, "recheck": recheck})
+
+
+def record_handler(record: SQSRecord) -> dict[str, Any]:
+    """Process one message; raises for transient failures (reported for retry)."""
+    from quotagov.governance.records import SubmissionState
+    from quotagov.governance.routing import NotATeamMemberError
+    from quotagov.governance.submission import (
+        TransientSubmitError,
+        receive_submission,
+        record_unusable_message,
+    )
+    from quotagov.handlers.deps import submission_deps
+    from quotagov.handlers.submission_messages import parse_message
+
+    message = parse_message(record.body, record.raw_event.get("messageAttributes") or {})
+    if message.faults:
+        stored = record_unusable_message(
+            record.message_id,
+            message.faults,
+            submission_deps(),
+            principal=message.principal,
+            fields=message.fields,
+        )
+        return _outcome(record, stored.pk, str(stored.state), stored.reasons)
+    submission_id = message.submission_id
+    if message.request is not None:
+        deps = submission_deps()
+        try:
+            received = receive_submission(
+                message.request,
+                message.principal,
+                deps,
+                source="sqs",
+                message_id=record.message_id,
+                enqueue=False,
+            )
+        except NotATeamMemberError as exc:
+            stored = record_unusable_message(
+                record.message_id,
+                [str(exc)],
+                deps,
+                principal=message.principal,
+                fields=message.fields,
+                state=SubmissionState.REFUSED,
+            )
+            return _outcome(record, stored.pk, str(stored.state), stored.reasons)
+        if received.record.state is not SubmissionState.QUEUED:
+            return _outcome(
+                record, received.record.pk, str(received.record.state), received.record.reasons
+            )
+        submission_id = received.record.pk
+    assert submission_id is not None
+    if _Invocation.throttled:
+        metrics.add_metric(name="SubmissionsDeferred", unit=MetricUnit.Count, value=1)
+        raise BatchBackoffError(f"submission {submission_id}: Batch throttled this batch")
+    recheck = int(record.attributes.approximate_receive_count or "1") > 1
+    try:
+        result = _submit_once(submission_id, recheck)
+    except TransientSubmitError as exc:
+        if exc.cause.code in ("TooManyRequestsException", "ThrottlingException") or (
+            "Throttl" in type(exc.cause).__name__
+        ):
+            _Invocation.throttled = True
+        metrics.add_metric(name="SubmissionsRetried", unit=MetricUnit.Count, value=1)
+        logger.warning("transient failure, will retry", extra={"messageId": record.message_id})
+        raise
+    return _outcome(record, submission_id, result["state"], result["reasons"])
+
+
+def _outcome(
+    record: SQSRecord, submission_id: str, state: str, reasons: list[str]
+) -> dict[str, Any]:
+    name = {
+        "SUBMITTED": "SubmissionsSubmitted",
+        "FAILED": "SubmissionsFailed",
+        "REFUSED": "SubmissionsRefused",
+    }.get(state, "SubmissionsPending")
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    if state in ("FAILED", "REFUSED"):
+        logger.warning(
+            "submission not sent to Batch",
+            extra={
+                "messageId": record.message_id,
+                "submissionId": submission_id,
+                "state": state,
+                "reasons": reasons,
+            },
+        )
+    return {"submissionId": submission_id, "state": state}
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Lambda entry point: process an SQS batch, return ``{"batchItemFailures": [...]}``."""
+    IDEMPOTENCY_CONFIG.register_lambda_context(context)
+    _Invocation.throttled = False
+    return dict(
+        process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+    )

@@ -1,0 +1,39 @@
+"""Calling the jobs API handler the way API Gateway does (REST proxy events)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .conftest import ALICE, LambdaContext, load_event
+
+
+def post_jobs(
+    body: Any, principal: str | None = ALICE, *, raw: str | None = None
+) -> tuple[int, Any]:
+    """``POST /jobs`` with ``body`` as the caller ``principal``; returns (status, JSON reply)."""
+    from quotagov.handlers import jobs_api
+
+    event = load_event("jobs_api-submit")
+    event["body"] = raw if raw is not None else json.dumps(body)
+    _set_principal(event, principal)
+    reply = jobs_api.handler(event, LambdaContext())
+    return reply["statusCode"], json.loads(reply["body"])
+
+
+def get_job(job_id: str, principal: str | None = ALICE) -> tuple[int, Any]:
+    """``GET /jobs/{jobId}`` as ``principal``; returns (status, JSON reply)."""
+    from quotagov.handlers import jobs_api
+
+    event = load_event("jobs_api-get")
+    event["path"] = f"/jobs/{job_id}"
+    event["pathParameters"] = {"jobId": job_id}
+    _set_principal(event, principal)
+    reply = jobs_api.handler(event, LambdaContext())
+    return reply["statusCode"], json.loads(reply["body"])
+
+
+def _set_principal(event: dict[str, Any], principal: str | None) -> None:
+    identity = event["requestContext"]["identity"]
+    identity["userArn"] = principal
+    identity["caller"] = identity["user"] = principal.rsplit("/", 1)[-1] if principal else None
