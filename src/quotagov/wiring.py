@@ -45,6 +45,8 @@ class Services:
                     builder = _BUILDERS[name]
                 except KeyError:
                     raise KeyError(f"no dependency named {name!r} is registered") from None
+                if name in _UNCACHED:
+                    return builder(self)
                 self._values[name] = builder(self)
             return self._values[name]
 
@@ -56,13 +58,23 @@ class Services:
 
 
 _BUILDERS: dict[str, Any] = {"clock": lambda _services: SystemClock()}
+#: Dependencies built on every ``get`` (they cache by themselves, e.g. the policy).
+_UNCACHED: set[str] = set()
 _current: Services | None = None
 _current_lock = threading.Lock()
 
 
-def register(name: str, builder: Any) -> None:
-    """Register ``builder(services) -> value`` as the way to build dependency ``name``."""
+def register(name: str, builder: Any, *, cached: bool = True) -> None:
+    """Register ``builder(services) -> value`` as the way to build dependency ``name``.
+
+    With ``cached=False`` the builder runs on every ``get`` (for values that refresh
+    themselves, like the policy read through Powertools Parameters' cache).
+    """
     _BUILDERS[name] = builder
+    if cached:
+        _UNCACHED.discard(name)
+    else:
+        _UNCACHED.add(name)
 
 
 def services() -> Services:
@@ -180,4 +192,34 @@ def _build_escalations(services: Services) -> Any:
 
 
 register("escalations_table", _build_escalations_table)
-register("escalations", _build_escalations)
+register("escalations", _build_escalations, cached=False)
+
+
+def _build_policy_source(services: Services) -> Any:
+    """Where the policy comes from: ``POLICY_FILE`` locally, else SSM ``POLICY_PARAMETER``."""
+    from quotagov.policy.loading import policy_source
+
+    return policy_source(services.settings.policy_file, services.settings.policy_parameter)
+
+
+register("policy_source", _build_policy_source)
+# "policy" is the current Policy; the source caches (SSM: Powertools, 300 s by default).
+register("policy", lambda services: services.get("policy_source").current(), cached=False)
+
+
+def _build_submission_queue(services: Services) -> Any:
+    """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
+    from quotagov.adapters.sqs_queue import SqsSubmissionQueue
+
+    return SqsSubmissionQueue(services.settings.require("submission_queue_url"))
+
+
+def _build_idempotency(services: Services) -> Any:
+    """Powertools Idempotency store on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=services.settings.require("idempotency_table"))
+
+
+register("submission_queue", _build_submission_queue)
+register("idempotency", _build_idempotency)

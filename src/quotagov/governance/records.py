@@ -90,6 +90,10 @@ class JobRecord(BaseModel):
         createdAt, updatedAt: epoch seconds.
         version: optimistic-locking counter, incremented by every repository write.
         source: ``api`` or ``sqs`` (how the submission arrived).
+        requestedQuotaShareName: the share the submitter asked for (None = any of the
+            class's shares); routing is re-checked with it before ``SubmitServiceJob``.
+        clientRequestId: the submitter's idempotency key, when given.
+        submittedAt: when Batch accepted the service job (epoch seconds).
         predecessorId: the submission this one resubmits (None for an original).
         originalId: the first submission of the chain (None for an original).
         successorIds: submissions that resubmit this one, oldest first.
@@ -121,6 +125,9 @@ class JobRecord(BaseModel):
     updatedAt: int = 0
     version: int = 0
     source: str = "api"
+    requestedQuotaShareName: str | None = None
+    clientRequestId: str | None = None
+    submittedAt: int | None = None
     predecessorId: str | None = None
     originalId: str | None = None
     successorIds: list[str] = Field(default_factory=list)
