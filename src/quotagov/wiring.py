@@ -103,6 +103,29 @@ def reset() -> None:
         _current = None
 
 
+# --- Slack (quotagov.adapters.slack) ---------------------------------------------
+
+
+def _build_slack_credentials(services: Services) -> Any:
+    from quotagov.adapters.slack import load_slack_credentials
+
+    return load_slack_credentials(services.settings.require("slack_secret_arn"))
+
+
+def _build_chat(services: Services) -> Any:
+    from quotagov.adapters.slack import SlackChatNotifier, build_web_client
+
+    credentials = services.get("slack_credentials")
+    return SlackChatNotifier(
+        build_web_client(credentials.bot_token, services.settings.slack_api_url)
+    )
+
+
+register("slack_credentials", _build_slack_credentials)
+register("chat", _build_chat)
+register("slack_signing_secret", lambda services: services.get("slack_credentials").signing_secret)
+
+
 # --- Submission path (jobs table, policy, submission queue, idempotency) ----------
 
 
@@ -114,6 +137,62 @@ def _build_jobs(services: Services) -> Any:
 
 
 register("jobs", _build_jobs)
+
+
+def _build_slack_responder(_services: Services) -> Any:
+    """``(response_url, text) -> None``: an ephemeral answer to the user who clicked."""
+    from quotagov.adapters.slack import respond_ephemeral
+
+    return respond_ephemeral
+
+
+register("slack_responder", _build_slack_responder)
+
+
+# --- Escalations (quotagov.governance.escalations) --------------------------------
+
+
+def _build_escalations_table(services: Services) -> Any:
+    """``EscalationsTable`` (``ESCALATIONS_TABLE``); see ``adapters.dynamodb_escalations``."""
+    import boto3
+
+    from quotagov.adapters.dynamodb_escalations import EscalationsTable
+
+    return EscalationsTable(
+        boto3.client("dynamodb"), services.settings.require("escalations_table")
+    )
+
+
+def _build_escalations(services: Services) -> Any:
+    """The escalation use case over the registered policy, jobs, batch, chat and audit."""
+    from quotagov.governance.escalations import Escalations, JobRecordLookup
+    from quotagov.governance.impact_preview import SchedulerImpactPreviewer
+    from quotagov.governance.ports import NullAuditSink
+
+    try:
+        audit = services.get("audit")
+    except KeyError:
+        audit = NullAuditSink()
+    policy = services.get("policy")
+    jobs = JobRecordLookup(services.get("jobs"))
+    batch = services.get("batch")
+    return Escalations(
+        policy=policy,
+        jobs=jobs,
+        batch=batch,
+        repository=services.get("escalations_table"),
+        chat=services.get("chat"),
+        audit=audit,
+        clock=services.clock,
+        previewer=SchedulerImpactPreviewer(
+            policy=policy, batch=batch, jobs=jobs, clock=services.clock
+        ),
+        default_channel=services.settings.approval_channel,
+    )
+
+
+register("escalations_table", _build_escalations_table)
+register("escalations", _build_escalations, cached=False)
 
 
 def _build_policy_source(services: Services) -> Any:
