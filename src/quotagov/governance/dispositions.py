@@ -61,6 +61,7 @@ from quotagov.governance.job_state import JobTracking
 from quotagov.governance.ports import (
     AuditSink,
     BatchClientError,
+    BatchError,
     BatchPort,
     ChatError,
     ChatNotifier,
@@ -219,6 +220,8 @@ class DispositionOutcome:
         choices: what the owner may still choose (while ``pending-owner``).
         reason: why, in words.
         changed: False when this call found the disposition already in that state.
+        error: why the successor could not be submitted yet (status stays ``applying``;
+            the same decision again, or the next event of the job, finishes it).
     """
 
     job_id: str
@@ -232,10 +235,16 @@ class DispositionOutcome:
     choices: tuple[str, ...] = ()
     reason: str = ""
     changed: bool = True
+    error: str | None = None
 
     @classmethod
     def from_record(
-        cls, job_id: str, disposition: Mapping[str, Any], *, changed: bool
+        cls,
+        job_id: str,
+        disposition: Mapping[str, Any],
+        *,
+        changed: bool,
+        error: str | None = None,
     ) -> DispositionOutcome:
         """Build from a record's ``disposition`` map."""
         return cls(
@@ -250,6 +259,7 @@ class DispositionOutcome:
             choices=tuple(disposition.get("choices") or ()),
             reason=str(disposition.get("reason", "")),
             changed=changed,
+            error=error,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -266,6 +276,7 @@ class DispositionOutcome:
             "choices": list(self.choices),
             "reason": self.reason,
             "changed": self.changed,
+            "error": self.error,
         }
 
 
@@ -452,8 +463,9 @@ def decide_disposition(
         DispositionForbiddenError: actor not allowed.
         InvalidChoiceError: choice not offered.
         DispositionConflictError: nothing pending, or decided differently already.
-        BatchError: Batch failed while submitting the successor; the decision is kept
-            (``applying``) and the same call may be repeated to finish it.
+
+    A Batch failure while submitting the successor does not raise: the decision is kept
+    (``applying``), the outcome carries ``error``, and the same call finishes it.
     """
     deps = deps or dispositions_from_services()
     choice = choice.removeprefix(ACTION_ID_PREFIX)
@@ -476,7 +488,7 @@ def decide_disposition(
                     disposition,
                 )
             if status == APPLYING:
-                return _apply(record, disposition, deps)
+                return _apply_or_report(record, disposition, deps, changed=False)
             return DispositionOutcome.from_record(job_id, disposition, changed=False)
         offered = tuple(disposition.get("choices") or CHOICES)
         if choice not in offered:
@@ -500,11 +512,11 @@ def decide_disposition(
         ):
             _audit(record, decided, deps)
             outcome = (
-                _apply({**record, "disposition": decided}, decided, deps)
+                _apply_or_report({**record, "disposition": decided}, decided, deps, changed=True)
                 if choice != "abandon"
                 else DispositionOutcome.from_record(job_id, decided, changed=True)
             )
-            _update_owner_message(decided, deps)
+            _update_owner_message(decided, outcome, deps)
             return outcome
         record = deps.store.get(job_id) or record
     raise DispositionConflictError(f"job {job_id!r}: disposition keeps changing", None)
@@ -697,6 +709,22 @@ def _apply(
         return DispositionOutcome.from_record(job_id, applied, changed=True)
     current = (deps.store.get(job_id) or {}).get("disposition") or applied
     return DispositionOutcome.from_record(job_id, current, changed=False)
+
+
+def _apply_or_report(
+    record: Mapping[str, Any],
+    disposition: Mapping[str, Any],
+    deps: DispositionDeps,
+    *,
+    changed: bool,
+) -> DispositionOutcome:
+    try:
+        return _apply(record, disposition, deps)
+    except BatchError as error:
+        logger.warning("successor of %s not submitted yet: %s", record["pk"], error)
+        return DispositionOutcome.from_record(
+            str(record["pk"]), disposition, changed=changed, error=str(error)
+        )
 
 
 def _successor_plan(record: Mapping[str, Any], choice: str, policy: Policy) -> dict[str, Any]:
@@ -925,7 +953,9 @@ def _tell_owner(
         logger.warning("could not tell the owner of %s in Slack: %s", record["pk"], error)
 
 
-def _update_owner_message(disposition: Mapping[str, Any], deps: DispositionDeps) -> None:
+def _update_owner_message(
+    disposition: Mapping[str, Any], outcome: DispositionOutcome, deps: DispositionDeps
+) -> None:
     message = disposition.get("message")
     if deps.chat is None or not message:
         return
@@ -933,11 +963,17 @@ def _update_owner_message(disposition: Mapping[str, Any], deps: DispositionDeps)
         f" into share {disposition.get('targetShare')}" if disposition.get("targetShare") else ""
     )
     text = f"Decision by <@{disposition.get('decidedBy')}>: {disposition.get('choice')}{target}"
+    if outcome.successor_id and outcome.status == APPLIED:
+        text += f"; successor `{outcome.successor_id}` submitted"
+    if outcome.error:
+        text += f"; submitting the successor failed ({outcome.error}), click again to retry"
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    if outcome.error:  # keep the chosen button so the owner can finish the decision
+        retry = {"pk": outcome.job_id, "choices": [disposition.get("choice")]}
+        blocks += disposition_blocks(retry, retry)[1:]
     try:
         deps.chat.update(
-            PostedMessage(channel=str(message["channel"]), ts=str(message["ts"])),
-            text,
-            [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
+            PostedMessage(channel=str(message["channel"]), ts=str(message["ts"])), text, blocks
         )
     except ChatError as error:
         logger.warning("could not update the disposition message: %s", error)

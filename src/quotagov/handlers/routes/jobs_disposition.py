@@ -58,7 +58,6 @@ def post_disposition(
         InvalidChoiceError,
         decide_disposition,
     )
-    from quotagov.governance.ports import BatchError
 
     principal = principal_of(router.current_event.raw_event)
     if not principal:
@@ -73,8 +72,9 @@ def post_disposition(
         return json_response(400, {"message": str(exc), "faults": [str(exc)]})
     except DispositionConflictError as exc:
         return json_response(409, {"message": str(exc), "disposition": exc.current})
-    except BatchError as exc:
+    if outcome.error:
         return json_response(
-            503, {"message": f"decision recorded; repeat the request to finish it: {exc}"}
+            503,
+            {"message": "decision recorded; repeat the request to finish it", **outcome.to_dict()},
         )
     return json_response(200, outcome.to_dict())
