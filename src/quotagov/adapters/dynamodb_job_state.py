@@ -22,6 +22,7 @@ Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -71,8 +72,10 @@ class DynamoDBJobStateStore:
         table: a boto3 ``dynamodb.Table`` resource of the ``JobsTable``.
     """
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, *, id_cache_size: int = 4096) -> None:
         self._table = table
+        self._ids: OrderedDict[str, str] = OrderedDict()
+        self._id_cache_size = id_cache_size
 
     @classmethod
     def from_name(cls, table_name: str, *, session: Any = None) -> DynamoDBJobStateStore:
@@ -83,16 +86,31 @@ class DynamoDBJobStateStore:
         return cls(resource.Table(table_name))
 
     def find_submission_id(self, batch_job_id: str) -> str | None:
-        """Look ``batch_job_id`` up in the ``byBatchJobId`` index (eventually consistent)."""
+        """Look ``batch_job_id`` up in the ``byBatchJobId`` index (eventually consistent).
+
+        Only ``pk`` is read. Found ids are remembered (a record's ``batchJobId`` never
+        changes once set), so a warm function reads the index once per job; misses
+        are never remembered.
+        """
+        if batch_job_id in self._ids:
+            self._ids.move_to_end(batch_job_id)
+            return self._ids[batch_job_id]
         response = self._table.query(
             IndexName=BY_BATCH_JOB_ID,
             KeyConditionExpression="batchJobId = :id",
             ExpressionAttributeValues={":id": batch_job_id},
+            ProjectionExpression="pk",
         )
         items = [
             i for i in response.get("Items", []) if not str(i["pk"]).startswith(FOREIGN_PREFIX)
         ]
-        return str(items[0]["pk"]) if items else None
+        if not items:
+            return None
+        found = str(items[0]["pk"])
+        self._ids[batch_job_id] = found
+        if len(self._ids) > self._id_cache_size:
+            self._ids.popitem(last=False)
+        return found
 
     def get(self, submission_id: str) -> dict[str, Any] | None:
         """The item by ``pk`` (strongly consistent), numbers as int/float; None if absent."""
