@@ -114,3 +114,29 @@ def test_shuffled_and_duplicated_streams_give_the_same_records(
     stream = events + events  # every event twice
     random.Random(seed).shuffle(stream)
     assert _replay(policy, batch_job_id, stream) == expected
+
+
+def test_a_failing_submit_is_retried_with_the_event_and_creates_one_successor(
+    world: World,
+) -> None:
+    run_scenario(world)
+    world.clock.advance(400)
+    world.batch.fail_next("SubmitServiceJob", code="TooManyRequestsException")
+    world.pump()  # the FAILED event's first delivery raises; the decision is kept
+    item = world.store.get("explore-1")
+    assert item is not None
+    assert item["disposition"]["status"] == "applying"
+    assert len(world.retries) == 1
+    world.clock.advance(60)
+    world.pump()  # redelivered: the same successor, the same clientToken, applied once
+    item = world.store.get("explore-1")
+    assert item is not None
+    assert item["disposition"]["status"] == "applied"
+    tries = submitted(world.batch)
+    assert [t["clientToken"] for t in tries] == [tries[0]["clientToken"]] * 2
+    created = {
+        e["detail"]["jobId"]
+        for e in world.batch.events
+        if e["detail"]["jobName"] == "job-explore-1-r1"
+    }
+    assert len(created) == 1
