@@ -359,27 +359,24 @@ def submit_with_batch(
 ) -> dict[str, Any]:
     """Send ``successor`` with ``SubmitServiceJob`` (reference §2.3); return the response.
 
-    The request keeps the submission record's ``serviceRequestPayload`` unchanged, its
-    ``schedulingPriority`` and ``preemptionRetriesBeforeTermination``, with the
-    successor's ``quotaShareName``. ``clientToken`` makes a retried call one job.
+    The request is the submission path's own
+    (:func:`quotagov.governance.submission.service_job_request`): the record's
+    ``serviceRequestPayload`` unchanged, its ``schedulingPriority`` and
+    ``preemptionRetriesBeforeTermination``, the successor's ``quotaShareName``, its
+    deterministic ``clientToken`` (a retried call is one job) and the
+    ``quotagov:submissionId`` tag. The policy is not re-applied: routing would put a
+    reclassified job back in its class's first share.
 
     Raises:
         BatchError: from the port.
     """
-    request: dict[str, Any] = {
-        "jobName": _job_name(successor),
-        "jobQueue": job_queue or str(successor["jobQueue"]),
-        "serviceJobType": "SAGEMAKER_TRAINING",
-        "serviceRequestPayload": successor["serviceRequestPayload"],
-        "quotaShareName": successor["quotaShareName"],
-        "clientToken": str(successor["clientToken"]),
-    }
-    if successor.get("schedulingPriority") is not None:
-        request["schedulingPriority"] = int(successor["schedulingPriority"])
-    retries = successor.get("preemptionRetriesBeforeTermination")
-    if retries is not None:
-        request["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": int(retries)}
-    return batch.submit_service_job(**request)
+    from quotagov.governance.records import JobRecord
+    from quotagov.governance.submission import service_job_request
+
+    record = JobRecord.from_item(successor)
+    return batch.submit_service_job(
+        **service_job_request(record, job_queue or str(successor.get("jobQueue") or ""))
+    )
 
 
 # --- use cases --------------------------------------------------------------------------
@@ -766,6 +763,7 @@ def _successor_item(
     count = generation(record) + 1
     item.update(
         pk=str(disposition["successorId"]),
+        jobName=_job_name({**record, "resubmitCount": count}),
         quotaShareName=str(disposition["targetShare"]),
         predecessorId=str(record["pk"]),
         originalId=original_id(record),
