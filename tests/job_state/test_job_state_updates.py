@@ -178,6 +178,11 @@ def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world:
         "DispositionDecided",
         "DispositionApplied",
     ]
+    terminating, _, applied = world.audit.decisions
+    assert terminating.details["jobId"] == job.batchJobId  # matches the CloudTrail call
+    assert applied.details["jobId"] == successor.batchJobId
+    assert applied.job_queue == "arn:aws:batch:eu-west-1:111122223333:job-queue/ml-gov-queue"
+    assert (applied.actor, applied.resource) == ("quotagov", "sub-4")
 
 
 def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) -> None:

@@ -398,6 +398,10 @@ def on_job_state(
     """
     disposition = record.get("disposition")
     status = disposition.get("status") if disposition else None
+    if disposition is not None:
+        # re-assert the current step in the audit log (idempotent on its decision id), so
+        # a step whose audit write failed after the record moved is written on redelivery
+        _audit(record, disposition, deps)
     if disposition is not None and status == APPLYING:
         return _apply(record, disposition, deps)
     if disposition is not None and status == AWAITING_TERMINATION and tracking.is_terminal:
@@ -484,6 +488,7 @@ def decide_disposition(
                     + (f" ({disposition.get('choice')})" if disposition.get("choice") else ""),
                     disposition,
                 )
+            _audit(record, disposition, deps)  # idempotent re-assertion, see on_job_state
             if status == APPLYING:
                 return _apply_or_report(record, disposition, deps, changed=False)
             return DispositionOutcome.from_record(job_id, disposition, changed=False)
@@ -693,12 +698,19 @@ def _apply(
     successor = _successor_item(record, disposition, deps)
     deps.store.put_successor(successor)
     stored = deps.store.get(successor_id) or successor
-    if not stored.get("batchJobId"):
+    successor_batch_job_id = stored.get("batchJobId")
+    if not successor_batch_job_id:
         response = deps.submitter()(stored)
+        successor_batch_job_id = str(response["jobId"])
         deps.store.set_batch_job_id(
-            successor_id, str(response["jobId"]), batch_job_arn=response.get("jobArn")
+            successor_id, successor_batch_job_id, batch_job_arn=response.get("jobArn")
         )
-    applied = {**disposition, "status": APPLIED, "closedAt": deps.clock.now()}
+    applied = {
+        **disposition,
+        "status": APPLIED,
+        "closedAt": deps.clock.now(),
+        "successorBatchJobId": str(successor_batch_job_id),
+    }
     if deps.store.transition_disposition(
         job_id, expected_status=APPLYING, disposition=applied, successor_id=successor_id
     ):
@@ -817,13 +829,19 @@ def _audit(
         quotaShareName=record.get("quotaShareName"),
         batchJobId=record.get("batchJobId"),
     )
+    # ``jobId``: the service job this step's Batch call acts on, so the audit log can
+    # match the call when CloudTrail reports it (TerminateServiceJob / SubmitServiceJob).
+    if status == AWAITING_TERMINATION and record.get("batchJobId"):
+        details["jobId"] = record["batchJobId"]
+    if status == APPLIED and disposition.get("successorBatchJobId"):
+        details["jobId"] = disposition["successorBatchJobId"]
     deps.audit.record_decision(
         ControllerDecision(
             action=action,
             actor=str(disposition.get("decidedBy") or SYSTEM_ACTOR)
             if status != PENDING_OWNER
             else SYSTEM_ACTOR,
-            job_queue=deps.job_queue or str(record.get("jobQueue") or ""),
+            job_queue=deps.job_queue or deps.policy.jobQueue,
             resource=str(record["pk"]),
             decision_id=f"disposition:{record['pk']}:{status}",
             details=details,
