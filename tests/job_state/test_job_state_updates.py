@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -278,3 +279,70 @@ def test_a_lost_race_rereads_and_refolds(world: World) -> None:
     assert item["jobState"]["preemptionCount"] == 1
     assert item["jobStateVersion"] == 5
     assert json.dumps(item["jobStateFacts"], sort_keys=True)
+
+
+def test_concurrent_owner_decisions_apply_exactly_one(world: World) -> None:
+    world.clock.set(START + 4000)
+    world.record(
+        "sub-7",
+        batch_job_id="batch-7",
+        workload_class="release",
+        team="release",
+        share="reserved",
+        retries=1,
+        checkpoint_interval=None,
+        principal="arn:aws:sts::111122223333:assumed-role/release/frank",
+    )
+    fold_into(world, preempted_twice("batch-7", CREATED_MS))
+    # DynamoDB applies each conditional write atomically; moto's in-process backend does
+    # not under threads, so its calls are serialised here (one call at a time, as DynamoDB
+    # serialises writes to one item); the use case's own steps still interleave freely.
+    world.store._table = _OneCallAtATime(world.store._table)  # type: ignore[attr-defined]
+    choices = ["resubmit", "abandon"] * 4
+    outcomes: list[Any] = []
+    conflicts: list[Exception] = []
+    lock = threading.Lock()
+
+    def decide(choice: str) -> None:
+        try:
+            outcome = decide_disposition("sub-7", choice, "U0FRANK", deps=world.disposition_deps())
+        except DispositionConflictError as error:
+            with lock:
+                conflicts.append(error)
+            return
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=decide, args=(c,)) for c in choices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    item = world.store.get("sub-7")
+    assert item is not None
+    winner = item["disposition"]["choice"]
+    assert {o.choice for o in outcomes} == {winner}
+    assert sum(1 for o in outcomes if o.changed) == 1
+    assert len(outcomes) + len(conflicts) == len(choices)
+    assert len(conflicts) == choices.count("abandon" if winner == "resubmit" else "resubmit")
+    assert len(submitted(world.batch)) == (1 if winner == "resubmit" else 0)
+
+
+class _OneCallAtATime:
+    """Proxy of a boto3 Table whose calls run one at a time."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._table, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attribute(*args, **kwargs)
+
+        return call

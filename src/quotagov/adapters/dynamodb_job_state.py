@@ -169,8 +169,10 @@ class DynamoDBJobStateStore:
         expected_status: str | None,
         disposition: Mapping[str, Any],
         successor_id: str | None = None,
+        expected_lease: float | None = None,
     ) -> bool:
-        """Replace ``disposition`` if its ``status`` is ``expected_status`` (None: absent).
+        """Replace ``disposition`` if its ``status`` is ``expected_status`` (None: absent)
+        and, with ``expected_lease``, its ``leaseUntil`` equals it (absent counts as 0).
 
         Also appends ``successor_id`` to ``successorIds`` in the same write. Returns False
         when the condition failed.
@@ -184,6 +186,14 @@ class DynamoDBJobStateStore:
             condition = "disposition.#status = :expected"
             names["#status"] = "status"
             values[":expected"] = expected_status
+        if expected_lease is not None:
+            values[":lease"] = to_dynamo(float(expected_lease))
+            lease_condition = "disposition.leaseUntil = :lease"
+            if not expected_lease:
+                lease_condition = (
+                    f"(attribute_not_exists(disposition.leaseUntil) OR {lease_condition})"
+                )
+            condition += f" AND {lease_condition}"
         if successor_id is not None:
             expression += ", successorIds = list_append(if_not_exists(successorIds, :none), :succ)"
             values[":none"] = []

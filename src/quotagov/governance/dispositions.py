@@ -85,6 +85,10 @@ ABANDONED = "abandoned"
 NOT_NEEDED = "not-needed"
 FINAL_STATUSES = frozenset({APPLIED, ABANDONED, NOT_NEEDED})
 
+#: How long a caller that moved a disposition to ``applying`` has to submit the successor
+#: before another caller (a redelivered event, a second click) may take over (seconds).
+APPLY_LEASE_SECONDS = 60.0
+
 RETRIES_EXHAUSTED = "retries-exhausted"
 THRASH_GUARD = "thrash-guard"
 SYSTEM_ACTOR = "quotagov"
@@ -141,10 +145,12 @@ class JobStateStore(Protocol):
         expected_status: str | None,
         disposition: Mapping[str, Any],
         successor_id: str | None = None,
+        expected_lease: float | None = None,
     ) -> bool:
         """Write ``disposition`` if the recorded one has ``expected_status`` (None = no
         disposition yet); also append ``successor_id`` to ``successorIds``. False when the
-        condition failed (someone else moved first)."""
+        condition failed (someone else moved first). With ``expected_lease`` the recorded
+        ``leaseUntil`` (absent counts as 0) must equal it too."""
         ...
 
     def put_successor(self, item: Mapping[str, Any]) -> bool:
@@ -403,10 +409,15 @@ def on_job_state(
         # a step whose audit write failed after the record moved is written on redelivery
         _audit(record, disposition, deps)
     if disposition is not None and status == APPLYING:
-        return _apply(record, disposition, deps)
+        return _resume(record, disposition, deps, report=False)
     if disposition is not None and status == AWAITING_TERMINATION and tracking.is_terminal:
         if tracking.status == "FAILED":
-            moved = {**disposition, "status": APPLYING, "terminatedAt": deps.clock.now()}
+            moved = {
+                **disposition,
+                "status": APPLYING,
+                "terminatedAt": deps.clock.now(),
+                "leaseUntil": deps.clock.now() + APPLY_LEASE_SECONDS,
+            }
             return _advance(record, disposition, moved, deps)
         done = {
             **disposition,
@@ -490,7 +501,7 @@ def decide_disposition(
                 )
             _audit(record, disposition, deps)  # idempotent re-assertion, see on_job_state
             if status == APPLYING:
-                return _apply_or_report(record, disposition, deps, changed=False)
+                return _resume(record, disposition, deps, report=True)
             return DispositionOutcome.from_record(job_id, disposition, changed=False)
         offered = tuple(disposition.get("choices") or CHOICES)
         if choice not in offered:
@@ -508,7 +519,11 @@ def decide_disposition(
         if choice == "abandon":
             decided.update(status=ABANDONED, closedAt=deps.clock.now())
         else:
-            decided.update(status=APPLYING, **_successor_plan(record, choice, deps.policy))
+            decided.update(
+                status=APPLYING,
+                leaseUntil=deps.clock.now() + APPLY_LEASE_SECONDS,
+                **_successor_plan(record, choice, deps.policy),
+            )
         if deps.store.transition_disposition(
             job_id, expected_status=PENDING_OWNER, disposition=decided
         ):
@@ -583,6 +598,7 @@ def _open_exhausted(
         disposition = {
             **base,
             "status": APPLYING,
+            "leaseUntil": deps.clock.now() + APPLY_LEASE_SECONDS,
             "choice": automatic,
             "decidedBy": SYSTEM_ACTOR,
             "decidedAt": deps.clock.now(),
@@ -700,7 +716,18 @@ def _apply(
     stored = deps.store.get(successor_id) or successor
     successor_batch_job_id = stored.get("batchJobId")
     if not successor_batch_job_id:
-        response = deps.submitter()(stored)
+        try:
+            response = deps.submitter()(stored)
+        except BatchError as error:
+            # release the lease so the next click or redelivered event retries at once
+            released = {**disposition, "leaseUntil": 0, "lastError": str(error)[:500]}
+            deps.store.transition_disposition(
+                job_id,
+                expected_status=APPLYING,
+                expected_lease=_lease(disposition),
+                disposition=released,
+            )
+            raise
         successor_batch_job_id = str(response["jobId"])
         deps.store.set_batch_job_id(
             successor_id, successor_batch_job_id, batch_job_arn=response.get("jobArn")
@@ -718,6 +745,37 @@ def _apply(
         return DispositionOutcome.from_record(job_id, applied, changed=True)
     current = (deps.store.get(job_id) or {}).get("disposition") or applied
     return DispositionOutcome.from_record(job_id, current, changed=False)
+
+
+def _lease(disposition: Mapping[str, Any]) -> float:
+    return float(disposition.get("leaseUntil") or 0)
+
+
+def _resume(
+    record: Mapping[str, Any],
+    disposition: Mapping[str, Any],
+    deps: DispositionDeps,
+    *,
+    report: bool,
+) -> DispositionOutcome:
+    """Finish an ``applying`` disposition another call started, unless it still holds the
+    lease (then it is in progress: report it unchanged). Taking the lease is a conditional
+    write, so of many concurrent callers one submits the successor."""
+    job_id = str(record["pk"])
+    lease = _lease(disposition)
+    now = deps.clock.now()
+    if now < lease:
+        return DispositionOutcome.from_record(job_id, disposition, changed=False)
+    taken = {**disposition, "leaseUntil": now + APPLY_LEASE_SECONDS}
+    if not deps.store.transition_disposition(
+        job_id, expected_status=APPLYING, expected_lease=lease, disposition=taken
+    ):
+        current = (deps.store.get(job_id) or {}).get("disposition") or disposition
+        return DispositionOutcome.from_record(job_id, current, changed=False)
+    moved = {**record, "disposition": taken}
+    if report:
+        return _apply_or_report(moved, taken, deps, changed=False)
+    return _apply(moved, taken, deps)
 
 
 def _apply_or_report(
