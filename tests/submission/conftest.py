@@ -179,3 +179,24 @@ def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) 
     wiring.override(settings, clock=clock, audit=audit)
     yield Stack(clock, settings, dynamodb, sqs, ssm, queue_url, dlq_url, audit, jobs_repo)
     wiring.reset()
+
+
+@pytest.fixture
+def batch(stack: Stack) -> Any:
+    """The simulated Batch with the policy's three shares (3 x ml.g5.xlarge), on the clock."""
+    from quotagov.adapters.batch_simulated import SimulatedBatch
+    from quotagov.policy import load_policy
+
+    policy = load_policy(policy_text())
+    sim = SimulatedBatch(
+        capacity={"ml.g5.xlarge": 3},
+        shares=[
+            {"quotaShareName": s.quotaShareName, **s.batch_configuration()}
+            for s in policy.quotaShares
+        ],
+        job_queue="ml-gov-queue",
+        clock=stack.clock,
+        seed=7,
+    )
+    wiring.services().set("batch", sim)
+    return sim

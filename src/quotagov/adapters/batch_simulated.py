@@ -25,9 +25,12 @@ Driving it::
     batch.advance(600)                      # move the ManualClock and deliver events
     batch.describe_service_job(jobId=job["jobId"])
 
-Every API call first brings the scheduler up to the clock (``sync``), so with the
-system clock the simulated Batch runs in real time; with a
-:class:`~quotagov.clock.ManualClock` it moves only when the clock does.
+Every API call first brings the scheduler up to the clock, so with the system clock
+the simulated Batch runs in real time; with a :class:`~quotagov.clock.ManualClock` it
+moves only when the clock does. Calls made at one clock instant all take effect
+before that instant's scheduling pass, which runs when the clock moves on or on
+:meth:`SimulatedBatch.sync` (so a job submitted at ``t`` is RUNNABLE until then, and
+same-time submissions are ordered as in ``shared/spec/scenario-format.md``).
 
 Fidelity is checked: with ``check_model=True`` (the default) every request is
 checked against botocore's ``batch`` model before it is handled (a fault raises
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -52,7 +56,8 @@ from quotagov.adapters.simbatch.models import IdFactory, SimBatchBackend
 from quotagov.adapters.simbatch.throttle import TokenBucket
 from quotagov.clock import Clock, ManualClock, SystemClock
 from quotagov.governance.ports import BatchClientError, BatchThrottledError
-from quotagov.scheduler import Engine, Options
+from quotagov.policy.models import Policy
+from quotagov.scheduler import Engine, Options, load_scenario
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +67,24 @@ DEFAULT_JOB_QUEUE = "quotagov-queue"
 DEFAULT_CHECKPOINT_INTERVAL_SECONDS = 600.0
 
 EventSubscriber = Callable[[dict[str, Any]], object]
+
+_QUEUE_ARN = re.compile(r"^arn:aws:batch:([a-z0-9-]+):(\d{12}):job-queue/([A-Za-z0-9_-]+)$")
+
+
+def _queue_identity(
+    job_queue: str, region: str | None, account: str | None
+) -> tuple[str, str, str]:
+    """(queue name, Region, account) from a queue name or ARN and the explicit values."""
+    match = _QUEUE_ARN.match(job_queue)
+    if match is None:
+        return job_queue, region or "eu-west-1", account or "111122223333"
+    arn_region, arn_account, name = match.groups()
+    if (region or arn_region) != arn_region or (account or arn_account) != arn_account:
+        raise ValueError(
+            f"job_queue: {job_queue} does not match region={region!r}, account={account!r}"
+        )
+    return name, arn_region, arn_account
+
 
 _DEFAULT_STATUS = {"ServerException": 500, "TooManyRequestsException": 429}
 
@@ -74,9 +97,11 @@ class SimulatedBatch:
             ``job_queue``, e.g. ``{"ml.g5.xlarge": 3}``.
         shares: ``CreateQuotaShare`` requests for ``job_queue`` (``jobQueue`` may be
             left out); created in order, checked like any request.
-        job_queue: name of the quota-management job queue to create.
-        region: Region in ARNs and events.
-        account: account id in ARNs and events.
+        job_queue: name or ARN of the quota-management job queue to create; an ARN
+            also gives the Region and account.
+        region: Region in ARNs and events (default: from the ARN, else eu-west-1).
+        account: account id in ARNs and events (default: from the ARN, else
+            111122223333).
         clock: the clock (epoch seconds); default the system clock.
         options: engine options, ``{"startupSeconds": 0, "queueing": "STRICT_FIFO"}``
             by default (see :class:`quotagov.scheduler.Options`).
@@ -96,8 +121,8 @@ class SimulatedBatch:
         capacity: Mapping[str, int],
         shares: Iterable[Mapping[str, Any]] = (),
         job_queue: str = DEFAULT_JOB_QUEUE,
-        region: str = "eu-west-1",
-        account: str = "111122223333",
+        region: str | None = None,
+        account: str | None = None,
         clock: Clock | None = None,
         options: Mapping[str, Any] | Options | None = None,
         default_checkpoint_interval_seconds: float = DEFAULT_CHECKPOINT_INTERVAL_SECONDS,
@@ -106,6 +131,7 @@ class SimulatedBatch:
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.check_model = check_model
+        queue_name, region, account = _queue_identity(job_queue, region, account)
         self._backend = SimBatchBackend(
             region=region,
             account=account,
@@ -125,9 +151,43 @@ class SimulatedBatch:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         #: ``(event, exception)`` for each subscriber that raised; delivery goes on.
         self.delivery_failures: list[tuple[dict[str, Any], Exception]] = []
-        self.job_queue_arn = self.add_job_queue(job_queue, capacity=capacity, options=options)
+        self.job_queue_arn = self.add_job_queue(queue_name, capacity=capacity, options=options)
         for share in shares:
-            self.create_quota_share(**{"jobQueue": job_queue, **share})
+            self.create_quota_share(**{"jobQueue": queue_name, **share})
+
+    @classmethod
+    def from_policy(
+        cls, policy: Policy, *, capacity: Mapping[str, int], **kwargs: Any
+    ) -> SimulatedBatch:
+        """A simulated Batch with the policy's job queue (name or ARN) and quota shares.
+
+        ``capacity`` is the service environment's instances per instance type; other
+        keyword arguments are the constructor's (``clock``, ``options``, ``seed``...).
+        """
+        return cls(
+            capacity=capacity,
+            job_queue=policy.jobQueue,
+            shares=[share.to_create_request(policy.jobQueue) for share in policy.quotaShares],
+            **kwargs,
+        )
+
+    @classmethod
+    def from_scenario(cls, source: str | Mapping[str, Any], **kwargs: Any) -> SimulatedBatch:
+        """A simulated Batch with a scenario's capacity, quota shares and options.
+
+        ``source`` is what :func:`quotagov.scheduler.load_scenario` takes (a path, JSON
+        or YAML text, or a mapping); its jobs and actions are not submitted.
+
+        Raises:
+            quotagov.scheduler.ScenarioError: the scenario is invalid.
+        """
+        scenario = load_scenario(source)
+        return cls(
+            capacity=scenario.capacity,
+            shares=[config.to_batch() for config in scenario.shares],
+            options=scenario.options,
+            **kwargs,
+        )
 
     # -- set-up ----------------------------------------------------------------------
 
@@ -315,11 +375,11 @@ class SimulatedBatch:
                         "ParamValidationError",
                         "Parameter validation failed: " + "; ".join(faults),
                     )
-            events = self._backend.sync()
+            events = self._backend.sync(flush=False)
             try:
                 response = handler(copy.deepcopy(request))
             finally:
-                events += self._backend.sync()
+                events += self._backend.sync(flush=False)
             if self.check_model:
                 validate_response(operation, response)
         self._deliver(events)

@@ -240,12 +240,19 @@ class SimBatchBackend:
 
     # -- events ----------------------------------------------------------------------
 
-    def sync(self) -> list[dict[str, Any]]:
-        """Advance every queue's engine to the clock; return the events since the last sync."""
+    def sync(self, *, flush: bool = True) -> list[dict[str, Any]]:
+        """Advance every queue's engine to the clock; return the events since the last sync.
+
+        With ``flush`` a scheduling pass due at the engine's current time runs even if
+        the clock has not moved; without it, that pass waits until the clock moves on
+        (API calls use this, so that calls made at one instant all happen before that
+        instant's pass, as in the scenario format's same-time order).
+        """
         t = self.engine_time()
         for queue in self.queues.values():
-            if queue.engine is not None:
-                self._apply(queue.engine.advance_to(max(t, queue.engine.now)))
+            engine = queue.engine
+            if engine is not None and (flush or t > engine.now):
+                self._apply(engine.advance_to(max(t, engine.now)))
         events, self._events = self._events, []
         return events
 

@@ -1,0 +1,298 @@
+"""The submit worker through its handler: moto DynamoDB/SQS/SSM and the simulated Batch."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quotagov.governance.records import SubmissionState
+
+from .api import post_jobs
+from .conftest import ALICE, BOB, DAVE, FRANK, Stack, submission, training_payload
+from .sqs_driver import drain, queue_depth, send_direct
+
+
+def _service_jobs(batch: Any) -> list[dict[str, Any]]:
+    jobs: list[dict[str, Any]] = []
+    for status in ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
+        page = batch.list_service_jobs(jobQueue="ml-gov-queue", jobStatus=status, maxResults=100)
+        jobs += page["jobSummaryList"]
+        while page.get("nextToken"):
+            page = batch.list_service_jobs(
+                jobQueue="ml-gov-queue",
+                jobStatus=status,
+                maxResults=100,
+                nextToken=page["nextToken"],
+            )
+            jobs += page["jobSummaryList"]
+    return jobs
+
+
+def _submits(batch: Any) -> list[dict[str, Any]]:
+    return [request for op, request in batch.requests if op == "SubmitServiceJob"]
+
+
+def _metric(emf: list[dict[str, Any]], name: str) -> float:
+    """Sum of a metric over CloudWatch EMF blobs (values are a number or a list)."""
+    total = 0.0
+    for blob in emf:
+        value = blob.get(name, 0)
+        total += sum(value) if isinstance(value, list) else value
+    return total
+
+
+def _release_job() -> dict[str, Any]:
+    body = submission(
+        team="release",
+        workloadClass="release",
+        priorityLevel="standard",
+        checkpointIntervalSeconds=None,
+        serviceRequestPayload=training_payload("release-build-3"),
+    )
+    del body["serviceRequestPayload"]["CheckpointConfig"]
+    return body
+
+
+def _disable_share_in_batch(batch: Any, name: str) -> None:
+    shares = batch.list_quota_shares(jobQueue="ml-gov-queue")["quotaShares"]
+    arn = next(s["quotaShareArn"] for s in shares if s["quotaShareName"] == name)
+    batch.update_quota_share(quotaShareArn=arn, state="DISABLED")
+
+
+def test_valid_submission_becomes_a_service_job_in_the_routed_share(
+    stack: Stack, batch: Any
+) -> None:
+    status, reply = post_jobs(submission(clientRequestId="sweep-17"))
+    assert status == 202
+    report = drain(stack)
+    assert report.failures == []
+
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.SUBMITTED
+    job = batch.describe_service_job(jobId=record.batchJobId)
+    assert job["quotaShareName"] == "background"
+    assert job["schedulingPriority"] == 10
+    assert job["preemptionConfiguration"] == {"preemptionRetriesBeforeTermination": 1}
+    assert job["jobName"] == "resnet-sweep-017"
+    assert job["tags"]["quotagov:submissionId"] == record.pk
+    assert json.loads(job["serviceRequestPayload"]) == json.loads(record.serviceRequestPayload)
+    assert record.batchJobArn == job["jobArn"]
+    assert record.quotaShareName == "background" and record.schedulingPriority == 10
+    submits = [r for op, r in batch.requests if op == "SubmitServiceJob"]
+    assert len(submits) == 1
+    assert submits[0]["clientToken"] == record.clientToken
+
+
+def test_scheduled_class_without_retry_limit_goes_to_medium(stack: Stack, batch: Any) -> None:
+    body = submission(
+        team="applied",
+        workloadClass="scheduled",
+        priorityLevel="low",
+        checkpointIntervalSeconds=None,
+        serviceRequestPayload=training_payload("nightly-7", CheckpointConfig=None),
+    )
+    body["serviceRequestPayload"].pop("CheckpointConfig")
+    status, reply = post_jobs(body, DAVE)
+    assert status == 202, reply
+    drain(stack)
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.batchJobId
+    job = batch.describe_service_job(jobId=record.batchJobId)
+    assert job["quotaShareName"] == "medium"
+    assert job["schedulingPriority"] == 0
+    assert "preemptionConfiguration" not in job or not job["preemptionConfiguration"]
+
+
+def test_ten_messages_with_two_poison_ones(
+    stack: Stack, batch: Any, capsys: Any, caplog: Any
+) -> None:
+    """Eight become service jobs; the two poison messages end FAILED and do not loop."""
+    good = [
+        send_direct(
+            stack,
+            submission(
+                clientRequestId=f"run-{i}",
+                serviceRequestPayload=training_payload(f"run-{i}"),
+            ),
+            ALICE if i % 2 else BOB,
+        )
+        for i in range(8)
+    ]
+    malformed = send_direct(stack, {"team": "research", "workloadClass": "exploratory"}, ALICE)
+    # Accepted by the policy, but someone disabled the share in Batch: ClientException.
+    status, reply = post_jobs(_release_job(), FRANK)
+    assert status == 202, reply
+    _disable_share_in_batch(batch, "reserved")
+    capsys.readouterr()
+
+    report = drain(stack)
+
+    assert report.invocations == 1 and report.replies == [{"batchItemFailures": []}]
+    assert report.processed == 10
+    assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (0, 0)
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    states = sorted((i["state"]["S"], i.get("messageId", {}).get("S", "")) for i in items)
+    failed = [s for s in states if s[0] == "FAILED"]
+    assert len(failed) == 2
+    assert [s[0] for s in states].count("SUBMITTED") == 8
+    assert len(_service_jobs(batch)) == 8
+    bad = stack.jobs.get(reply["submissionId"])
+    assert bad is not None and bad.state is SubmissionState.FAILED
+    assert len(bad.reasons) == 1
+    assert bad.reasons[0].startswith("Batch refused SubmitServiceJob: ClientException: ")
+    assert "reserved" in bad.reasons[0]
+    malformed_record = next(
+        stack.jobs.get(i["pk"]["S"]) for i in items if i.get("messageId", {}).get("S") == malformed
+    )
+    assert malformed_record is not None
+    assert malformed_record.reasons == [
+        "priorityLevel: Field required",
+        "serviceRequestPayload: Field required",
+    ]
+    assert malformed_record.team == "research" and malformed_record.principal == ALICE
+    # The metrics name exactly two failures, and the logs name the two messages.
+    out = capsys.readouterr().out
+    emf = [json.loads(line) for line in out.splitlines() if '"_aws"' in line]
+    assert _metric(emf, "SubmissionsFailed") == 2
+    assert _metric(emf, "SubmissionsSubmitted") == 8
+    warned = [r for r in caplog.records if r.getMessage() == "submission not sent to Batch"]
+    assert sorted(getattr(w, "submissionId", "") for w in warned) == sorted(
+        [malformed_record.pk, reply["submissionId"]]
+    )
+    assert {a.action for a in stack.audit.decisions} == {"SubmissionFailed"}
+    assert len(good) == 8
+
+
+def test_same_message_delivered_three_times_makes_one_service_job(stack: Stack, batch: Any) -> None:
+    from quotagov.handlers import submit_worker
+
+    from .conftest import LambdaContext
+    from .sqs_driver import lambda_record
+
+    send_direct(stack, submission(), ALICE)
+    message = stack.sqs.receive_message(
+        QueueUrl=stack.queue_url, AttributeNames=["All"], MessageAttributeNames=["All"]
+    )["Messages"][0]
+    record = lambda_record(message, "arn:aws:sqs:eu-west-1:123456789012:quotagov-submissions")
+    replies = []
+    for receive in (1, 2, 3):
+        record["attributes"]["ApproximateReceiveCount"] = str(receive)
+        replies.append(submit_worker.handler({"Records": [record]}, LambdaContext()))
+    assert replies == [{"batchItemFailures": []}] * 3
+    assert len(_service_jobs(batch)) == 1
+    assert [op for op, _ in batch.requests].count("SubmitServiceJob") == 1
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert len(items) == 1 and items[0]["state"]["S"] == "SUBMITTED"
+    assert items[0]["version"]["N"] == "2"
+
+
+def test_redelivery_after_a_lost_reply_finds_the_job_instead_of_submitting_again(
+    stack: Stack, batch: Any
+) -> None:
+    """Batch accepted the job but the worker died before recording it; SQS redelivers."""
+    from quotagov.governance.submission import service_job_request
+
+    status, reply = post_jobs(submission())
+    record = stack.jobs.get(reply["submissionId"])
+    assert status == 202 and record is not None
+    first = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"][0]
+    accepted = batch.submit_service_job(**service_job_request(record, "ml-gov-queue"))
+    stack.sqs.change_message_visibility(
+        QueueUrl=stack.queue_url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0
+    )
+
+    report = drain(stack)
+
+    assert report.failures == []
+    after = stack.jobs.get(reply["submissionId"])
+    assert after is not None and after.state is SubmissionState.SUBMITTED
+    assert after.batchJobId == accepted["jobId"]
+    assert [op for op, _ in batch.requests].count("SubmitServiceJob") == 1
+    assert len(_service_jobs(batch)) == 1
+
+
+def test_throttled_submit_is_retried_and_succeeds(stack: Stack, batch: Any) -> None:
+    status, reply = post_jobs(submission())
+    assert status == 202
+    batch.fail_next("SubmitServiceJob", code="TooManyRequestsException", message="Rate exceeded")
+
+    report = drain(stack)
+
+    assert len(report.failures) == 1  # the first delivery, reported for retry
+    assert report.replies[0]["batchItemFailures"] == [{"itemIdentifier": report.failures[0]}]
+    assert report.replies[1:] == [{"batchItemFailures": []}]
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.SUBMITTED
+    assert len(_service_jobs(batch)) == 1
+    assert queue_depth(stack, stack.dlq_url) == (0, 0)
+
+
+def test_server_error_is_retried_then_succeeds(stack: Stack, batch: Any) -> None:
+    status, reply = post_jobs(submission())
+    assert status == 202
+    batch.fail_next("SubmitServiceJob", code="ServerException", times=2)
+    report = drain(stack)
+    assert len(report.failures) == 2
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.SUBMITTED
+    assert len(_service_jobs(batch)) == 1
+
+
+def test_direct_submission_for_another_team_is_refused(stack: Stack, batch: Any) -> None:
+    body = submission(team="applied", workloadClass="scheduled")
+    message_id = send_direct(stack, body, ALICE)
+    report = drain(stack)
+    assert report.failures == []
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert len(items) == 1
+    record = stack.jobs.get(items[0]["pk"]["S"])
+    assert record is not None and record.state is SubmissionState.REFUSED
+    assert record.reasons == [
+        f"team: {ALICE} is not a member of team 'applied' and may not submit for it"
+    ]
+    assert (record.model_extra or {})["messageId"] == message_id
+    assert _submits(batch) == []
+
+
+def test_direct_submission_without_principal_attribute_is_refused(stack: Stack, batch: Any) -> None:
+    send_direct(stack, submission(), None)
+    drain(stack)
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert [i["state"]["S"] for i in items] == ["REFUSED"]
+    assert items[0]["reasons"]["L"][0]["S"].startswith("team: (anonymous) is not a member")
+    assert _submits(batch) == []
+
+
+def test_policy_change_after_acceptance_fails_the_queued_submission(
+    stack: Stack, batch: Any
+) -> None:
+    from .conftest import policy_text
+
+    status, reply = post_jobs(submission())
+    assert status == 202
+    stack.put_policy(policy_text().replace("classes: [exploratory]", "classes: [scheduled]", 1))
+    report = drain(stack)
+    assert report.failures == []
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.FAILED
+    assert record.reasons == [
+        "policy changed since the submission was accepted: workloadClass: team 'research' "
+        "may not use class 'exploratory' (allowed: scheduled)"
+    ]
+    assert _submits(batch) == []
+
+
+def test_priority_change_in_policy_applies_at_submission(stack: Stack, batch: Any) -> None:
+    from .conftest import policy_text
+
+    status, reply = post_jobs(submission())
+    assert status == 202 and reply["schedulingPriority"] == 10
+    stack.put_policy(
+        policy_text().replace(
+            "{name: standard, schedulingPriority: 10", "{name: standard, schedulingPriority: 15"
+        )
+    )
+    drain(stack)
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.schedulingPriority == 15
+    assert batch.describe_service_job(jobId=record.batchJobId)["schedulingPriority"] == 15
