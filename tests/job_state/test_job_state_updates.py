@@ -18,6 +18,7 @@ from quotagov.governance.job_state_updates import (
     RecordNotVisibleYetError,
     apply_state_event,
 )
+from quotagov.governance.records import JobRecord
 from quotagov.handlers.service_job_events import parse_state_change
 
 from .conftest import START, World, submitted, terminated
@@ -146,15 +147,21 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     assert [(d.actor, d.details["choice"]) for d in decided] == [("U0FRANK", "resubmit")]
 
 
-def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world: World) -> None:
-    # exploratory: thrash guard 3 preemptions within 3600 s; retries 5 so no exhaustion
+def thrash_scenario(world: World) -> JobRecord:
+    """exploratory job sub-4 (thrash guard 3 preemptions within 3600 s; retries 5, so no
+    exhaustion) borrows medium's instance and loses it to a medium job every 720 s."""
     world.other_job("release-build", "reserved", run_seconds=100_000)
-    job = world.submit("sub-4", retries=5, instance_count=2)  # borrows medium's instance
+    job = world.submit("sub-4", retries=5, instance_count=2)
     for i in range(3):
         world.advance(600)
         world.other_job(f"medium-{i}", "medium", run_seconds=120)  # reclaims: preempts sub-4
         world.pump()
         world.advance(120)
+    return job
+
+
+def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world: World) -> None:
+    job = thrash_scenario(world)
     item = world.store.get("sub-4")
     assert item is not None
     assert item["jobState"]["preemptionCount"] == 3
@@ -184,6 +191,17 @@ def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world:
     assert applied.details["jobId"] == successor.batchJobId
     assert applied.job_queue == "arn:aws:batch:eu-west-1:111122223333:job-queue/ml-gov-queue"
     assert (applied.actor, applied.resource) == ("quotagov", "sub-4")
+
+
+def test_a_failed_terminate_is_repeated_when_the_event_is_redelivered(world: World) -> None:
+    world.batch.fail_next("TerminateServiceJob", code="ServerException")
+    job = thrash_scenario(world)
+    item = world.store.get("sub-4")
+    assert item is not None
+    assert item["disposition"]["status"] == "applied"
+    calls = terminated(world.batch)
+    assert [c["jobId"] for c in calls] == [job.batchJobId] * 2  # failed once, then repeated
+    assert [r["quotaShareName"] for r in submitted(world.batch)] == ["medium"]
 
 
 def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) -> None:

@@ -114,6 +114,14 @@ class DispositionConflictError(DispositionError):
         self.current = dict(current) if current else None
 
 
+class DispositionInProgressError(Exception):
+    """Another call holds the lease on an ``applying`` disposition (retry the event later).
+
+    Not a :class:`DispositionError`: the job-state handler lets it fail the event so that
+    EventBridge/SQS redelivers it, which finishes the work if the other call died.
+    """
+
+
 class DispositionForbiddenError(DispositionError):
     """The actor may not decide for this job (HTTP 403)."""
 
@@ -401,6 +409,8 @@ def on_job_state(
 
     Raises:
         BatchError: a transient Batch failure; the event should be retried.
+        DispositionInProgressError: another invocation is submitting the successor;
+            retry the event later (it finishes the work if that invocation died).
     """
     disposition = record.get("disposition")
     status = disposition.get("status") if disposition else None
@@ -410,6 +420,15 @@ def on_job_state(
         _audit(record, disposition, deps)
     if disposition is not None and status == APPLYING:
         return _resume(record, disposition, deps, report=False)
+    if (
+        disposition is not None
+        and status == AWAITING_TERMINATION
+        and not tracking.is_terminal
+        and not disposition.get("terminateRequestedAt")
+    ):
+        # the TerminateServiceJob of the first try failed transiently: repeat it
+        _terminate(record, disposition, deps)
+        return DispositionOutcome.from_record(str(record["pk"]), disposition, changed=False)
     if disposition is not None and status == AWAITING_TERMINATION and tracking.is_terminal:
         if tracking.status == "FAILED":
             moved = {
@@ -670,6 +689,12 @@ def _terminate(
     except BatchClientError as error:
         # Already finished or unknown to Batch: the job's terminal event settles it.
         logger.warning("TerminateServiceJob refused for %s: %s", batch_job_id, error)
+    # mark the request as made, so later events of the job do not repeat it
+    deps.store.transition_disposition(
+        str(record["pk"]),
+        expected_status=AWAITING_TERMINATION,
+        disposition={**disposition, "terminateRequestedAt": deps.clock.now()},
+    )
 
 
 def _start(
@@ -765,6 +790,11 @@ def _resume(
     lease = _lease(disposition)
     now = deps.clock.now()
     if now < lease:
+        if not report:
+            raise DispositionInProgressError(
+                f"job {job_id!r}: another invocation is submitting the successor "
+                f"(lease for {lease - now:.0f} s more); retry the event later"
+            )
         return DispositionOutcome.from_record(job_id, disposition, changed=False)
     taken = {**disposition, "leaseUntil": now + APPLY_LEASE_SECONDS}
     if not deps.store.transition_disposition(
@@ -1071,6 +1101,7 @@ __all__ = [
     "DispositionDeps",
     "DispositionError",
     "DispositionForbiddenError",
+    "DispositionInProgressError",
     "DispositionNotFoundError",
     "DispositionOutcome",
     "InvalidChoiceError",
