@@ -21,7 +21,7 @@ by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName`
 ``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
 (seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
 ``JobStateEvents`` (events handled); ``JobStateEventsDeferred`` (retried because the
-job's record is not visible yet). Each is
+job's record is not visible yet, or another invocation is submitting its successor). Each is
 emitted only for facts the event newly recorded, so duplicates add nothing.
 """
 
@@ -41,7 +41,10 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import dispositions_from_services
+from quotagov.governance.dispositions import (
+    DispositionInProgressError,
+    dispositions_from_services,
+)
 from quotagov.governance.job_state_updates import (
     JobStateDeps,
     JobStateResult,
@@ -110,10 +113,8 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
     logger.append_keys(batchJobId=state_event.job_id, eventId=state_event.event_id)
     try:
         result = apply_state_event(state_event, job_state_deps())
-    except RecordNotVisibleYetError as error:
-        logger.warning(
-            "job record not visible yet; the event will be retried", extra={"reason": str(error)}
-        )
+    except (RecordNotVisibleYetError, DispositionInProgressError) as error:
+        logger.warning("the event will be retried", extra={"reason": str(error)})
         metrics.add_metric(name="JobStateEventsDeferred", unit=MetricUnit.Count, value=1)
         raise
     metrics.add_metric(name="JobStateEvents", unit=MetricUnit.Count, value=1)
