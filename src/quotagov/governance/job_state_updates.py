@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from quotagov.governance.dispositions import (
@@ -111,7 +111,6 @@ class JobStateResult:
     first_start_seconds: float | None = None
     disposition: DispositionOutcome | None = None
     disposition_opened: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
