@@ -23,6 +23,7 @@ from quotagov.governance.dispositions import DispositionDeps
 from quotagov.governance.job_state_updates import JobStateDeps
 from quotagov.governance.ports import NullAuditSink
 from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
+from quotagov.governance.submission import service_job_request
 from quotagov.handlers import job_state
 from quotagov.policy import Policy, load_policy
 from quotagov.settings import Settings
@@ -113,6 +114,7 @@ class World:
             serviceRequestPayload=payload,
             instanceType="ml.g5.xlarge",
             instanceCount=instance_count,
+            clientToken=client_token_for(submission_id),
             createdAt=int(self.clock.now()),
         )
         created = self.jobs.create(record)
@@ -126,20 +128,7 @@ class World:
     def submit(self, submission_id: str, **kwargs: Any) -> JobRecord:
         """Create the record and send it to the simulated Batch, as the submit worker does."""
         record = self.record(submission_id, batch_job_id=None, **kwargs)
-        request: dict[str, Any] = {
-            "jobName": record.jobName,
-            "jobQueue": QUEUE_ARN,
-            "serviceJobType": "SAGEMAKER_TRAINING",
-            "quotaShareName": record.quotaShareName,
-            "schedulingPriority": record.schedulingPriority,
-            "serviceRequestPayload": record.serviceRequestPayload,
-            "clientToken": client_token_for(submission_id),
-        }
-        if record.preemptionRetriesBeforeTermination is not None:
-            request["preemptionConfiguration"] = {
-                "preemptionRetriesBeforeTermination": record.preemptionRetriesBeforeTermination
-            }
-        response = self.batch.submit_service_job(**request)
+        response = self.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
         return self.jobs.update(
             submission_id,
             {

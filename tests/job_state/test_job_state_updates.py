@@ -15,14 +15,14 @@ from quotagov.governance.dispositions import (
     decide_disposition,
 )
 from quotagov.governance.job_state_updates import (
-    RecordNotVisibleYetError,
     apply_state_event,
 )
 from quotagov.governance.records import JobRecord
+from quotagov.governance.submission import service_job_request
 from quotagov.handlers.service_job_events import parse_state_change
 
 from .conftest import START, World, submitted, terminated
-from .envelopes import envelope, preempted_twice, training_job_arn
+from .envelopes import QUEUE_ARN, envelope, preempted_twice, training_job_arn
 
 CREATED_MS = int(START * 1000)
 
@@ -264,11 +264,28 @@ def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
     assert submitted(world.batch) == []
 
 
-def test_unknown_job_created_moments_ago_is_retried_not_called_foreign(world: World) -> None:
-    world.clock.set(START + 10)
-    with pytest.raises(RecordNotVisibleYetError, match=r"detail\.jobId"):
-        fold_into(world, [envelope("young", "RUNNABLE", CREATED_MS + 5000, created_ms=CREATED_MS)])
-    assert world.store.get("FOREIGN#young") is None
+def test_a_job_whose_record_has_no_batch_job_id_yet_is_found_by_its_tag(world: World) -> None:
+    # the submit path writes batchJobId only after SubmitServiceJob answered; the job's
+    # first events can arrive before that write
+    record = world.record("sub-young", batch_job_id=None)
+    world.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
+    world.batch.advance(10)
+    results = world.pump()
+    assert [r["outcome"] for r in results] == ["tracked"] * 4  # RUNNABLE .. RUNNING
+    item = world.store.get("sub-young")
+    assert item is not None
+    assert item["jobState"]["status"] == "RUNNING"
+    assert "batchJobId" not in item  # left to the submit path
+
+
+def test_untagged_jobs_are_foreign_and_batch_is_asked_once(world: World) -> None:
+    world.other_job("direct", "medium", run_seconds=60)
+    world.advance(120)
+    item = world.store.get(f"FOREIGN#{world.batch.events[0]['detail']['jobId']}")
+    assert item is not None
+    assert item["statusesSeen"] == ["RUNNABLE", "RUNNING", "SCHEDULED", "STARTING", "SUCCEEDED"]
+    describes = [r for op, r in world.batch.requests if op == "DescribeServiceJob"]
+    assert len(describes) == 1
 
 
 def test_a_lost_race_rereads_and_refolds(world: World) -> None:

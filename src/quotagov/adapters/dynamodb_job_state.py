@@ -258,6 +258,13 @@ class DynamoDBJobStateStore:
                 ) from None
             raise
 
+    def is_foreign(self, batch_job_id: str) -> bool:
+        """True when a ``FOREIGN#<jobId>`` item exists (an event was recorded as foreign)."""
+        response = self._table.get_item(
+            Key={"pk": f"{FOREIGN_PREFIX}{batch_job_id}"}, ProjectionExpression="pk"
+        )
+        return "Item" in response
+
     def record_foreign(
         self,
         batch_job_id: str,
