@@ -58,7 +58,7 @@ def test_retries_exhausted_job_is_reclassified_once_with_the_original_payload(
 ) -> None:
     _, events = run_scenario(world)
     assert [e["detail"]["status"] for e in events][-1] == "FAILED"
-    world.clock.advance(400)  # all events are older than the foreign-job grace period
+    world.clock.advance(400)  # the other jobs run on; their events are foreign
     world.pump()
     item = world.store.get("explore-1")
     assert item is not None

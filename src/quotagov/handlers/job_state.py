@@ -19,7 +19,8 @@ yet, write conflicts, Batch throttling) raise, so the event is retried.
 Metrics (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): ``Preemptions``
 by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName``;
 ``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
-(seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
+(seconds from the service job's ``createdAt``, i.e. ``SubmitServiceJob``, to its first
+attempt's start) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
 ``JobStateEvents`` (events handled); ``JobStateEventsDeferred`` (retried because the
 job's record is not visible yet, or another invocation is submitting its successor). Each is
 emitted only for facts the event newly recorded, so duplicates add nothing.
