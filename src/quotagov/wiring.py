@@ -221,7 +221,9 @@ def _build_escalations(services: Services) -> Any:
 
 
 register("escalations_table", _build_escalations_table)
-register("escalations", _build_escalations)
+register("escalations", _build_escalations, cached=False)
+
+
 def _build_policy_source(services: Services) -> Any:
     """Where the policy comes from: ``POLICY_FILE`` locally, else SSM ``POLICY_PARAMETER``."""
     from quotagov.policy.loading import policy_source

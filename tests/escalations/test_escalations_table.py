@@ -7,14 +7,13 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations import BudgetSpentError, EscalationConflictError
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 
-from .conftest import REGION
+from .conftest import REGION, start_moto_server
 
 T0 = 1_764_547_200.0
 
@@ -148,11 +147,9 @@ def test_due_for_expiry_lists_only_overdue_pending(escalations_table: Escalation
 
 @pytest.fixture
 def moto_server(aws_env: None) -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    server, url = start_moto_server()
     try:
-        yield f"http://{host}:{port}"
+        yield url
     finally:
         server.stop()
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -13,17 +14,22 @@ import pytest
 from moto import mock_aws
 
 from quotagov import wiring
+from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
+from quotagov.adapters.simbatch.payload import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
 from quotagov.governance.dispositions import DispositionDeps
 from quotagov.governance.job_state_updates import JobStateDeps
 from quotagov.governance.ports import NullAuditSink
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
+from quotagov.governance.submission import service_job_request
+from quotagov.handlers import job_state
 from quotagov.policy import Policy, load_policy
 from quotagov.settings import Settings
 
 from .envelopes import QUEUE_ARN
+from .lambda_support import FakeContext
 
 TABLE = "JobsTable"
 START = 1_777_885_000.0  # epoch seconds of the scenario's start
@@ -31,6 +37,10 @@ START = 1_777_885_000.0  # epoch seconds of the scenario's start
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    _set_env(monkeypatch)
+
+
+def _set_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -54,8 +64,10 @@ class World:
     jobs: DynamoDBJobsRepository
     store: DynamoDBJobStateStore
     audit: NullAuditSink
-    batch: Any
+    batch: SimulatedBatch
     chat: Any = None
+    fed: int = 0
+    retries: list[tuple[dict[str, Any], float]] = field(default_factory=list)
 
     def deps(self) -> JobStateDeps:
         return JobStateDeps(store=self.store, dispositions=self.disposition_deps())
@@ -85,20 +97,7 @@ class World:
         instance_count: int = 2,
         principal: str = "arn:aws:sts::111122223333:assumed-role/researcher/alice",
     ) -> JobRecord:
-        payload: dict[str, Any] = {
-            "TrainingJobName": f"train-{submission_id}",
-            "RoleArn": "arn:aws:iam::111122223333:role/sm-exec",
-            "AlgorithmSpecification": {"TrainingImage": "img:1", "TrainingInputMode": "File"},
-            "ResourceConfig": {
-                "InstanceType": "ml.g5.xlarge",
-                "InstanceCount": instance_count,
-                "VolumeSizeInGB": 50,
-            },
-            "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
-            "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-        }
-        if checkpoint_interval is not None:
-            payload["CheckpointConfig"] = {"S3Uri": f"s3://bucket/ckpt/{submission_id}/"}
+        payload = training_payload(submission_id, instance_count, checkpoint_interval)
         record = JobRecord(
             pk=submission_id,
             state=SubmissionState.QUEUED,
@@ -112,9 +111,10 @@ class World:
             schedulingPriority=10,
             preemptionRetriesBeforeTermination=retries,
             checkpointIntervalSeconds=checkpoint_interval,
-            serviceRequestPayload=json.dumps(payload, sort_keys=True),
+            serviceRequestPayload=payload,
             instanceType="ml.g5.xlarge",
             instanceCount=instance_count,
+            clientToken=client_token_for(submission_id),
             createdAt=int(self.clock.now()),
         )
         created = self.jobs.create(record)
@@ -125,58 +125,156 @@ class World:
             {"batchJobId": batch_job_id, "state": SubmissionState.SUBMITTED.value},
         )
 
+    def submit(self, submission_id: str, **kwargs: Any) -> JobRecord:
+        """Create the record and send it to the simulated Batch, as the submit worker does."""
+        record = self.record(submission_id, batch_job_id=None, **kwargs)
+        response = self.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
+        return self.jobs.update(
+            submission_id,
+            {
+                "batchJobId": response["jobId"],
+                "batchJobArn": response["jobArn"],
+                "state": SubmissionState.SUBMITTED.value,
+            },
+        )
 
-@pytest.fixture
-def aws() -> Iterator[None]:
+    def other_job(self, name: str, share: str, run_seconds: int, count: int = 1) -> str:
+        """A job submitted straight to Batch (not through quotagov): the preemptors."""
+        response = self.batch.submit_service_job(
+            jobName=name,
+            jobQueue=QUEUE_ARN,
+            serviceJobType="SAGEMAKER_TRAINING",
+            quotaShareName=share,
+            schedulingPriority=10,
+            serviceRequestPayload=training_payload(name, count, None, run_seconds=run_seconds),
+        )
+        return str(response["jobId"])
+
+    def pump(self) -> list[dict[str, Any]]:
+        """Deliver every event not delivered yet to the handler, until none is left
+        (events caused by the handler's own Batch calls included). An invocation that
+        raises is retried 60 clock seconds later, as Lambda retries an asynchronous
+        EventBridge invocation. Returns the handler's results."""
+        results = []
+        while True:
+            due = [e for e, t in self.retries if t <= self.clock.now()]
+            self.retries = [(e, t) for e, t in self.retries if t > self.clock.now()]
+            if self.fed < len(self.batch.events):
+                due.append(self.batch.events[self.fed])
+                self.fed += 1
+            if not due:
+                return results
+            for event in due:
+                try:
+                    results.append(job_state.handler(event, FakeContext()))
+                except Exception:
+                    self.retries.append((event, self.clock.now() + 60))
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock (the simulated Batch runs) and deliver the events."""
+        self.batch.advance(seconds)
+        self.pump()
+
+
+def training_payload(
+    name: str,
+    instance_count: int,
+    checkpoint_interval: int | None,
+    *,
+    run_seconds: int | None = None,
+) -> str:
+    """A ``CreateTrainingJob`` request (JSON); simulation hints ride in its ``Tags``."""
+    tags = []
+    if checkpoint_interval is not None:
+        tags.append({"Key": CHECKPOINT_INTERVAL_HINT, "Value": str(checkpoint_interval)})
+    if run_seconds is not None:
+        tags.append({"Key": RUN_SECONDS_HINT, "Value": str(run_seconds)})
+    payload: dict[str, Any] = {
+        "TrainingJobName": f"train-{name}",
+        "RoleArn": "arn:aws:iam::111122223333:role/sm-exec",
+        "AlgorithmSpecification": {"TrainingImage": "img:1", "TrainingInputMode": "File"},
+        "ResourceConfig": {
+            "InstanceType": "ml.g5.xlarge",
+            "InstanceCount": instance_count,
+            "VolumeSizeInGB": 50,
+        },
+        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+        "Tags": tags,
+    }
+    if checkpoint_interval is not None:
+        payload["CheckpointConfig"] = {"S3Uri": f"s3://bucket/ckpt/{name}/"}
+    return json.dumps(payload, sort_keys=True)
+
+
+def simulated_batch(policy: Policy, clock: ManualClock, seed: int = 7) -> SimulatedBatch:
+    """The policy's three shares on a service environment of 3 ml.g5.xlarge."""
+    return SimulatedBatch(
+        capacity={"ml.g5.xlarge": 3},
+        shares=[
+            {"quotaShareName": s.quotaShareName, **s.batch_configuration()}
+            for s in policy.quotaShares
+        ],
+        job_queue="ml-gov-queue",
+        clock=clock,
+        seed=seed,
+    )
+
+
+@contextmanager
+def build_world(policy: Policy, seed: int = 7) -> Iterator[World]:
+    """A fresh moto JobsTable, simulated Batch and wiring (usable inside hypothesis)."""
     with mock_aws():
         boto3.client("dynamodb").create_table(**jobs_table_definition(TABLE))
-        yield
+        clock = ManualClock(START)
+        world = World(
+            clock=clock,
+            policy=policy,
+            jobs=DynamoDBJobsRepository(TABLE, clock),
+            store=DynamoDBJobStateStore.from_name(TABLE),
+            audit=NullAuditSink(),
+            batch=simulated_batch(policy, clock, seed),
+        )
+        wiring.override(
+            Settings(jobs_table=TABLE, job_queue=QUEUE_ARN, platform_channel="C0PLATFORM"),
+            clock=clock,
+            policy=policy,
+            batch=world.batch,
+            audit=world.audit,
+            chat=None,
+            job_state_store=world.store,
+        )
+        try:
+            yield world
+        finally:
+            wiring.reset()
 
 
 @pytest.fixture
-def world(aws: None, policy: Policy, batch: Any) -> Iterator[World]:
-    clock = ManualClock(START)
-    w = World(
-        clock=clock,
-        policy=policy,
-        jobs=DynamoDBJobsRepository(TABLE, clock),
-        store=DynamoDBJobStateStore.from_name(TABLE),
-        audit=NullAuditSink(),
-        batch=batch,
-    )
-    wiring.override(
-        Settings(jobs_table=TABLE, job_queue=QUEUE_ARN, platform_channel="C0PLATFORM"),
-        clock=clock,
-        policy=policy,
-        batch=batch,
-        audit=w.audit,
-        job_state_store=w.store,
-    )
-    yield w
-    wiring.reset()
+def world(policy: Policy) -> Iterator[World]:
+    with build_world(policy) as w:
+        yield w
 
 
-class _InterimBatch:
-    """Replaced by the simulated Batch once branch ``batch`` is merged."""
-
-    def __init__(self) -> None:
-        self.submitted: list[dict[str, Any]] = []
-        self.terminated: list[dict[str, Any]] = []
-        self._tokens: dict[str, str] = {}
-
-    def submit_service_job(self, **request: Any) -> dict[str, Any]:
-        token = request["clientToken"]
-        if token not in self._tokens:
-            self._tokens[token] = f"sim-{len(self._tokens) + 1}"
-            self.submitted.append(request)
-        job_id = self._tokens[token]
-        return {"jobId": job_id, "jobName": request["jobName"], "jobArn": f"arn:{job_id}"}
-
-    def terminate_service_job(self, *, jobId: str, reason: str) -> dict[str, Any]:
-        self.terminated.append({"jobId": jobId, "reason": reason})
-        return {}
+def submitted(batch: SimulatedBatch) -> list[dict[str, Any]]:
+    """``SubmitServiceJob`` requests quotagov's dispositions sent (successors)."""
+    return [r for op, r in batch.requests if op == "SubmitServiceJob" and "-r" in r["jobName"]]
 
 
-@pytest.fixture
-def batch() -> Any:
-    return _InterimBatch()
+def terminated(batch: SimulatedBatch) -> list[dict[str, Any]]:
+    return [r for op, r in batch.requests if op == "TerminateServiceJob"]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Iterator[tuple[str, list[dict[str, Any]], dict[str, Any]]]:
+    """explore-1's events from the simulated scenario and the records an in-order replay
+    produces (computed once per module)."""
+    from .test_simulated_scenario import _replay, run_scenario
+
+    text = resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
+    policy = load_policy(text)
+    with pytest.MonkeyPatch.context() as patch:
+        _set_env(patch)
+        with build_world(policy) as world:
+            batch_job_id, events = run_scenario(world)
+        yield batch_job_id, events, _replay(policy, batch_job_id, events)

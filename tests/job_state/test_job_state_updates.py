@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -14,13 +15,14 @@ from quotagov.governance.dispositions import (
     decide_disposition,
 )
 from quotagov.governance.job_state_updates import (
-    RecordNotVisibleYetError,
     apply_state_event,
 )
+from quotagov.governance.records import JobRecord
+from quotagov.governance.submission import service_job_request
 from quotagov.handlers.service_job_events import parse_state_change
 
-from .conftest import START, World
-from .envelopes import envelope, preempted_twice, training_job_arn
+from .conftest import START, World, submitted, terminated
+from .envelopes import QUEUE_ARN, envelope, preempted_twice, training_job_arn
 
 CREATED_MS = int(START * 1000)
 
@@ -59,14 +61,14 @@ def test_reclassify_class_gets_one_successor_in_the_next_share_with_the_same_pay
     assert successor.originalId == "sub-1"
     assert successor.resubmitCount == 1
     assert successor.state == "SUBMITTED"
-    assert [r["quotaShareName"] for r in world.batch.submitted] == ["medium"]
-    assert world.batch.submitted[0]["serviceRequestPayload"] == original.serviceRequestPayload
+    assert [r["quotaShareName"] for r in submitted(world.batch)] == ["medium"]
+    assert submitted(world.batch)[0]["serviceRequestPayload"] == original.serviceRequestPayload
     actions = [d.action for d in world.audit.decisions]
     assert actions == ["DispositionDecided", "DispositionApplied"]
     # the same stream again changes nothing and submits nothing more
     again = fold_into(world, preempted_twice("batch-1", CREATED_MS))
     assert [r.outcome for r in again] == ["unchanged"] * 6
-    assert len(world.batch.submitted) == 1
+    assert len(submitted(world.batch)) == 1
 
 
 def test_resubmit_class_resubmits_in_the_same_share_and_respects_max_resubmits(
@@ -103,7 +105,7 @@ def test_resubmit_class_resubmits_in_the_same_share_and_respects_max_resubmits(
     assert last is not None
     assert last["disposition"]["status"] == "abandoned"
     assert "maxResubmits=2 reached" in last["disposition"]["reason"]
-    assert len(world.batch.submitted) == 2
+    assert len(submitted(world.batch)) == 2
 
 
 def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World) -> None:
@@ -127,7 +129,7 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     disposition = item["disposition"]
     assert disposition["status"] == "pending-owner"
     assert disposition["choices"] == ["resubmit", "abandon"]  # reserved is release's only share
-    assert world.batch.submitted == []
+    assert submitted(world.batch) == []
     with pytest.raises(DispositionForbiddenError, match="actor"):
         decide_disposition("sub-3", "resubmit", "U0ALICE", deps=world.disposition_deps())
     with pytest.raises(InvalidChoiceError, match="reclassify"):
@@ -140,64 +142,66 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     assert (again.status, again.changed) == ("applied", False)
     with pytest.raises(DispositionConflictError):
         decide_disposition("sub-3", "abandon", "U0FRANK", deps=world.disposition_deps())
-    assert len(world.batch.submitted) == 1
+    assert len(submitted(world.batch)) == 1
     decided = [d for d in world.audit.decisions if d.action == "DispositionDecided"]
     assert [(d.actor, d.details["choice"]) for d in decided] == [("U0FRANK", "resubmit")]
 
 
+def thrash_scenario(world: World) -> JobRecord:
+    """exploratory job sub-4 (thrash guard 3 preemptions within 3600 s; retries 5, so no
+    exhaustion) borrows medium's instance and loses it to a medium job every 720 s."""
+    world.other_job("release-build", "reserved", run_seconds=100_000)
+    job = world.submit("sub-4", retries=5, instance_count=2)
+    for i in range(3):
+        world.advance(600)
+        world.other_job(f"medium-{i}", "medium", run_seconds=120)  # reclaims: preempts sub-4
+        world.pump()
+        world.advance(120)
+    return job
+
+
 def test_thrash_guard_terminates_then_reclassifies_after_the_failed_event(world: World) -> None:
-    world.clock.set(START + 9000)
-    world.record("sub-4", batch_job_id="batch-4", retries=5)
-    s = 1000
-    t0 = CREATED_MS
-    # three preemptions within an hour (exploratory's thrash guard: 3 in 3600 s)
-    a = [
-        {
-            "serviceResourceId": {"name": "TrainingJobArn", "value": training_job_arn(f"t{i}")},
-            "startedAt": t0 + (i * 1000 + 10) * s,
-            "stoppedAt": t0 + (i * 1000 + 610) * s,
-        }
-        for i in range(3)
-    ]
-    events = [
-        envelope(
-            "batch-4",
-            "RUNNABLE",
-            t0 + (i * 1000 + 610) * s,
-            created_ms=t0,
-            attempts=a[: i + 1],
-            preempted=list(reversed(a[: i + 1])),
-            preempted_count=i + 1,
-            retries=5,
-        )
-        for i in range(3)
-    ]
-    results = fold_into(world, events)
+    job = thrash_scenario(world)
     item = world.store.get("sub-4")
     assert item is not None
-    assert item["disposition"]["status"] == "awaiting-termination"
-    assert item["disposition"]["trigger"] == "thrash-guard"
-    assert results[-1].disposition_opened == "reclassify"
-    assert [t["jobId"] for t in world.batch.terminated] == ["batch-4"]
-    assert world.batch.submitted == []  # not before the old job stopped
-    failed = envelope(
-        "batch-4",
-        "FAILED",
-        t0 + 3000 * s,
-        created_ms=t0,
-        attempts=a,
-        preempted=list(reversed(a)),
-        preempted_count=3,
-        retries=5,
-        stopped_ms=t0 + 3000 * s,
-        extra={"isTerminated": True},
+    assert item["jobState"]["preemptionCount"] == 3
+    disposition = item["disposition"]
+    assert (disposition["trigger"], disposition["status"]) == ("thrash-guard", "applied")
+    assert [t["jobId"] for t in terminated(world.batch)] == [job.batchJobId]
+    # the successor was only submitted once Batch reported the old job FAILED
+    ops = [
+        op for op, r in world.batch.requests if op in ("TerminateServiceJob", "SubmitServiceJob")
+    ]
+    assert ops[-2:] == ["TerminateServiceJob", "SubmitServiceJob"]
+    assert item["jobState"]["status"] == "FAILED"
+    assert [r["quotaShareName"] for r in submitted(world.batch)] == ["medium"]
+    successor = world.jobs.get("sub-4-r1")
+    assert successor is not None
+    assert successor.serviceRequestPayload == job.serviceRequestPayload
+    assert world.batch.describe_service_job(jobId=str(successor.batchJobId))["quotaShareName"] == (
+        "medium"
     )
-    fold_into(world, [failed, failed])
+    assert [d.action for d in world.audit.decisions] == [
+        "DispositionTerminating",
+        "DispositionDecided",
+        "DispositionApplied",
+    ]
+    terminating, _, applied = world.audit.decisions
+    assert terminating.details["jobId"] == job.batchJobId  # matches the CloudTrail call
+    assert applied.details["jobId"] == successor.batchJobId
+    assert applied.job_queue == "arn:aws:batch:eu-west-1:111122223333:job-queue/ml-gov-queue"
+    assert (applied.actor, applied.resource) == ("quotagov", "sub-4")
+
+
+def test_a_failed_terminate_is_repeated_when_the_event_is_redelivered(world: World) -> None:
+    world.batch.fail_next("TerminateServiceJob", code="ServerException")
+    job = thrash_scenario(world)
     item = world.store.get("sub-4")
     assert item is not None
     assert item["disposition"]["status"] == "applied"
-    assert [r["quotaShareName"] for r in world.batch.submitted] == ["medium"]
-    assert len(world.batch.terminated) == 1
+    calls = terminated(world.batch)
+    assert [c["jobId"] for c in calls] == [job.batchJobId] * 2  # failed once, then repeated
+    assert [r["quotaShareName"] for r in submitted(world.batch)] == ["medium"]
 
 
 def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) -> None:
@@ -228,6 +232,9 @@ def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) 
             )
         ],
     )
+    item = world.store.get("sub-5")
+    assert item is not None
+    assert item["disposition"]["status"] == "awaiting-termination"
     done = envelope(
         "batch-5",
         "SUCCEEDED",
@@ -243,7 +250,7 @@ def test_thrash_guard_ends_not_needed_when_the_job_succeeds_first(world: World) 
     item = world.store.get("sub-5")
     assert item is not None
     assert item["disposition"]["status"] == "not-needed"
-    assert world.batch.submitted == []
+    assert submitted(world.batch) == []
 
 
 def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
@@ -254,14 +261,31 @@ def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
     assert item is not None
     assert item["statusesSeen"] == ["FAILED", "RUNNABLE", "RUNNING", "SCHEDULED"]
     assert "batchJobId" not in item
-    assert world.batch.submitted == []
+    assert submitted(world.batch) == []
 
 
-def test_unknown_job_created_moments_ago_is_retried_not_called_foreign(world: World) -> None:
-    world.clock.set(START + 10)
-    with pytest.raises(RecordNotVisibleYetError, match=r"detail\.jobId"):
-        fold_into(world, [envelope("young", "RUNNABLE", CREATED_MS + 5000, created_ms=CREATED_MS)])
-    assert world.store.get("FOREIGN#young") is None
+def test_a_job_whose_record_has_no_batch_job_id_yet_is_found_by_its_tag(world: World) -> None:
+    # the submit path writes batchJobId only after SubmitServiceJob answered; the job's
+    # first events can arrive before that write
+    record = world.record("sub-young", batch_job_id=None)
+    world.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
+    world.batch.advance(10)
+    results = world.pump()
+    assert [r["outcome"] for r in results] == ["tracked"] * 4  # RUNNABLE .. RUNNING
+    item = world.store.get("sub-young")
+    assert item is not None
+    assert item["jobState"]["status"] == "RUNNING"
+    assert "batchJobId" not in item  # left to the submit path
+
+
+def test_untagged_jobs_are_foreign_and_batch_is_asked_once(world: World) -> None:
+    world.other_job("direct", "medium", run_seconds=60)
+    world.advance(120)
+    item = world.store.get(f"FOREIGN#{world.batch.events[0]['detail']['jobId']}")
+    assert item is not None
+    assert item["statusesSeen"] == ["RUNNABLE", "RUNNING", "SCHEDULED", "STARTING", "SUCCEEDED"]
+    describes = [r for op, r in world.batch.requests if op == "DescribeServiceJob"]
+    assert len(describes) == 1
 
 
 def test_a_lost_race_rereads_and_refolds(world: World) -> None:
@@ -290,3 +314,70 @@ def test_a_lost_race_rereads_and_refolds(world: World) -> None:
     assert item["jobState"]["preemptionCount"] == 1
     assert item["jobStateVersion"] == 5
     assert json.dumps(item["jobStateFacts"], sort_keys=True)
+
+
+def test_concurrent_owner_decisions_apply_exactly_one(world: World) -> None:
+    world.clock.set(START + 4000)
+    world.record(
+        "sub-7",
+        batch_job_id="batch-7",
+        workload_class="release",
+        team="release",
+        share="reserved",
+        retries=1,
+        checkpoint_interval=None,
+        principal="arn:aws:sts::111122223333:assumed-role/release/frank",
+    )
+    fold_into(world, preempted_twice("batch-7", CREATED_MS))
+    # DynamoDB applies each conditional write atomically; moto's in-process backend does
+    # not under threads, so its calls are serialised here (one call at a time, as DynamoDB
+    # serialises writes to one item); the use case's own steps still interleave freely.
+    world.store._table = _OneCallAtATime(world.store._table)  # type: ignore[attr-defined]
+    choices = ["resubmit", "abandon"] * 4
+    outcomes: list[Any] = []
+    conflicts: list[Exception] = []
+    lock = threading.Lock()
+
+    def decide(choice: str) -> None:
+        try:
+            outcome = decide_disposition("sub-7", choice, "U0FRANK", deps=world.disposition_deps())
+        except DispositionConflictError as error:
+            with lock:
+                conflicts.append(error)
+            return
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=decide, args=(c,)) for c in choices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    item = world.store.get("sub-7")
+    assert item is not None
+    winner = item["disposition"]["choice"]
+    assert {o.choice for o in outcomes} == {winner}
+    assert sum(1 for o in outcomes if o.changed) == 1
+    assert len(outcomes) + len(conflicts) == len(choices)
+    assert len(conflicts) == choices.count("abandon" if winner == "resubmit" else "resubmit")
+    assert len(submitted(world.batch)) == (1 if winner == "resubmit" else 0)
+
+
+class _OneCallAtATime:
+    """Proxy of a boto3 Table whose calls run one at a time."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._table, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attribute(*args, **kwargs)
+
+        return call

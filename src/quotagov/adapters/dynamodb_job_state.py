@@ -22,6 +22,7 @@ Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -71,8 +72,10 @@ class DynamoDBJobStateStore:
         table: a boto3 ``dynamodb.Table`` resource of the ``JobsTable``.
     """
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, *, id_cache_size: int = 4096) -> None:
         self._table = table
+        self._ids: OrderedDict[str, str] = OrderedDict()
+        self._id_cache_size = id_cache_size
 
     @classmethod
     def from_name(cls, table_name: str, *, session: Any = None) -> DynamoDBJobStateStore:
@@ -83,16 +86,31 @@ class DynamoDBJobStateStore:
         return cls(resource.Table(table_name))
 
     def find_submission_id(self, batch_job_id: str) -> str | None:
-        """Look ``batch_job_id`` up in the ``byBatchJobId`` index (eventually consistent)."""
+        """Look ``batch_job_id`` up in the ``byBatchJobId`` index (eventually consistent).
+
+        Only ``pk`` is read. Found ids are remembered (a record's ``batchJobId`` never
+        changes once set), so a warm function reads the index once per job; misses
+        are never remembered.
+        """
+        if batch_job_id in self._ids:
+            self._ids.move_to_end(batch_job_id)
+            return self._ids[batch_job_id]
         response = self._table.query(
             IndexName=BY_BATCH_JOB_ID,
             KeyConditionExpression="batchJobId = :id",
             ExpressionAttributeValues={":id": batch_job_id},
+            ProjectionExpression="pk",
         )
         items = [
             i for i in response.get("Items", []) if not str(i["pk"]).startswith(FOREIGN_PREFIX)
         ]
-        return str(items[0]["pk"]) if items else None
+        if not items:
+            return None
+        found = str(items[0]["pk"])
+        self._ids[batch_job_id] = found
+        if len(self._ids) > self._id_cache_size:
+            self._ids.popitem(last=False)
+        return found
 
     def get(self, submission_id: str) -> dict[str, Any] | None:
         """The item by ``pk`` (strongly consistent), numbers as int/float; None if absent."""
@@ -151,8 +169,10 @@ class DynamoDBJobStateStore:
         expected_status: str | None,
         disposition: Mapping[str, Any],
         successor_id: str | None = None,
+        expected_lease: float | None = None,
     ) -> bool:
-        """Replace ``disposition`` if its ``status`` is ``expected_status`` (None: absent).
+        """Replace ``disposition`` if its ``status`` is ``expected_status`` (None: absent)
+        and, with ``expected_lease``, its ``leaseUntil`` equals it (absent counts as 0).
 
         Also appends ``successor_id`` to ``successorIds`` in the same write. Returns False
         when the condition failed.
@@ -166,6 +186,14 @@ class DynamoDBJobStateStore:
             condition = "disposition.#status = :expected"
             names["#status"] = "status"
             values[":expected"] = expected_status
+        if expected_lease is not None:
+            values[":lease"] = to_dynamo(float(expected_lease))
+            lease_condition = "disposition.leaseUntil = :lease"
+            if not expected_lease:
+                lease_condition = (
+                    f"(attribute_not_exists(disposition.leaseUntil) OR {lease_condition})"
+                )
+            condition += f" AND {lease_condition}"
         if successor_id is not None:
             expression += ", successorIds = list_append(if_not_exists(successorIds, :none), :succ)"
             values[":none"] = []
@@ -229,6 +257,13 @@ class DynamoDBJobStateStore:
                     f"batchJobId: submission {submission_id!r} already has another Batch job"
                 ) from None
             raise
+
+    def is_foreign(self, batch_job_id: str) -> bool:
+        """True when a ``FOREIGN#<jobId>`` item exists (an event was recorded as foreign)."""
+        response = self._table.get_item(
+            Key={"pk": f"{FOREIGN_PREFIX}{batch_job_id}"}, ProjectionExpression="pk"
+        )
+        return "Item" in response
 
     def record_foreign(
         self,

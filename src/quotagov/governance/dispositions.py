@@ -61,6 +61,7 @@ from quotagov.governance.job_state import JobTracking
 from quotagov.governance.ports import (
     AuditSink,
     BatchClientError,
+    BatchError,
     BatchPort,
     ChatError,
     ChatNotifier,
@@ -83,6 +84,10 @@ APPLIED = "applied"
 ABANDONED = "abandoned"
 NOT_NEEDED = "not-needed"
 FINAL_STATUSES = frozenset({APPLIED, ABANDONED, NOT_NEEDED})
+
+#: How long a caller that moved a disposition to ``applying`` has to submit the successor
+#: before another caller (a redelivered event, a second click) may take over (seconds).
+APPLY_LEASE_SECONDS = 60.0
 
 RETRIES_EXHAUSTED = "retries-exhausted"
 THRASH_GUARD = "thrash-guard"
@@ -107,6 +112,14 @@ class DispositionConflictError(DispositionError):
     def __init__(self, message: str, current: Mapping[str, Any] | None) -> None:
         super().__init__(message)
         self.current = dict(current) if current else None
+
+
+class DispositionInProgressError(Exception):
+    """Another call holds the lease on an ``applying`` disposition (retry the event later).
+
+    Not a :class:`DispositionError`: the job-state handler lets it fail the event so that
+    EventBridge/SQS redelivers it, which finishes the work if the other call died.
+    """
 
 
 class DispositionForbiddenError(DispositionError):
@@ -140,10 +153,12 @@ class JobStateStore(Protocol):
         expected_status: str | None,
         disposition: Mapping[str, Any],
         successor_id: str | None = None,
+        expected_lease: float | None = None,
     ) -> bool:
         """Write ``disposition`` if the recorded one has ``expected_status`` (None = no
         disposition yet); also append ``successor_id`` to ``successorIds``. False when the
-        condition failed (someone else moved first)."""
+        condition failed (someone else moved first). With ``expected_lease`` the recorded
+        ``leaseUntil`` (absent counts as 0) must equal it too."""
         ...
 
     def put_successor(self, item: Mapping[str, Any]) -> bool:
@@ -219,6 +234,8 @@ class DispositionOutcome:
         choices: what the owner may still choose (while ``pending-owner``).
         reason: why, in words.
         changed: False when this call found the disposition already in that state.
+        error: why the successor could not be submitted yet (status stays ``applying``;
+            the same decision again, or the next event of the job, finishes it).
     """
 
     job_id: str
@@ -232,10 +249,16 @@ class DispositionOutcome:
     choices: tuple[str, ...] = ()
     reason: str = ""
     changed: bool = True
+    error: str | None = None
 
     @classmethod
     def from_record(
-        cls, job_id: str, disposition: Mapping[str, Any], *, changed: bool
+        cls,
+        job_id: str,
+        disposition: Mapping[str, Any],
+        *,
+        changed: bool,
+        error: str | None = None,
     ) -> DispositionOutcome:
         """Build from a record's ``disposition`` map."""
         return cls(
@@ -250,6 +273,7 @@ class DispositionOutcome:
             choices=tuple(disposition.get("choices") or ()),
             reason=str(disposition.get("reason", "")),
             changed=changed,
+            error=error,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -266,6 +290,7 @@ class DispositionOutcome:
             "choices": list(self.choices),
             "reason": self.reason,
             "changed": self.changed,
+            "error": self.error,
         }
 
 
@@ -348,27 +373,24 @@ def submit_with_batch(
 ) -> dict[str, Any]:
     """Send ``successor`` with ``SubmitServiceJob`` (reference §2.3); return the response.
 
-    The request keeps the submission record's ``serviceRequestPayload`` unchanged, its
-    ``schedulingPriority`` and ``preemptionRetriesBeforeTermination``, with the
-    successor's ``quotaShareName``. ``clientToken`` makes a retried call one job.
+    The request is the submission path's own
+    (:func:`quotagov.governance.submission.service_job_request`): the record's
+    ``serviceRequestPayload`` unchanged, its ``schedulingPriority`` and
+    ``preemptionRetriesBeforeTermination``, the successor's ``quotaShareName``, its
+    deterministic ``clientToken`` (a retried call is one job) and the
+    ``quotagov:submissionId`` tag. The policy is not re-applied: routing would put a
+    reclassified job back in its class's first share.
 
     Raises:
         BatchError: from the port.
     """
-    request: dict[str, Any] = {
-        "jobName": _job_name(successor),
-        "jobQueue": job_queue or str(successor["jobQueue"]),
-        "serviceJobType": "SAGEMAKER_TRAINING",
-        "serviceRequestPayload": successor["serviceRequestPayload"],
-        "quotaShareName": successor["quotaShareName"],
-        "clientToken": str(successor["clientToken"]),
-    }
-    if successor.get("schedulingPriority") is not None:
-        request["schedulingPriority"] = int(successor["schedulingPriority"])
-    retries = successor.get("preemptionRetriesBeforeTermination")
-    if retries is not None:
-        request["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": int(retries)}
-    return batch.submit_service_job(**request)
+    from quotagov.governance.records import JobRecord
+    from quotagov.governance.submission import service_job_request
+
+    record = JobRecord.from_item(successor)
+    return batch.submit_service_job(
+        **service_job_request(record, job_queue or str(successor.get("jobQueue") or ""))
+    )
 
 
 # --- use cases --------------------------------------------------------------------------
@@ -387,14 +409,34 @@ def on_job_state(
 
     Raises:
         BatchError: a transient Batch failure; the event should be retried.
+        DispositionInProgressError: another invocation is submitting the successor;
+            retry the event later (it finishes the work if that invocation died).
     """
     disposition = record.get("disposition")
     status = disposition.get("status") if disposition else None
+    if disposition is not None:
+        # re-assert the current step in the audit log (idempotent on its decision id), so
+        # a step whose audit write failed after the record moved is written on redelivery
+        _audit(record, disposition, deps)
     if disposition is not None and status == APPLYING:
-        return _apply(record, disposition, deps)
+        return _resume(record, disposition, deps, report=False)
+    if (
+        disposition is not None
+        and status == AWAITING_TERMINATION
+        and not tracking.is_terminal
+        and not disposition.get("terminateRequestedAt")
+    ):
+        # the TerminateServiceJob of the first try failed transiently: repeat it
+        _terminate(record, disposition, deps)
+        return DispositionOutcome.from_record(str(record["pk"]), disposition, changed=False)
     if disposition is not None and status == AWAITING_TERMINATION and tracking.is_terminal:
         if tracking.status == "FAILED":
-            moved = {**disposition, "status": APPLYING, "terminatedAt": deps.clock.now()}
+            moved = {
+                **disposition,
+                "status": APPLYING,
+                "terminatedAt": deps.clock.now(),
+                "leaseUntil": deps.clock.now() + APPLY_LEASE_SECONDS,
+            }
             return _advance(record, disposition, moved, deps)
         done = {
             **disposition,
@@ -452,8 +494,9 @@ def decide_disposition(
         DispositionForbiddenError: actor not allowed.
         InvalidChoiceError: choice not offered.
         DispositionConflictError: nothing pending, or decided differently already.
-        BatchError: Batch failed while submitting the successor; the decision is kept
-            (``applying``) and the same call may be repeated to finish it.
+
+    A Batch failure while submitting the successor does not raise: the decision is kept
+    (``applying``), the outcome carries ``error``, and the same call finishes it.
     """
     deps = deps or dispositions_from_services()
     choice = choice.removeprefix(ACTION_ID_PREFIX)
@@ -475,8 +518,9 @@ def decide_disposition(
                     + (f" ({disposition.get('choice')})" if disposition.get("choice") else ""),
                     disposition,
                 )
+            _audit(record, disposition, deps)  # idempotent re-assertion, see on_job_state
             if status == APPLYING:
-                return _apply(record, disposition, deps)
+                return _resume(record, disposition, deps, report=True)
             return DispositionOutcome.from_record(job_id, disposition, changed=False)
         offered = tuple(disposition.get("choices") or CHOICES)
         if choice not in offered:
@@ -494,17 +538,21 @@ def decide_disposition(
         if choice == "abandon":
             decided.update(status=ABANDONED, closedAt=deps.clock.now())
         else:
-            decided.update(status=APPLYING, **_successor_plan(record, choice, deps.policy))
+            decided.update(
+                status=APPLYING,
+                leaseUntil=deps.clock.now() + APPLY_LEASE_SECONDS,
+                **_successor_plan(record, choice, deps.policy),
+            )
         if deps.store.transition_disposition(
             job_id, expected_status=PENDING_OWNER, disposition=decided
         ):
             _audit(record, decided, deps)
             outcome = (
-                _apply({**record, "disposition": decided}, decided, deps)
+                _apply_or_report({**record, "disposition": decided}, decided, deps, changed=True)
                 if choice != "abandon"
                 else DispositionOutcome.from_record(job_id, decided, changed=True)
             )
-            _update_owner_message(decided, deps)
+            _update_owner_message(decided, outcome, deps)
             return outcome
         record = deps.store.get(job_id) or record
     raise DispositionConflictError(f"job {job_id!r}: disposition keeps changing", None)
@@ -569,6 +617,7 @@ def _open_exhausted(
         disposition = {
             **base,
             "status": APPLYING,
+            "leaseUntil": deps.clock.now() + APPLY_LEASE_SECONDS,
             "choice": automatic,
             "decidedBy": SYSTEM_ACTOR,
             "decidedAt": deps.clock.now(),
@@ -640,6 +689,12 @@ def _terminate(
     except BatchClientError as error:
         # Already finished or unknown to Batch: the job's terminal event settles it.
         logger.warning("TerminateServiceJob refused for %s: %s", batch_job_id, error)
+    # mark the request as made, so later events of the job do not repeat it
+    deps.store.transition_disposition(
+        str(record["pk"]),
+        expected_status=AWAITING_TERMINATION,
+        disposition={**disposition, "terminateRequestedAt": deps.clock.now()},
+    )
 
 
 def _start(
@@ -684,12 +739,30 @@ def _apply(
     successor = _successor_item(record, disposition, deps)
     deps.store.put_successor(successor)
     stored = deps.store.get(successor_id) or successor
-    if not stored.get("batchJobId"):
-        response = deps.submitter()(stored)
+    successor_batch_job_id = stored.get("batchJobId")
+    if not successor_batch_job_id:
+        try:
+            response = deps.submitter()(stored)
+        except BatchError as error:
+            # release the lease so the next click or redelivered event retries at once
+            released = {**disposition, "leaseUntil": 0, "lastError": str(error)[:500]}
+            deps.store.transition_disposition(
+                job_id,
+                expected_status=APPLYING,
+                expected_lease=_lease(disposition),
+                disposition=released,
+            )
+            raise
+        successor_batch_job_id = str(response["jobId"])
         deps.store.set_batch_job_id(
-            successor_id, str(response["jobId"]), batch_job_arn=response.get("jobArn")
+            successor_id, successor_batch_job_id, batch_job_arn=response.get("jobArn")
         )
-    applied = {**disposition, "status": APPLIED, "closedAt": deps.clock.now()}
+    applied = {
+        **disposition,
+        "status": APPLIED,
+        "closedAt": deps.clock.now(),
+        "successorBatchJobId": str(successor_batch_job_id),
+    }
     if deps.store.transition_disposition(
         job_id, expected_status=APPLYING, disposition=applied, successor_id=successor_id
     ):
@@ -697,6 +770,58 @@ def _apply(
         return DispositionOutcome.from_record(job_id, applied, changed=True)
     current = (deps.store.get(job_id) or {}).get("disposition") or applied
     return DispositionOutcome.from_record(job_id, current, changed=False)
+
+
+def _lease(disposition: Mapping[str, Any]) -> float:
+    return float(disposition.get("leaseUntil") or 0)
+
+
+def _resume(
+    record: Mapping[str, Any],
+    disposition: Mapping[str, Any],
+    deps: DispositionDeps,
+    *,
+    report: bool,
+) -> DispositionOutcome:
+    """Finish an ``applying`` disposition another call started, unless it still holds the
+    lease (then it is in progress: report it unchanged). Taking the lease is a conditional
+    write, so of many concurrent callers one submits the successor."""
+    job_id = str(record["pk"])
+    lease = _lease(disposition)
+    now = deps.clock.now()
+    if now < lease:
+        if not report:
+            raise DispositionInProgressError(
+                f"job {job_id!r}: another invocation is submitting the successor "
+                f"(lease for {lease - now:.0f} s more); retry the event later"
+            )
+        return DispositionOutcome.from_record(job_id, disposition, changed=False)
+    taken = {**disposition, "leaseUntil": now + APPLY_LEASE_SECONDS}
+    if not deps.store.transition_disposition(
+        job_id, expected_status=APPLYING, expected_lease=lease, disposition=taken
+    ):
+        current = (deps.store.get(job_id) or {}).get("disposition") or disposition
+        return DispositionOutcome.from_record(job_id, current, changed=False)
+    moved = {**record, "disposition": taken}
+    if report:
+        return _apply_or_report(moved, taken, deps, changed=False)
+    return _apply(moved, taken, deps)
+
+
+def _apply_or_report(
+    record: Mapping[str, Any],
+    disposition: Mapping[str, Any],
+    deps: DispositionDeps,
+    *,
+    changed: bool,
+) -> DispositionOutcome:
+    try:
+        return _apply(record, disposition, deps)
+    except BatchError as error:
+        logger.warning("successor of %s not submitted yet: %s", record["pk"], error)
+        return DispositionOutcome.from_record(
+            str(record["pk"]), disposition, changed=changed, error=str(error)
+        )
 
 
 def _successor_plan(record: Mapping[str, Any], choice: str, policy: Policy) -> dict[str, Any]:
@@ -738,6 +863,7 @@ def _successor_item(
     count = generation(record) + 1
     item.update(
         pk=str(disposition["successorId"]),
+        jobName=_job_name({**record, "resubmitCount": count}),
         quotaShareName=str(disposition["targetShare"]),
         predecessorId=str(record["pk"]),
         originalId=original_id(record),
@@ -791,13 +917,19 @@ def _audit(
         quotaShareName=record.get("quotaShareName"),
         batchJobId=record.get("batchJobId"),
     )
+    # ``jobId``: the service job this step's Batch call acts on, so the audit log can
+    # match the call when CloudTrail reports it (TerminateServiceJob / SubmitServiceJob).
+    if status == AWAITING_TERMINATION and record.get("batchJobId"):
+        details["jobId"] = record["batchJobId"]
+    if status == APPLIED and disposition.get("successorBatchJobId"):
+        details["jobId"] = disposition["successorBatchJobId"]
     deps.audit.record_decision(
         ControllerDecision(
             action=action,
             actor=str(disposition.get("decidedBy") or SYSTEM_ACTOR)
             if status != PENDING_OWNER
             else SYSTEM_ACTOR,
-            job_queue=deps.job_queue or str(record.get("jobQueue") or ""),
+            job_queue=deps.job_queue or deps.policy.jobQueue,
             resource=str(record["pk"]),
             decision_id=f"disposition:{record['pk']}:{status}",
             details=details,
@@ -925,7 +1057,9 @@ def _tell_owner(
         logger.warning("could not tell the owner of %s in Slack: %s", record["pk"], error)
 
 
-def _update_owner_message(disposition: Mapping[str, Any], deps: DispositionDeps) -> None:
+def _update_owner_message(
+    disposition: Mapping[str, Any], outcome: DispositionOutcome, deps: DispositionDeps
+) -> None:
     message = disposition.get("message")
     if deps.chat is None or not message:
         return
@@ -933,11 +1067,17 @@ def _update_owner_message(disposition: Mapping[str, Any], deps: DispositionDeps)
         f" into share {disposition.get('targetShare')}" if disposition.get("targetShare") else ""
     )
     text = f"Decision by <@{disposition.get('decidedBy')}>: {disposition.get('choice')}{target}"
+    if outcome.successor_id and outcome.status == APPLIED:
+        text += f"; successor `{outcome.successor_id}` submitted"
+    if outcome.error:
+        text += f"; submitting the successor failed ({outcome.error}), click again to retry"
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    if outcome.error:  # keep the chosen button so the owner can finish the decision
+        retry = {"pk": outcome.job_id, "choices": [disposition.get("choice")]}
+        blocks += disposition_blocks(retry, retry)[1:]
     try:
         deps.chat.update(
-            PostedMessage(channel=str(message["channel"]), ts=str(message["ts"])),
-            text,
-            [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
+            PostedMessage(channel=str(message["channel"]), ts=str(message["ts"])), text, blocks
         )
     except ChatError as error:
         logger.warning("could not update the disposition message: %s", error)
@@ -961,6 +1101,7 @@ __all__ = [
     "DispositionDeps",
     "DispositionError",
     "DispositionForbiddenError",
+    "DispositionInProgressError",
     "DispositionNotFoundError",
     "DispositionOutcome",
     "InvalidChoiceError",

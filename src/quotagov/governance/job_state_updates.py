@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from quotagov.governance.dispositions import (
@@ -37,6 +37,8 @@ from quotagov.governance.job_state import (
     preemption_kind,
     summarize,
 )
+from quotagov.governance.ports import BatchNotFoundError
+from quotagov.governance.submission import SUBMISSION_TAG
 
 #: Attempts at the read-fold-write cycle before giving up (the event is then retried).
 MAX_WRITE_ATTEMPTS = 8
@@ -54,6 +56,10 @@ class JobStateRepository(JobStateStore, Protocol):
         expected_version: int,
     ) -> int:
         """Conditional write of facts and summary; raises a stale-version error."""
+        ...
+
+    def is_foreign(self, batch_job_id: str) -> bool:
+        """True when an event of this service job was already recorded as foreign."""
         ...
 
     def record_foreign(
@@ -79,8 +85,8 @@ class JobStateConflictError(Exception):
 
 
 class RecordNotVisibleYetError(Exception):
-    """No record for a job created moments ago: the submission may not have recorded its
-    ``batchJobId`` yet (or the index lags). Retry the event later."""
+    """The service job is tagged with a submission whose record cannot be read yet.
+    Retry the event later."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,6 @@ class JobStateResult:
     first_start_seconds: float | None = None
     disposition: DispositionOutcome | None = None
     disposition_opened: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -120,34 +125,41 @@ class JobStateDeps:
 
     Attributes:
         store: the job records.
-        dispositions: what dispositions need (their ``store`` is the same repository).
-        foreign_grace_seconds: a job created less than this long before the event that
-            has no record yet is retried rather than called foreign (the submission
-            writes ``batchJobId`` only after ``SubmitServiceJob`` answered, and the
-            ``byBatchJobId`` index is eventually consistent).
+        dispositions: what dispositions need (their ``store`` is the same repository;
+            their ``batch`` answers ``DescribeServiceJob`` for jobs not found by id).
     """
 
     store: JobStateRepository
     dispositions: DispositionDeps
-    foreign_grace_seconds: float = 300.0
 
 
 def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
     """Fold ``event`` into its job's record, then open/advance the disposition.
 
+    Whose job is it: the ``byBatchJobId`` index answers once the submission recorded
+    its ``batchJobId``. Until then (the first events can beat that write, and the index
+    is eventually consistent), ``DescribeServiceJob`` tells: quotagov tags every service
+    job it submits with ``quotagov:submissionId`` (events carry no tags). A job without
+    the tag is foreign; its ``FOREIGN#`` item spares Batch the question next time.
+
     Raises:
-        RecordNotVisibleYetError: unknown job created within the grace period.
+        RecordNotVisibleYetError: the job is tagged with a submission whose record is
+            not readable (yet).
         JobStateConflictError: too many concurrent writers; retry the event.
-        BatchError: a Batch call of a disposition failed; retry the event.
+        BatchError: ``DescribeServiceJob`` or a disposition's Batch call failed; retry.
+        DispositionInProgressError: another call is submitting the successor; retry.
     """
     store = deps.store
-    submission_id = store.find_submission_id(event.job_id)
+    submission_id = store.find_submission_id(event.job_id) or _submission_from_batch(event, deps)
     if submission_id is None:
         return _foreign(event, deps)
     for _ in range(MAX_WRITE_ATTEMPTS):
         record = store.get(submission_id)
         if record is None:
-            return _foreign(event, deps)
+            raise RecordNotVisibleYetError(
+                f"detail.jobId: service job {event.job_id!r} is tagged with submission "
+                f"{submission_id!r}, which has no record (yet); retry later"
+            )
         facts = record.get("jobStateFacts")
         before = JobTracking.from_item(facts) if facts else None
         after = fold(before, event)
@@ -249,16 +261,19 @@ def _disposition_type(outcome: DispositionOutcome) -> str:
     return outcome.policy_action
 
 
+def _submission_from_batch(event: StateEvent, deps: JobStateDeps) -> str | None:
+    """The ``quotagov:submissionId`` tag of the service job, or None for a foreign job."""
+    if deps.store.is_foreign(event.job_id):
+        return None
+    try:
+        job = deps.dispositions.batch.describe_service_job(jobId=event.job_id)
+    except BatchNotFoundError:
+        return None
+    tag = (job.get("tags") or {}).get(SUBMISSION_TAG)
+    return str(tag) if tag else None
+
+
 def _foreign(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
-    now_ms = deps.dispositions.clock.now() * 1000
-    if (
-        event.created_at_ms is not None
-        and now_ms - event.created_at_ms < deps.foreign_grace_seconds * 1000
-    ):
-        raise RecordNotVisibleYetError(
-            f"detail.jobId: no record for service job {event.job_id!r} created "
-            f"{(now_ms - event.created_at_ms) / 1000:.0f} s ago; retry later"
-        )
     deps.store.record_foreign(
         event.job_id,
         status=event.status,

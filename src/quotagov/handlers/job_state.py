@@ -19,13 +19,17 @@ yet, write conflicts, Batch throttling) raise, so the event is retried.
 Metrics (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): ``Preemptions``
 by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName``;
 ``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
-(seconds) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``. Each is
+(seconds from the service job's ``createdAt``, i.e. ``SubmitServiceJob``, to its first
+attempt's start) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
+``JobStateEvents`` (events handled); ``JobStateEventsDeferred`` (retried because the
+job's record is not visible yet, or another invocation is submitting its successor). Each is
 emitted only for facts the event newly recorded, so duplicates add nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -38,13 +42,21 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import dispositions_from_services
-from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult, apply_state_event
+from quotagov.governance.dispositions import (
+    DispositionInProgressError,
+    dispositions_from_services,
+)
+from quotagov.governance.job_state_updates import (
+    JobStateDeps,
+    JobStateResult,
+    RecordNotVisibleYetError,
+    apply_state_event,
+)
 from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
 from quotagov.wiring import services
 
-logger = Logger()
-metrics = Metrics()
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "job-state")
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -100,7 +112,13 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
             raise MalformedEventError(reason) from None
         return {"outcome": "malformed", "reason": reason}
     logger.append_keys(batchJobId=state_event.job_id, eventId=state_event.event_id)
-    result = apply_state_event(state_event, job_state_deps())
+    try:
+        result = apply_state_event(state_event, job_state_deps())
+    except (RecordNotVisibleYetError, DispositionInProgressError) as error:
+        logger.warning("the event will be retried", extra={"reason": str(error)})
+        metrics.add_metric(name="JobStateEventsDeferred", unit=MetricUnit.Count, value=1)
+        raise
+    metrics.add_metric(name="JobStateEvents", unit=MetricUnit.Count, value=1)
     _emit(result)
     logger.info(
         "service job event folded",

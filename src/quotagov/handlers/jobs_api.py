@@ -21,7 +21,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from quotagov.handlers.api_errors import install_error_handlers
 
 #: Route modules under ``quotagov.handlers.routes``; each exposes ``router``.
-ROUTE_MODULES: tuple[str, ...] = ("jobs_submit", "jobs_get")
+ROUTE_MODULES: tuple[str, ...] = ("jobs_submit", "jobs_get", "jobs_disposition")
 
 logger = Logger()
 app = APIGatewayRestResolver(enable_validation=True)

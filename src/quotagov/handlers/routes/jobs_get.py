@@ -1,12 +1,14 @@
 """``GET /jobs/{jobId}``: a submission's state, routing, reasons and Batch position.
 
-Replies 200 with :func:`quotagov.governance.job_view.job_view`, 403 when the caller is
-neither the submitter nor a member of the submission's team, 404 when unknown.
+Replies 200 with :func:`quotagov.governance.job_view.job_view` (plus ``chain.links``, the
+whole resubmission chain from :func:`quotagov.governance.job_chain.chain_links`), 403
+when the caller is neither the submitter nor a member of the submission's team, 404 when
+unknown.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -44,4 +46,16 @@ def get_job(
             403, {"message": f"{principal or '(anonymous)'} may not see submission {jobId}"}
         )
     view = job_view(record, optional(svc, "batch"), svc.settings.job_queue)
+    view["chain"]["links"] = _chain_links(jobId, svc.get("jobs"))
     return json_response(200, view)
+
+
+def _chain_links(job_id: str, jobs: Any) -> list[dict[str, Any]]:
+    """Every record of the job's resubmission chain (``quotagov.governance.job_chain``)."""
+    from quotagov.governance.job_chain import chain_links
+
+    def get(submission_id: str) -> dict[str, Any] | None:
+        found = jobs.get(submission_id)
+        return found.to_item() if found is not None else None
+
+    return chain_links(job_id, get)

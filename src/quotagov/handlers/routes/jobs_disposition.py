@@ -1,0 +1,80 @@
+"""``POST /jobs/{jobId}/disposition``: the owner decides what happens to an exhausted job.
+
+Body: ``{"choice": "resubmit" | "reclassify" | "abandon"}``. The caller (IAM principal
+from the request context) must be the submitter, a member of the job's team, or an
+approver of its team or share. Calls
+:func:`quotagov.governance.dispositions.decide_disposition`, the same use case the Slack
+interaction buttons (``disposition_<choice>``) call.
+
+Replies:
+
+* 200 the disposition (``status`` ``applied`` or ``abandoned``; ``changed`` false when
+  the same decision had already been taken);
+* 400 ``{"message", "faults"}`` for a bad body, or a choice not offered for this job;
+* 403 not allowed to decide; 404 unknown job;
+* 409 ``{"message", "disposition"}`` when no decision is pending or another was taken;
+* 503 the decision is recorded but Batch refused the successor for now: repeat the
+  same request to finish it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from pydantic import BaseModel, ConfigDict
+
+from quotagov.handlers.api_errors import json_response
+from quotagov.handlers.identity import principal_of
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+class DispositionRequest(BaseModel):
+    """The owner's decision."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    choice: Literal["resubmit", "reclassify", "abandon"]
+
+
+@router.post(
+    "/jobs/<jobId>/disposition",
+    summary="Decide what happens to a job whose preemption retries ran out",
+    tags=["jobs"],
+    operation_id="decideDisposition",
+)
+def post_disposition(
+    jobId: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")],
+    decision: Annotated[DispositionRequest, Body()],
+) -> Response[str]:
+    """Apply ``decision`` to submission ``jobId`` once."""
+    from quotagov.governance.dispositions import (
+        DispositionConflictError,
+        DispositionForbiddenError,
+        DispositionNotFoundError,
+        InvalidChoiceError,
+        decide_disposition,
+    )
+
+    principal = principal_of(router.current_event.raw_event)
+    if not principal:
+        return json_response(403, {"message": "no caller identity in the request"})
+    try:
+        outcome = decide_disposition(jobId, decision.choice, principal, source="api")
+    except DispositionNotFoundError as exc:
+        return json_response(404, {"message": str(exc)})
+    except DispositionForbiddenError as exc:
+        return json_response(403, {"message": str(exc)})
+    except InvalidChoiceError as exc:
+        return json_response(400, {"message": str(exc), "faults": [str(exc)]})
+    except DispositionConflictError as exc:
+        return json_response(409, {"message": str(exc), "disposition": exc.current})
+    if outcome.error:
+        return json_response(
+            503,
+            {"message": "decision recorded; repeat the request to finish it", **outcome.to_dict()},
+        )
+    return json_response(200, outcome.to_dict())
