@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import urllib.request
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 import pytest
@@ -52,7 +52,7 @@ from quotagov.policy import parse_policy
 class CountingChainStore(DynamoDBChainStore):
     """The DynamoDB chain store, counting lost slot races (to show the writers raced)."""
 
-    lost: list[int] = []
+    lost: ClassVar[list[int]] = []
 
     def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
         attempt = super().try_append(record)
