@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from audit.support import (
     ACCOUNT,
     PLATFORM_CHANNEL,
@@ -509,3 +511,39 @@ def test_slack_failure_keeps_the_record(
 
     assert result.created and not result.alerted
     assert chains.find("ml-gov-queue", f"event:{result.record['eventId']}") == result.record
+
+
+def test_share_of_another_queue_goes_to_that_queues_chain_without_policy_findings(
+    trail: AuditTrail, chains: DynamoDBChainStore
+) -> None:
+    call = load_call("create-quota-share")
+    other = call.model_copy(
+        update={"requestParameters": {**call.parameters, "jobQueue": "team-sandbox-queue"}}
+    )
+
+    record = trail.record_call(other).record
+
+    assert record["jobQueue"] == "team-sandbox-queue" and record["seq"] == 1
+    assert record["resource"]["arn"] == (
+        f"arn:aws:batch:eu-west-1:{ACCOUNT}:job-queue/team-sandbox-queue/quota-share/adhoc"
+    )
+    assert record["findings"] == []
+    assert chains.chains() == ["team-sandbox-queue"]
+
+
+@pytest.mark.parametrize(
+    ("job_queue", "decision_id", "field"), [("", "d-1", "job_queue"), ("q", "", "decision_id")]
+)
+def test_decision_needs_a_job_queue_and_an_id(
+    decisions: DecisionLog, chains: DynamoDBChainStore, job_queue: str, decision_id: str, field: str
+) -> None:
+    decision = ControllerDecision(
+        action="SubmissionRefused",
+        actor="quotagov",
+        job_queue=job_queue,
+        resource="sub-1",
+        decision_id=decision_id,
+    )
+    with pytest.raises(ValueError, match=f"^decision.{field}: empty"):
+        decisions.record_decision(decision)
+    assert chains.chains() == []

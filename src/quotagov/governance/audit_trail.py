@@ -333,12 +333,14 @@ class AuditTrail:
             source = "policy" if before is not None else "unknown"
         params = call.parameters
         share = target.name
+        governed = target.chain == self.governed_queue  # the policy speaks of this queue only
         queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
         findings: list[dict[str, str]] = []
         if call.eventName == "DeleteQuotaShare":
             usage = self._usage(queue_ref, share, rules.ACTIVE_STATES, errors)
             findings += rules.deleted_with_jobs(share, usage)
-            findings += rules.policy_drift(share, None, self._policy)
+            if governed:
+                findings += rules.policy_drift(share, None, self._policy)
             return before, source, None, findings
         if call.eventName == "CreateQuotaShare":
             before, source = None, "none"
@@ -354,11 +356,13 @@ class AuditTrail:
         findings += rules.lowered_below_use(share, before, after, usage)
         findings += rules.away_from_reserve(share, before, after)
         findings += rules.borrow_raised(share, before, after)
-        findings += rules.in_share_preemption_without_checkpoints(
-            share, before, after, self._policy
-        )
+        if governed:
+            findings += rules.in_share_preemption_without_checkpoints(
+                share, before, after, self._policy
+            )
         findings += rules.disabled_with_jobs(share, before, after, usage)
-        findings += rules.policy_drift(share, after, self._policy)
+        if governed:
+            findings += rules.policy_drift(share, after, self._policy)
         return before, source, after, findings
 
     def _other_change(
