@@ -118,3 +118,13 @@ def reset() -> None:
     global _current
     with _current_lock:
         _current = None
+
+
+def _build_batch(services: Services) -> Any:
+    """The boto3 Batch adapter (imported here so importing wiring does not load boto3)."""
+    from quotagov.adapters.batch_boto3 import build_batch
+
+    return build_batch(services.settings)
+
+
+register("batch", _build_batch)

@@ -1,1 +1,71 @@
-"""quotagov.scheduler."""
+"""The local scheduler: a discrete-event simulator of AWS Batch quota-share scheduling.
+
+Pure Python, no AWS imports. Contract: ``../shared/spec/scenario-format.md``.
+
+- :class:`Engine`: the step-by-step API (submit, update priority, update a share,
+  terminate, advance the clock, read jobs and shares, fork);
+- :func:`load_scenario`, :func:`simulate`: scenario files and the output document.
+
+Modules: :mod:`.models` (inputs), :mod:`.quota` (limit/used/free/idle/borrowed),
+:mod:`.admission` (within quota, borrowing, DISABLED shares), :mod:`.queueing`
+(queue order, BEST_EFFORT_FIFO), :mod:`.cycle` (the scheduling pass),
+:mod:`.preemption` (cross-share reclaim, in-share, victim order), :mod:`.lost_work`
+(checkpoints, restart overhead, retries), :mod:`.engine`, :mod:`.scenario`,
+:mod:`.simulation`, :mod:`.metrics`.
+"""
+
+from quotagov.scheduler.engine import (
+    DuplicateJobError,
+    Engine,
+    EngineError,
+    InvalidConfigError,
+    JobView,
+    ShareUsage,
+    UnknownJobError,
+    UnknownShareError,
+)
+from quotagov.scheduler.models import (
+    CapacityLimit,
+    JobSpec,
+    Options,
+    PreemptionConfiguration,
+    ResourceSharingConfiguration,
+    ShareConfig,
+)
+from quotagov.scheduler.scenario import (
+    Scenario,
+    ScenarioAction,
+    ScenarioError,
+    load_scenario,
+    validate_scenario,
+)
+from quotagov.scheduler.simulation import build_engine, dump_output, normalize, simulate
+from quotagov.scheduler.state import Preemption, Transition
+
+__all__ = [
+    "CapacityLimit",
+    "DuplicateJobError",
+    "Engine",
+    "EngineError",
+    "InvalidConfigError",
+    "JobSpec",
+    "JobView",
+    "Options",
+    "Preemption",
+    "PreemptionConfiguration",
+    "ResourceSharingConfiguration",
+    "Scenario",
+    "ScenarioAction",
+    "ScenarioError",
+    "ShareConfig",
+    "ShareUsage",
+    "Transition",
+    "UnknownJobError",
+    "UnknownShareError",
+    "build_engine",
+    "dump_output",
+    "load_scenario",
+    "normalize",
+    "simulate",
+    "validate_scenario",
+]

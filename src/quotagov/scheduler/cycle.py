@@ -1,0 +1,161 @@
+"""The scheduling pass, run at every event time.
+
+Order (``../shared/spec/scenario-format.md``, "Order of a scheduling pass"):
+
+1. Each share's RUNNABLE jobs are in queue order (:mod:`.queueing`); its first job is
+   its head. STRICT_FIFO: a head that cannot start blocks its share. BEST_EFFORT_FIFO:
+   a head that cannot start in steps 2 to 5 is set aside until the next event time
+   and the next job of its share becomes the head.
+2. Heads that fit within quota in free capacity start.
+3. Heads within quota whose instances are lent out reclaim them
+   (:func:`~.preemption.reclaim_victims`).
+4. Heads of LEND_AND_BORROW shares borrow (:func:`~.admission.may_borrow`).
+5. Heads that still cannot start may preempt lower-priority jobs of their own share
+   (:func:`~.preemption.in_share_plan`).
+
+Across shares, "first" always means earliest submitted, then earlier in the input
+(the FIFO idle-resource assignment of the scheduling policy). Whenever a job starts,
+the pass begins again at step 2; it ends when no step can start anything.
+
+This project's documented reading of "set aside": a *sweep* tries steps 2 to 5 over
+the current heads, first step first and, within a step, first head first; the first
+success restarts the sweep. When a whole sweep starts nothing, every BEST_EFFORT_FIFO
+head is set aside at once and the next sweep runs with the new heads.
+
+A head whose attempt failed is not tried again while nothing it depends on changed
+(the ledger's stamp of its instance type and the engine's configuration epoch): the
+result would be the same. This keeps a pass cheap however long the queues are.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from quotagov.scheduler.admission import fits_in_free, is_within_quota, may_borrow
+from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
+from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
+from quotagov.scheduler.state import Job
+
+
+class Actuator(Protocol):
+    """What the pass needs from the engine to carry out its decisions."""
+
+    @property
+    def epoch(self) -> int:
+        """A counter that changes with every configuration or priority change."""
+        ...
+
+    def start(self, job: Job, share: ShareRuntime, borrowed: bool) -> None:
+        """Start the head ``job`` of ``share`` (it enters SCHEDULED)."""
+        ...
+
+    def preempt(self, victim: Job, kind: str, for_job: Job) -> None:
+        """Preempt ``victim`` (``kind`` CROSS_SHARE or IN_SHARE) to make room for ``for_job``."""
+        ...
+
+
+def _start_within_quota(ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job) -> bool:
+    """Step 2: within quota and in free capacity."""
+    if is_within_quota(share, job) and fits_in_free(ledger, job):
+        act.start(job, share, borrowed=False)
+        return True
+    return False
+
+
+def _start_by_reclaim(ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job) -> bool:
+    """Step 3: within quota, reclaiming instances other shares borrowed."""
+    if not is_within_quota(share, job):
+        return False
+    victims = reclaim_victims(ledger, share, job)
+    if not victims:
+        return False
+    for victim in victims:
+        act.preempt(victim, "CROSS_SHARE", job)
+    act.start(job, share, borrowed=False)
+    return True
+
+
+def _start_by_borrowing(ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job) -> bool:
+    """Step 4: borrowing idle capacity (never preempts)."""
+    if may_borrow(ledger, share, job):
+        act.start(job, share, borrowed=True)
+        return True
+    return False
+
+
+def _start_by_in_share_preemption(
+    ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job
+) -> bool:
+    """Step 5: in-share preemption of strictly lower-priority jobs (plus any reclaim)."""
+    plan = in_share_plan(ledger, share, job)
+    if plan is None:
+        return False
+    for victim in plan.own_victims:
+        act.preempt(victim, "IN_SHARE", job)
+    for victim in plan.reclaimed:
+        act.preempt(victim, "CROSS_SHARE", job)
+    act.start(job, share, borrowed=plan.borrowed)
+    return True
+
+
+STEPS = (
+    _start_within_quota,
+    _start_by_reclaim,
+    _start_by_borrowing,
+    _start_by_in_share_preemption,
+)
+
+
+def _first_key(job: Job) -> tuple[float, int]:
+    """Across shares: earliest submitted first, then earlier in the input."""
+    return (job.submitted_at, job.order)
+
+
+def run_pass(ledger: QuotaLedger, act: Actuator) -> int:
+    """Run one scheduling pass; returns the number of jobs started.
+
+    Set-aside heads are put back in their queues before returning.
+    """
+    started = 0
+    stamps = ledger.stamp
+    shares = ledger.share_list
+    try:
+        while True:
+            heads: list[tuple[Job, ShareRuntime]] = []
+            for share in shares:
+                if share.queue.size:
+                    head = share.queue.head(stamps)
+                    if head is not None:
+                        heads.append((head, share))
+            if not heads:
+                return started
+            heads.sort(key=lambda hs: _first_key(hs[0]))
+            epoch = act.epoch
+            live = [
+                (job, share)
+                for job, share in heads
+                if job.failed_at != (epoch, stamps.get(job.instance_type, 0))
+            ]
+            progressed = False
+            for step in STEPS:
+                for job, share in live:
+                    if step(ledger, act, share, job):
+                        progressed = True
+                        break
+                if progressed:
+                    break
+            if progressed:
+                started += 1
+                continue
+            for job, _share in live:
+                job.failed_at = (epoch, stamps.get(job.instance_type, 0))
+            advanced = False
+            for job, share in heads:
+                if share.best_effort:
+                    share.queue.set_aside(job, stamps)
+                    advanced = True
+            if not advanced:
+                return started
+    finally:
+        for share in shares:
+            share.queue.restore()

@@ -1,0 +1,82 @@
+"""In-share preemption: a job displaces strictly lower-priority jobs of its own share.
+
+Rule (``../shared/spec/scenario-format.md``, "In-share preemption"; AWS Batch
+``preemptionConfiguration.inSharePreemption``): when the job cannot start otherwise,
+its share has in-share preemption ENABLED and holds SCHEDULED, STARTING or RUNNING
+jobs of its type with strictly lower ``schedulingPriority`` (equal priority never
+preempts), victims of its own share are taken in :func:`victim_order_key` order until,
+after their release, the job can be admitted: within quota, with any instances still
+missing reclaimed from other shares' borrowed ones by cross-share preemption; or by
+borrowing, where its share may borrow. The "no more than needed, or none" rule holds
+for the own-share victims, then for the reclaimed ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from quotagov.scheduler.admission import is_within_quota, may_borrow
+from quotagov.scheduler.preemption.cross_share import reclaim_victims
+from quotagov.scheduler.preemption.victims import keep_back, victim_order_key
+from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
+from quotagov.scheduler.state import Job
+
+
+@dataclass(frozen=True, slots=True)
+class InSharePlan:
+    """The outcome of the in-share search.
+
+    Attributes:
+        own_victims: jobs of the same share to preempt (IN_SHARE), in the order taken.
+        reclaimed: jobs of other shares to preempt (CROSS_SHARE), in the order taken.
+        borrowed: True when the job is then admitted by borrowing, False within quota.
+    """
+
+    own_victims: list[Job]
+    reclaimed: list[Job]
+    borrowed: bool
+
+
+def _admission_after(
+    ledger: QuotaLedger, share: ShareRuntime, job: Job, victims: list[Job]
+) -> InSharePlan | None:
+    released = sum(v.count for v in victims)
+    if is_within_quota(share, job, released):
+        reclaimed = reclaim_victims(ledger, share, job, released)
+        if reclaimed is None:
+            return None
+        return InSharePlan(list(victims), reclaimed, borrowed=False)
+    if may_borrow(ledger, share, job, released):
+        return InSharePlan(list(victims), [], borrowed=True)
+    return None
+
+
+def in_share_plan(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> InSharePlan | None:
+    """Plan the in-share preemption that would let ``job`` start, or None (nothing to do).
+
+    The caller has checked that the job cannot start within quota, by reclaim or by
+    borrowing. Returns None when in-share preemption is DISABLED, when there is no
+    strictly lower-priority job of the type in the share, or when even all of them
+    (and all reclaimable instances) would not make room.
+    """
+    if not share.in_share_enabled or job.instance_type not in share.limits:
+        return None
+    holding = share.holding.get(job.instance_type)
+    if not holding:
+        return None
+    candidates = sorted((j for j in holding if j.priority < job.priority), key=victim_order_key)
+    if not candidates:
+        return None
+    taken: list[Job] = []
+    for candidate in candidates:
+        taken.append(candidate)
+        if _admission_after(ledger, share, job, taken) is not None:
+            break
+    else:
+        return None
+
+    def enough(victims: list[Job]) -> bool:
+        return _admission_after(ledger, share, job, victims) is not None
+
+    needed = keep_back(taken, enough)
+    return _admission_after(ledger, share, job, needed)

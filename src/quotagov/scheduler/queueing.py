@@ -1,0 +1,161 @@
+"""A quota share's RUNNABLE jobs in queue order (scheduling pass, step 1).
+
+Order (``../shared/spec/scenario-format.md``, "Order of a scheduling pass"):
+``schedulingPriority`` high first, then submission time, then input order. A preempted
+job goes back with the same key, so it keeps its original place.
+
+Jobs are kept in one binary heap per (instance type, instance count), so that
+finding the head, starting it and setting it aside cost O(log n) plus the number of
+such sub-queues, whatever the queue length. Entries are invalidated lazily (a job's
+``queue_token`` changes when it leaves the queue or its priority changes).
+
+BEST_EFFORT_FIFO set-aside: a head that cannot start is set aside until the next event
+time (:meth:`RunnableQueue.set_aside`). This project's documented choice for the jobs
+behind it: while the state of its instance type is unchanged (same ledger ``stamp``),
+the jobs of the same type needing at least as many instances are passed over without
+being tried, since they cannot start in that state either (no higher priority, the
+same or a larger need); as soon as a job of that type starts or stops they are
+considered again, in order.
+
+Jobs whose share has no capacity limit for their instance type can never start; this
+project's documented choice is that they never become the head (they do not block a
+STRICT_FIFO share) and stay RUNNABLE, as AWS holds such jobs RUNNABLE.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+
+from quotagov.scheduler.state import Job
+
+#: Heap entry: (-schedulingPriority, submittedAt, input order, token, job).
+Entry = tuple[int, float, int, int, Job]
+
+
+def queue_key(job: Job) -> tuple[int, float, int]:
+    """The job's place in its share's queue: priority high first, then submission, input."""
+    return (-job.priority, job.submitted_at, job.order)
+
+
+class RunnableQueue:
+    """RUNNABLE jobs of one share, by queue order, with BEST_EFFORT_FIFO set-aside."""
+
+    __slots__ = ("_blocked", "_head", "_set_aside", "_sub", "configured_types", "size")
+
+    def __init__(self) -> None:
+        self._sub: dict[tuple[str, int], list[Entry]] = {}
+        self._set_aside: list[Job] = []
+        self._blocked: dict[str, tuple[int, int]] = {}
+        self._head: Job | None = None
+        self.size = 0
+        self.configured_types: frozenset[str] = frozenset()
+
+    def push(self, job: Job) -> None:
+        """Add a job that became RUNNABLE (submitted or preempted)."""
+        self.size += 1
+        self._enqueue(job)
+
+    def reprioritize(self, job: Job) -> None:
+        """Re-key a RUNNABLE job after a ``schedulingPriority`` change."""
+        self._enqueue(job)
+
+    def discard(self, job: Job) -> None:
+        """Remove a RUNNABLE job that leaves the queue without starting (terminated)."""
+        job.queue_token += 1
+        self.size -= 1
+        self._head = None
+
+    def _enqueue(self, job: Job) -> None:
+        job.queue_token += 1
+        key = (job.instance_type, job.count)
+        heap = self._sub.get(key)
+        if heap is None:
+            heap = self._sub[key] = []
+        heapq.heappush(heap, (-job.priority, job.submitted_at, job.order, job.queue_token, job))
+        self._head = None
+
+    def _top(self, heap: list[Entry]) -> Entry | None:
+        while heap:
+            entry = heap[0]
+            job = entry[4]
+            if entry[3] == job.queue_token and job.status == "RUNNABLE":
+                return entry
+            heapq.heappop(heap)
+        return None
+
+    def head(self, stamps: Mapping[str, int]) -> Job | None:
+        """The first RUNNABLE job in order that is not set aside nor passed over, or None.
+
+        Args:
+            stamps: the ledger's per-type stamps (see the module docstring).
+        """
+        if self._head is not None and not self._blocked:
+            return self._head
+        best: Entry | None = None
+        configured = self.configured_types
+        blocked = self._blocked
+        for (u, count), heap in self._sub.items():
+            if u not in configured:
+                continue
+            if blocked:
+                b = blocked.get(u)
+                if b is not None and count >= b[0] and b[1] == stamps.get(u, 0):
+                    continue
+            top = self._top(heap)
+            if top is not None and (best is None or top < best):
+                best = top
+        self._head = best[4] if best is not None else None
+        return self._head
+
+    def pop(self, job: Job) -> None:
+        """Remove the head ``job`` because it starts."""
+        heap = self._sub[(job.instance_type, job.count)]
+        top = self._top(heap)
+        if top is None or top[4] is not job:
+            raise RuntimeError(f"{job.name} is not at the top of its queue")
+        heapq.heappop(heap)
+        job.queue_token += 1
+        self.size -= 1
+        self._head = None
+
+    def set_aside(self, job: Job, stamps: Mapping[str, int]) -> None:
+        """BEST_EFFORT_FIFO: set the head ``job`` aside until :meth:`restore`."""
+        heap = self._sub[(job.instance_type, job.count)]
+        top = self._top(heap)
+        if top is None or top[4] is not job:
+            raise RuntimeError(f"{job.name} is not at the top of its queue")
+        heapq.heappop(heap)
+        self._set_aside.append(job)
+        u = job.instance_type
+        stamp = stamps.get(u, 0)
+        prev = self._blocked.get(u)
+        if prev is None or prev[1] != stamp or job.count < prev[0]:
+            self._blocked[u] = (job.count, stamp)
+        self._head = None
+
+    def restore(self) -> None:
+        """Put set-aside jobs back in place (at the next event time)."""
+        if self._set_aside:
+            for job in self._set_aside:
+                if job.status == "RUNNABLE":
+                    heapq.heappush(
+                        self._sub[(job.instance_type, job.count)],
+                        (-job.priority, job.submitted_at, job.order, job.queue_token, job),
+                    )
+            self._set_aside.clear()
+        self._blocked.clear()
+        self._head = None
+
+    def ordered(self) -> list[Job]:
+        """Every RUNNABLE job of the share in queue order (O(n log n); for reading)."""
+        jobs: dict[Job, None] = {}
+        for heap in self._sub.values():
+            for entry in heap:
+                job = entry[4]
+                if entry[3] == job.queue_token and job.status == "RUNNABLE":
+                    jobs[job] = None
+        for job in self._set_aside:
+            if job.status == "RUNNABLE":
+                jobs[job] = None
+        return sorted(jobs, key=queue_key)

@@ -1,0 +1,147 @@
+"""Mutable run-time records of the local scheduler: service jobs, transitions, preemptions.
+
+Job states and transition reasons are the scenario format's
+(``../shared/spec/scenario-format.md``, "Semantics" and "Output").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from quotagov.scheduler.models import JobSpec
+
+JobStatus = Literal[
+    "SUBMITTED",
+    "PENDING",
+    "RUNNABLE",
+    "SCHEDULED",
+    "STARTING",
+    "RUNNING",
+    "SUCCEEDED",
+    "FAILED",
+]
+PreemptionKind = Literal["CROSS_SHARE", "IN_SHARE"]
+
+#: States in which a job holds its instances (``used(s,u)`` counts them).
+HOLDING_STATES: frozenset[str] = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
+TERMINAL_STATES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED"})
+
+# Transition reasons (spec "Output": reason says why).
+REASON_SUBMITTED = "SUBMITTED"
+REASON_WITHIN_QUOTA = "WITHIN_QUOTA"
+REASON_BORROWED = "BORROWED"
+REASON_STARTUP = "STARTUP"
+REASON_STARTUP_COMPLETE = "STARTUP_COMPLETE"
+REASON_COMPLETED = "COMPLETED"
+REASON_PREEMPTED = {"CROSS_SHARE": "PREEMPTED_CROSS_SHARE", "IN_SHARE": "PREEMPTED_IN_SHARE"}
+REASON_RETRIES_EXHAUSTED = "RETRIES_EXHAUSTED"
+REASON_TERMINATED = "TERMINATED"
+REASON_SHARE_DISABLED = "SHARE_DISABLED"
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    """One preemption of a job: when, which kind, for which job, and the work it lost.
+
+    ``savedSeconds`` is the RUNNING time kept by the last checkpoint; ``lostSeconds``
+    the RUNNING time of the attempt that was not saved (seconds, per instance).
+    """
+
+    at: float
+    kind: PreemptionKind
+    forJob: str
+    lostSeconds: float
+    savedSeconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A status change of one job.
+
+    Attributes:
+        at: time in seconds.
+        jobName: the job.
+        from_: previous status (``from`` in :meth:`to_dict`).
+        to: new status.
+        reason: why (``WITHIN_QUOTA``, ``BORROWED``, ``PREEMPTED_CROSS_SHARE``, ...).
+        kind: for a preemption, ``CROSS_SHARE`` or ``IN_SHARE``; else None.
+        forJob: for a preemption, the job it made room for; else None.
+        lostSeconds: for a preemption, the RUNNING seconds lost; else None.
+    """
+
+    at: float
+    jobName: str
+    from_: JobStatus
+    to: JobStatus
+    reason: str
+    kind: PreemptionKind | None = None
+    forJob: str | None = None
+    lostSeconds: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The spec's transition record ``{at, jobName, from, to, reason}``."""
+        return {
+            "at": self.at,
+            "jobName": self.jobName,
+            "from": self.from_,
+            "to": self.to,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    """The scheduler's record of one service job (internal; read it through ``JobView``).
+
+    ``remaining`` is the RUNNING work still needed (None: never completes);
+    ``order`` the input position used for tie-breaks; ``start_seq`` the global start
+    sequence number of the current attempt (later in a pass = larger).
+    """
+
+    spec: JobSpec
+    order: int
+    submitted_at: float
+    priority: int
+    remaining: float | None
+    status: JobStatus = "SUBMITTED"
+    attempts: int = 0
+    preemptions: list[Preemption] = field(default_factory=list)
+    first_started_at: float | None = None
+    stopped_at: float | None = None
+    status_reason: str | None = None
+    started_at: float | None = None
+    running_since: float | None = None
+    start_seq: int = 0
+    queue_token: int = 0
+    completion_token: int = 0
+    running_seconds: float = 0.0
+    overhead_seconds: float = 0.0
+    pending_overhead: float = 0.0
+    borrowed_start: bool = False
+    failed_at: tuple[int, int] | None = None
+
+    @property
+    def name(self) -> str:
+        """The job's ``jobName``."""
+        return self.spec.jobName
+
+    @property
+    def share(self) -> str:
+        """The job's ``quotaShareName``."""
+        return self.spec.quotaShareName
+
+    @property
+    def instance_type(self) -> str:
+        """The job's ``instanceType``."""
+        return self.spec.instanceType
+
+    @property
+    def count(self) -> int:
+        """The job's ``instanceCount``."""
+        return self.spec.instanceCount
+
+    @property
+    def lost_seconds(self) -> float:
+        """Sum of the ``lostSeconds`` of its preemptions."""
+        return sum(p.lostSeconds for p in self.preemptions)
