@@ -17,9 +17,10 @@ from audit.support import (
     REGION,
     TABLE,
     ChatRecorder,
-    RecordingBatch,
     create_audit_table,
+    simulated_batch,
 )
+from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
@@ -61,8 +62,8 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def batch() -> RecordingBatch:
-    return RecordingBatch()
+def batch(policy: Policy, clock: ManualClock) -> SimulatedBatch:
+    return simulated_batch(policy, clock)
 
 
 @pytest.fixture
@@ -91,7 +92,7 @@ def decisions(
 def trail(
     chains: DynamoDBChainStore,
     versions: DynamoDBVersionStore,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     policy: Policy,
     clock: ManualClock,
     chat: ChatRecorder,
@@ -99,7 +100,7 @@ def trail(
     return AuditTrail(
         chains=chains,
         versions=versions,
-        batch=batch,  # type: ignore[arg-type]
+        batch=batch,
         policy=policy,
         clock=clock,
         controller_principals=[CONTROLLER_ROLE],

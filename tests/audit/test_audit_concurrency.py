@@ -30,9 +30,9 @@ from audit.support import (
     POLICY_DOCUMENT,
     REGION,
     TABLE,
-    RecordingBatch,
     create_audit_table,
     load_call,
+    simulated_batch,
 )
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
@@ -165,12 +165,13 @@ def test_redelivered_event_racing_its_first_delivery_stores_one_record(endpoint:
     lock = threading.Lock()
 
     clients = [_client(endpoint) for _ in range(deliveries)]
+    batch = simulated_batch(policy, ManualClock(call.event_ms / 1000))
 
     def deliver(client: Any) -> None:
         trail = AuditTrail(
             chains=DynamoDBChainStore(TABLE, client),
             versions=DynamoDBVersionStore(TABLE, client),
-            batch=RecordingBatch(),  # type: ignore[arg-type]
+            batch=batch,
             policy=policy,
             clock=ManualClock(call.event_ms / 1000 + 30),
             controller_principals=[CONTROLLER_ROLE],
@@ -192,12 +193,14 @@ def test_redelivered_event_racing_its_first_delivery_stores_one_record(endpoint:
 
 def test_sequential_redelivery_stores_one_record(endpoint: str) -> None:
     client = _client(endpoint)
+    policy = parse_policy(POLICY_DOCUMENT)
+    clock = ManualClock(1777888900.0)
     trail = AuditTrail(
         chains=DynamoDBChainStore(TABLE, client),
         versions=DynamoDBVersionStore(TABLE, client),
-        batch=RecordingBatch(),  # type: ignore[arg-type]
-        policy=parse_policy(POLICY_DOCUMENT),
-        clock=ManualClock(1777888900.0),
+        batch=simulated_batch(policy, clock),
+        policy=policy,
+        clock=clock,
     )
     first = trail.record_call(load_call("update-quota-share-preemption"))
     again = trail.record_call(load_call("update-quota-share-preemption"))

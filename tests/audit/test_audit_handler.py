@@ -17,10 +17,10 @@ from audit.support import (
     QUEUE_ARN,
     TABLE,
     ChatRecorder,
-    RecordingBatch,
     load_event,
 )
 from quotagov import wiring
+from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
@@ -47,7 +47,7 @@ def wired(
     dynamodb: Any,
     chains: DynamoDBChainStore,
     versions: DynamoDBVersionStore,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     policy: Policy,
     chat: ChatRecorder,
     clock: ManualClock,
