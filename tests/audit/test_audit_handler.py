@@ -180,3 +180,34 @@ def test_wiring_names_the_missing_audit_table() -> None:
             services.get("audit")
     finally:
         wiring.reset()
+
+
+def test_misconfigured_slack_still_records(
+    dynamodb: Any,
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    batch: SimulatedBatch,
+    policy: Policy,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_slack(_services: Any) -> Any:
+        raise RuntimeError("setting SLACK_SECRET_ARN is not set in the environment")
+
+    monkeypatch.setitem(wiring._BUILDERS, "chat", no_slack)
+    wiring.override(
+        Settings(audit_table=TABLE, platform_channel=PLATFORM_CHANNEL),
+        audit_chains=chains,
+        audit_versions=versions,
+        batch=batch,
+        policy=policy,
+        clock=clock,
+    )
+    try:
+        answer = handler(load_event("update-quota-share-borrow"), LambdaContext())
+    finally:
+        wiring.reset()
+
+    assert answer["status"] == "recorded"
+    assert answer["findings"] == ["BORROW_LIMIT_RAISED", "POLICY_DRIFT"]
+    assert len(list(chains.records("ml-gov-queue"))) == 1

@@ -548,6 +548,9 @@ class AuditTrail:
         except ChatError as exc:
             logger.error("risk alert for record %s not posted: %s", record.get("seq"), exc)
             return False
+        except Exception:  # the record is stored; a chat adapter bug must not undo that
+            logger.exception("risk alert for record %s not posted", record.get("seq"))
+            return False
         return True
 
 
