@@ -606,3 +606,41 @@ def test_decision_needs_a_job_queue_and_an_id(
     with pytest.raises(ValueError, match=f"^decision.{field}: empty"):
         decisions.record_decision(decision)
     assert chains.chains() == []
+
+
+def test_lowered_limit_is_judged_on_the_use_before_batch_preempted(
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    policy: Any,
+    clock: ManualClock,
+) -> None:
+    """Batch may act on the change before its CloudTrail event arrives: here a waiting
+    applied job reclaims capacity from release at once, and the audit still counts the
+    release build it preempted."""
+    batch = SimulatedBatch.from_policy(policy, capacity={XL: 3}, clock=clock, seed=7)
+    submit(batch, "rel-1", "release")
+    submit(batch, "rel-2", "release")
+    submit(batch, "app-1", "applied")
+    batch.advance(30)
+    submit(batch, "app-2", "applied")  # waits: the service environment is full
+    batch.advance(30)
+    trail = AuditTrail(chains=chains, versions=versions, batch=batch, policy=policy, clock=clock)
+    call = load_call("update-quota-share")
+    perform(batch, clock, call)
+    running = batch.list_service_jobs(
+        jobQueue=QUEUE_ARN,
+        jobStatus="RUNNING",
+        filters=[{"name": "QUOTA_SHARE_NAME", "values": ["release"]}],
+    )["jobSummaryList"]
+    assert len(running) == 1  # one release build was already preempted
+
+    record = trail.record_call(call).record
+
+    assert record["findings"][0] == {
+        "code": "CAPACITY_LIMIT_BELOW_USE",
+        "severity": "high",
+        "message": f"quota share release: {XL} capacity limit lowered to 1 from 2 while 2 "
+        "instances are in use by 2 job(s) (1 already stopped since the change); the excess "
+        "becomes preemptible even though the share is RESERVE",
+    }
+    assert record["beforeSource"] == "policy"
