@@ -188,6 +188,10 @@ class ChainStore(Protocol):
         ...
 
 
+class ChainIntegrityError(RuntimeError):
+    """The stored chain contradicts itself (a dedup marker without its record)."""
+
+
 class ChainContentionError(RuntimeError):
     """The chain head kept moving: no slot won after the allowed attempts (retry later)."""
 
@@ -236,6 +240,7 @@ class ChainWriter:
 
         Raises:
             ChainContentionError: when no slot was won in ``max_attempts`` attempts.
+            ChainIntegrityError: the dedup marker exists without its record (tampering).
             CanonicalFormError: when ``body`` is not JSON data.
         """
         head = self._store.head(chain)
@@ -247,8 +252,12 @@ class ChainWriter:
                 return Appended(record, created=True)
             if result.outcome is AppendOutcome.DUPLICATE:
                 found = self._store.find(chain, dedup_key)
-                if found is not None:
-                    return Appended(found, created=False)
+                if found is None:
+                    raise ChainIntegrityError(
+                        f"chain {chain!r}: dedup marker {dedup_key!r} exists but its record "
+                        "does not (run quotagov audit verify)"
+                    )
+                return Appended(found, created=False)
             if result.outcome is AppendOutcome.SLOT_TAKEN and result.taken_by is not None:
                 head = result.taken_by
             else:
