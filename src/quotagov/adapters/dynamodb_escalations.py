@@ -1,0 +1,355 @@
+"""``EscalationsTable`` in DynamoDB: escalation requests and the per-team budget counters.
+
+Table shape (docs/architecture.md): partition key ``pk`` (S) = escalation id; global
+secondary index ``byStatus`` on ``status`` (S) + ``expiresAt`` (N). Budget counters
+live in the same table under ``pk = "budget#<team>#<periodStart>"``; they carry no
+``status`` so the index never sees them.
+
+Races: a new PENDING request is written in one ``TransactWriteItems`` with the budget
+counter's conditional increment (``count < limit``), so two simultaneous requests can
+never both take the last unit of a budget. Every status move is an ``UpdateItem``
+conditioned on the current status, so two clicks apply one decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalations import BudgetSpentError, EscalationConflictError
+from quotagov.governance.impact_preview_model import ImpactPreview
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+STATUS_INDEX = "byStatus"
+
+#: Escalation field -> DynamoDB attribute name.
+_ATTRIBUTES: dict[str, str] = {
+    "escalation_id": "pk",
+    "job_id": "jobId",
+    "batch_job_id": "batchJobId",
+    "job_name": "jobName",
+    "job_queue": "jobQueue",
+    "team": "team",
+    "quota_share_name": "quotaShareName",
+    "requester": "requester",
+    "requester_slack_id": "requesterSlackId",
+    "reason": "reason",
+    "current_priority": "currentPriority",
+    "requested_level": "requestedLevel",
+    "requested_priority": "requestedPriority",
+    "status": "status",
+    "created_at": "createdAt",
+    "expires_at": "expiresAt",
+    "direct": "direct",
+    "preview": "preview",
+    "channel": "channel",
+    "ts": "ts",
+    "decided_by": "decidedBy",
+    "decided_at": "decidedAt",
+    "applied_at": "appliedAt",
+    "error": "error",
+    "apply_attempts": "applyAttempts",
+}
+_FIELDS = {attribute: name for name, attribute in _ATTRIBUTES.items()}
+_INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts"}
+_FLOAT_FIELDS = {"created_at", "expires_at", "decided_at", "applied_at"}
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_dynamo(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, EscalationStatus):
+        return value.value
+    if isinstance(value, ImpactPreview):
+        return _to_dynamo(value.to_dict())
+    if isinstance(value, dict):
+        return {k: _to_dynamo(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo(v) for v in value]
+    return value
+
+
+def _from_dynamo(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_dynamo(v) for v in value]
+    return value
+
+
+def escalation_to_item(escalation: Escalation) -> dict[str, Any]:
+    """The DynamoDB item (low-level attribute-value form) of ``escalation``."""
+    item: dict[str, Any] = {}
+    for name, attribute in _ATTRIBUTES.items():
+        value = getattr(escalation, name)
+        if value is not None:
+            item[attribute] = _serializer.serialize(_to_dynamo(value))
+    return item
+
+
+def item_to_escalation(item: Mapping[str, Any]) -> Escalation:
+    """Inverse of :func:`escalation_to_item`.
+
+    Raises:
+        KeyError: when a required attribute is missing (not an escalation item).
+    """
+    plain = {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+    values: dict[str, Any] = {}
+    for attribute, value in plain.items():
+        name = _FIELDS.get(attribute)
+        if name is None:
+            continue
+        if name in _INT_FIELDS:
+            value = int(value)
+        elif name in _FLOAT_FIELDS:
+            value = float(value)
+        elif name == "status":
+            value = EscalationStatus(value)
+        elif name == "preview":
+            value = ImpactPreview.from_dict(value)
+        values[name] = value
+    return Escalation(**values)
+
+
+class EscalationsTable:
+    """The :class:`~quotagov.governance.escalations.EscalationRepository` over DynamoDB.
+
+    Args:
+        client: a boto3 DynamoDB client.
+        table_name: ``ESCALATIONS_TABLE``.
+
+    Every method raises ``botocore.exceptions.ClientError`` for DynamoDB failures
+    other than the conditional-check failures it translates.
+    """
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self.client = client
+        self.table_name = table_name
+
+    # -- writes -----------------------------------------------------------------
+
+    def create_pending(self, escalation: Escalation, *, budget_key: str, budget_limit: int) -> None:
+        """Store a new request and take one unit of the team's budget, atomically.
+
+        Raises:
+            BudgetSpentError: the counter ``budget_key`` already reached ``budget_limit``.
+            EscalationConflictError: an item with this escalation id exists.
+        """
+        if budget_limit <= 0:
+            raise BudgetSpentError(budget_limit)
+        try:
+            self.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self.table_name,
+                            "Key": {"pk": {"S": budget_key}},
+                            "UpdateExpression": "ADD #count :one",
+                            "ConditionExpression": (
+                                "attribute_not_exists(#count) OR #count < :limit"
+                            ),
+                            "ExpressionAttributeNames": {"#count": "count"},
+                            "ExpressionAttributeValues": {
+                                ":one": {"N": "1"},
+                                ":limit": {"N": str(budget_limit)},
+                            },
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self.table_name,
+                            "Item": escalation_to_item(escalation),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = error.response.get("CancellationReasons") or []
+            codes = [str(reason.get("Code", "")) for reason in reasons]
+            if codes and codes[0] == "ConditionalCheckFailed":
+                raise BudgetSpentError(budget_limit) from error
+            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+                raise EscalationConflictError(escalation.escalation_id) from error
+            raise
+
+    def refund_budget(self, budget_key: str) -> None:
+        """Give back one unit of the budget counter ``budget_key`` (never below 0)."""
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": budget_key}},
+                UpdateExpression="ADD #count :minus",
+                ConditionExpression="#count > :zero",
+                ExpressionAttributeNames={"#count": "count"},
+                ExpressionAttributeValues={":minus": {"N": "-1"}, ":zero": {"N": "0"}},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def budget_used(self, budget_key: str) -> int:
+        """How many units of ``budget_key`` are taken (0 when the counter does not exist)."""
+        item = self.client.get_item(
+            TableName=self.table_name, Key={"pk": {"S": budget_key}}, ConsistentRead=True
+        ).get("Item")
+        return int(item["count"]["N"]) if item and "count" in item else 0
+
+    def put_new(self, escalation: Escalation) -> None:
+        """Store a request that needs no budget (a direct level).
+
+        Raises:
+            EscalationConflictError: an item with this escalation id exists.
+        """
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item=escalation_to_item(escalation),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise EscalationConflictError(escalation.escalation_id) from error
+            raise
+
+    def transition(
+        self,
+        escalation_id: str,
+        expected: EscalationStatus,
+        changes: Mapping[str, Any],
+    ) -> Escalation | None:
+        """Apply ``changes`` (Escalation field names) only if the status is ``expected``.
+
+        Returns:
+            The escalation after the change, or None when its status was not
+            ``expected`` (somebody else moved it first) or it does not exist.
+
+        Raises:
+            ValueError: when ``changes`` is empty.
+        """
+        if not changes:
+            raise ValueError("changes: nothing to change")
+        names: dict[str, str] = {"#status": "status"}
+        values: dict[str, Any] = {":expected": {"S": expected.value}}
+        sets: list[str] = []
+        removes: list[str] = []
+        for index, (name, value) in enumerate(sorted(changes.items())):
+            attribute = _ATTRIBUTES[name]
+            placeholder = f"#a{index}"
+            names[placeholder] = attribute
+            if value is None:
+                removes.append(placeholder)
+            else:
+                values[f":v{index}"] = _serializer.serialize(_to_dynamo(value))
+                sets.append(f"{placeholder} = :v{index}")
+        expression = ""
+        if sets:
+            expression += "SET " + ", ".join(sets)
+        if removes:
+            expression += " REMOVE " + ", ".join(removes)
+        try:
+            answer = self.client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": escalation_id}},
+                UpdateExpression=expression.strip(),
+                ConditionExpression="attribute_exists(pk) AND #status = :expected",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return item_to_escalation(answer["Attributes"])
+
+    def set_message(self, escalation_id: str, channel: str, ts: str) -> None:
+        """Record where the Slack message of ``escalation_id`` was posted."""
+        self.client.update_item(
+            TableName=self.table_name,
+            Key={"pk": {"S": escalation_id}},
+            UpdateExpression="SET #channel = :channel, #ts = :ts",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeNames={"#channel": "channel", "#ts": "ts"},
+            ExpressionAttributeValues={":channel": {"S": channel}, ":ts": {"S": ts}},
+        )
+
+    # -- reads ------------------------------------------------------------------
+
+    def get(self, escalation_id: str) -> Escalation | None:
+        """The escalation ``escalation_id`` (strongly consistent read), or None."""
+        item = self.client.get_item(
+            TableName=self.table_name, Key={"pk": {"S": escalation_id}}, ConsistentRead=True
+        ).get("Item")
+        if item is None or "status" not in item:
+            return None
+        return item_to_escalation(item)
+
+    def due_for_expiry(self, now: float) -> list[Escalation]:
+        """PENDING requests whose ``expiresAt`` is before ``now`` (epoch seconds)."""
+        return list(
+            self._query_status(
+                EscalationStatus.PENDING, "#status = :status AND #expires < :now", now
+            )
+        )
+
+    def with_status(self, status: EscalationStatus) -> list[Escalation]:
+        """Every request in ``status`` (through the ``byStatus`` index)."""
+        return list(self._query_status(status, "#status = :status", None))
+
+    def _query_status(
+        self, status: EscalationStatus, condition: str, now: float | None
+    ) -> Iterator[Escalation]:
+        names = {"#status": "status"}
+        values: dict[str, Any] = {":status": {"S": status.value}}
+        if now is not None:
+            names["#expires"] = "expiresAt"
+            values[":now"] = {"N": repr(float(now))}
+        paginator = self.client.get_paginator("query")
+        for page in paginator.paginate(
+            TableName=self.table_name,
+            IndexName=STATUS_INDEX,
+            KeyConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        ):
+            for item in page.get("Items", []):
+                yield item_to_escalation(item)
+
+
+def create_escalations_table(client: DynamoDBClient, table_name: str) -> None:
+    """Create ``EscalationsTable`` as the SAM template does (for tests and the local runtime)."""
+    client.create_table(
+        TableName=table_name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "status", "AttributeType": "S"},
+            {"AttributeName": "expiresAt", "AttributeType": "N"},
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": STATUS_INDEX,
+                "KeySchema": [
+                    {"AttributeName": "status", "KeyType": "HASH"},
+                    {"AttributeName": "expiresAt", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )

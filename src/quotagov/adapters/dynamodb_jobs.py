@@ -1,0 +1,247 @@
+"""``JobsTable`` in DynamoDB: the :class:`~quotagov.governance.records.JobsRepository` adapter.
+
+Table layout (``docs/architecture.md``): partition key ``pk`` (S) = submission id;
+global secondary index ``byBatchJobId`` on ``batchJobId`` (S), projection ALL. The
+index is sparse: a record has ``batchJobId`` only once Batch accepted its service job.
+
+Every write is conditional (``attribute_not_exists(pk)`` on create, ``version`` and/or
+``state`` on update), so two writers never silently overwrite each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from quotagov.clock import Clock
+from quotagov.governance.records import (
+    JobRecord,
+    JobRecordConflictError,
+    JobRecordExistsError,
+    JobRecordNotFoundError,
+    SubmissionState,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+#: Name of the GSI on ``batchJobId``.
+BY_BATCH_JOB_ID_INDEX = "byBatchJobId"
+
+
+def jobs_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for ``JobsTable`` (on-demand), for the local runtime and tests.
+
+    Mirrors the template: key ``pk`` (S), GSI ``byBatchJobId`` on ``batchJobId`` (S).
+    """
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "batchJobId", "AttributeType": "S"},
+        ],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": BY_BATCH_JOB_ID_INDEX,
+                "KeySchema": [{"AttributeName": "batchJobId", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    }
+
+
+_MANAGED = frozenset({"pk", "version", "updatedAt"})
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_dynamo(value: Any) -> Any:
+    """Floats become Decimal (DynamoDB numbers), recursively."""
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {k: _to_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo(v) for v in value]
+    return value
+
+
+def _from_dynamo(value: Any) -> Any:
+    """Decimals become int when integral, else float, recursively; sets become sorted lists."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_from_dynamo(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(_from_dynamo(v) for v in value)
+    return value
+
+
+def serialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain attributes -> DynamoDB wire format (``{"S": ...}``, ``{"N": ...}``, ...)."""
+    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in item.items() if v is not None}
+
+
+def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """DynamoDB wire format -> plain attributes (numbers as int or float)."""
+    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+class DynamoDBJobsRepository:
+    """:class:`~quotagov.governance.records.JobsRepository` on a DynamoDB table.
+
+    Args:
+        table_name: the ``JobsTable`` name (``JOBS_TABLE``).
+        clock: gives ``updatedAt`` (epoch seconds).
+        client: a boto3 DynamoDB client (built with the default session when None).
+
+    IAM: ``dynamodb:PutItem``, ``GetItem``, ``UpdateItem`` on the table and
+    ``dynamodb:Query`` on ``<table>/index/byBatchJobId``.
+    """
+
+    def __init__(self, table_name: str, clock: Clock, client: DynamoDBClient | None = None) -> None:
+        if client is None:
+            import boto3
+
+            client = boto3.client("dynamodb")
+        self._client = client
+        self._table = table_name
+        self._clock = clock
+
+    def create(self, record: JobRecord) -> JobRecord:
+        """Put ``record`` if no record has its ``pk``; returns it with ``version`` 1.
+
+        Raises:
+            JobRecordExistsError: the ``pk`` is taken.
+        """
+        now = int(self._clock.now())
+        stored = record.model_copy(
+            update={"version": 1, "updatedAt": now, "createdAt": record.createdAt or now}
+        )
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=serialize_item(stored.to_item()),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if _is_condition_failure(exc):
+                raise JobRecordExistsError(record.pk, "a record with this id exists") from None
+            raise
+        return stored
+
+    def get(self, submission_id: str) -> JobRecord | None:
+        """Strongly consistent read of ``submission_id``; None when absent."""
+        response = self._client.get_item(
+            TableName=self._table, Key={"pk": {"S": submission_id}}, ConsistentRead=True
+        )
+        item = response.get("Item")
+        return JobRecord.from_item(deserialize_item(item)) if item else None
+
+    def get_by_batch_job_id(self, batch_job_id: str) -> JobRecord | None:
+        """The record of service job ``batch_job_id`` via GSI ``byBatchJobId``; None when absent."""
+        response = self._client.query(
+            TableName=self._table,
+            IndexName=BY_BATCH_JOB_ID_INDEX,
+            KeyConditionExpression="batchJobId = :id",
+            ExpressionAttributeValues={":id": {"S": batch_job_id}},
+            Limit=1,
+        )
+        items = response.get("Items", [])
+        return JobRecord.from_item(deserialize_item(items[0])) if items else None
+
+    def update(
+        self,
+        submission_id: str,
+        changes: Mapping[str, Any],
+        *,
+        expected_version: int | None = None,
+        expected_states: Collection[SubmissionState] | None = None,
+    ) -> JobRecord:
+        """Conditionally set (or, for None values, remove) attributes; see the port.
+
+        Raises:
+            JobRecordNotFoundError, JobRecordConflictError, ValueError.
+        """
+        managed = _MANAGED.intersection(changes)
+        if managed:
+            raise ValueError(f"changes: {sorted(managed)} are managed by the repository")
+        names: dict[str, str] = {"#version": "version", "#updatedAt": "updatedAt"}
+        values: dict[str, Any] = {
+            ":one": {"N": "1"},
+            ":now": _serializer.serialize(int(self._clock.now())),
+        }
+        sets = ["#version = #version + :one", "#updatedAt = :now"]
+        removes: list[str] = []
+        for i, (name, value) in enumerate(sorted(changes.items())):
+            names[f"#a{i}"] = name
+            if value is None:
+                removes.append(f"#a{i}")
+            else:
+                sets.append(f"#a{i} = :v{i}")
+                values[f":v{i}"] = _serializer.serialize(_to_dynamo(_plain(value)))
+        conditions = ["attribute_exists(pk)"]
+        if expected_version is not None:
+            conditions.append("#version = :expectedVersion")
+            values[":expectedVersion"] = {"N": str(expected_version)}
+        if expected_states:
+            names["#state"] = "state"
+            keys = []
+            for j, state in enumerate(sorted(expected_states)):
+                values[f":s{j}"] = {"S": str(state)}
+                keys.append(f":s{j}")
+            conditions.append(f"#state IN ({', '.join(keys)})")
+        expression = "SET " + ", ".join(sets)
+        if removes:
+            expression += " REMOVE " + ", ".join(removes)
+        try:
+            response = self._client.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": submission_id}},
+                UpdateExpression=expression,
+                ConditionExpression=" AND ".join(conditions),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            old: Any = exc.response.get("Item")
+            if not isinstance(old, Mapping) or not old:
+                raise JobRecordNotFoundError(submission_id, "no such record") from None
+            current = JobRecord.from_item(deserialize_item(old))
+            raise JobRecordConflictError(
+                submission_id,
+                f"expected version {expected_version} and state in "
+                f"{sorted(expected_states or [])}, found version {current.version} "
+                f"and state {current.state}",
+                current,
+            ) from None
+        return JobRecord.from_item(deserialize_item(response["Attributes"]))
+
+
+def _plain(value: Any) -> Any:
+    """Enum members and pydantic models become plain JSON-like values."""
+    if isinstance(value, SubmissionState):
+        return str(value)
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _is_condition_failure(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"

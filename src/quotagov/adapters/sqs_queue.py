@@ -1,0 +1,59 @@
+"""The SQS submission queue: implements :class:`~quotagov.governance.submission.SubmissionQueue`.
+
+Messages sent by the API carry ``{"submissionId": "<id>"}``; the submit worker also
+accepts whole submissions put on the queue directly (see
+``quotagov.handlers.submit_worker``), which carry the caller in the ``principal``
+message attribute.
+
+IAM: ``sqs:SendMessage`` on the queue (``SUBMISSION_QUEUE_URL``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from quotagov.governance.submission import SubmissionQueueError
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+#: The body key of messages that reference a stored submission.
+SUBMISSION_ID_KEY = "submissionId"
+
+
+def queued_message_body(submission_id: str) -> str:
+    """The body of a message referencing a stored ``QUEUED`` submission."""
+    return json.dumps({SUBMISSION_ID_KEY: submission_id}, separators=(",", ":"))
+
+
+class SqsSubmissionQueue:
+    """Sends submission ids to the SQS submission queue.
+
+    Args:
+        queue_url: the queue URL (``SUBMISSION_QUEUE_URL``).
+        client: a boto3 SQS client (built with the default session when None).
+    """
+
+    def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
+        if client is None:
+            import boto3
+
+            client = boto3.client("sqs")
+        self._client = client
+        self._url = queue_url
+
+    def send(self, submission_id: str) -> None:
+        """Send ``{"submissionId": ...}``.
+
+        Raises:
+            SubmissionQueueError: SQS refused the message or could not be reached.
+        """
+        try:
+            self._client.send_message(
+                QueueUrl=self._url, MessageBody=queued_message_body(submission_id)
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise SubmissionQueueError(f"SQS SendMessage failed: {exc}") from exc

@@ -1,0 +1,763 @@
+"""Priority escalations: request, impact preview, decision in Slack, application, expiry.
+
+Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
+
+- A request names a job, a policy priority level and a reason. It is refused (HTTP
+  422, with the reason) when the reason is empty, the job is not quotagov's or is
+  terminal (SUCCEEDED/FAILED), the level is unknown, not higher than the job's
+  current ``schedulingPriority``, or not one of the team's ``directLevels`` /
+  ``approvalLevels``, or when the team's escalation budget for the period is spent.
+  A caller who is not a member of the job's team is refused with 403.
+- A level in the team's ``directLevels`` is applied at once with ``UpdateServiceJob``
+  (status APPLIED, ``direct``), audited, and uses no budget: the team may set it
+  itself.
+- Any other level is stored PENDING with ``expiresAt = now + escalationExpirySeconds``
+  after taking one unit of the team's ``escalationBudget`` (a fixed window of
+  ``periodSeconds`` aligned to the epoch: the counter for a request at time ``t`` is
+  ``floor(t / periodSeconds)``). The request is posted to the quota share's
+  ``approvalChannel`` (else ``APPROVAL_CHANNEL``) with its impact preview.
+- A decision comes from a Slack user who is an approver of the share (the share's
+  ``approvers`` plus the team's ``approvers``) and is not the requester (four-eyes).
+  PENDING moves to APPROVED or DENIED by a conditional write, so duplicates change
+  nothing. APPROVED then calls ``UpdateServiceJob``: APPLIED, or APPLY_FAILED with
+  the error; :meth:`Escalations.retry_failed` retries those (up to
+  :data:`MAX_APPLY_ATTEMPTS` calls in all).
+- :meth:`Escalations.expire_due` moves PENDING requests past ``expiresAt`` to EXPIRED.
+- Every request (accepted or refused), decision, refusal of a click, application
+  and expiry is recorded through the :class:`~quotagov.governance.ports.AuditSink`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from quotagov.clock import Clock
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.ports import (
+    AuditSink,
+    BatchError,
+    BatchNotFoundError,
+    BatchPort,
+    ChatError,
+    ChatNotifier,
+    ControllerDecision,
+    PostedMessage,
+)
+from quotagov.governance.records import JobsRepository, SubmissionState
+from quotagov.governance.slack_messages import (
+    outcome_blocks,
+    outcome_text,
+    request_blocks,
+    request_text,
+)
+from quotagov.policy.models import Policy
+
+logger = logging.getLogger(__name__)
+
+#: How many ``UpdateServiceJob`` calls an approved escalation gets before it stays
+#: APPLY_FAILED for a person to look at.
+MAX_APPLY_ATTEMPTS = 5
+
+#: Batch statuses after which a job never runs again (spec/scenario-format.md).
+TERMINAL_JOB_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
+
+#: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
+QUOTAGOV = "quotagov"
+
+
+# -- errors ----------------------------------------------------------------------
+
+
+class EscalationRefusedError(Exception):
+    """A request that is refused; nothing was stored or changed.
+
+    Attributes:
+        status_code: the HTTP status the API answers with (422, 403 or 503).
+        reason: why, naming the field or rule, e.g. ``"reason: must not be empty"``.
+    """
+
+    def __init__(self, reason: str, status_code: int = 422) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status_code = status_code
+
+
+class BudgetSpentError(Exception):
+    """The team's escalation budget for the current period is used up (repository)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"escalation budget of {limit} is spent")
+        self.limit = limit
+
+
+class EscalationConflictError(Exception):
+    """An escalation with this id already exists (repository)."""
+
+
+# -- ports -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GovernedJob:
+    """What escalations need to know about a job quotagov submitted.
+
+    Attributes:
+        job_id: quotagov's id of the job (the id in ``/jobs/{jobId}``).
+        batch_job_id: the Batch service job id (None until submitted to Batch).
+        job_name: the Batch job name.
+        team: the owning team (policy ``teams`` key).
+        quota_share_name: the quota share it was routed to.
+        owner: the principal who submitted it.
+        checkpoint_interval_seconds: how often it saves its work (seconds), None if
+            it does not checkpoint (a preemption then loses the whole attempt).
+    """
+
+    job_id: str
+    batch_job_id: str | None
+    job_name: str
+    team: str
+    quota_share_name: str
+    owner: str = ""
+    checkpoint_interval_seconds: float | None = None
+
+
+class GovernedJobs(Protocol):
+    """Lookup of quotagov's own job records."""
+
+    def find(self, job_id: str) -> GovernedJob | None:
+        """The job whose quotagov id *or* Batch service job id is ``job_id``, or None."""
+        ...
+
+
+class JobRecordLookup:
+    """:class:`GovernedJobs` over the submission path's :class:`JobsRepository`.
+
+    ``find`` looks the id up as a submission id first, then as a Batch service job id
+    (GSI ``byBatchJobId``). Only records in state SUBMITTED (Batch accepted the job)
+    count as jobs quotagov governs.
+    """
+
+    def __init__(self, records: JobsRepository) -> None:
+        self.records = records
+
+    def find(self, job_id: str) -> GovernedJob | None:
+        """The governed job with submission id or Batch job id ``job_id``, or None."""
+        record = self.records.get(job_id) or self.records.get_by_batch_job_id(job_id)
+        if record is None or record.state is not SubmissionState.SUBMITTED:
+            return None
+        return GovernedJob(
+            job_id=record.pk,
+            batch_job_id=record.batchJobId,
+            job_name=record.jobName,
+            team=record.team,
+            quota_share_name=record.quotaShareName or "",
+            owner=record.principal,
+            checkpoint_interval_seconds=record.checkpointIntervalSeconds,
+        )
+
+
+class EscalationRepository(Protocol):
+    """Storage of escalation requests (``EscalationsTable``; see the DynamoDB adapter)."""
+
+    def create_pending(self, escalation: Escalation, *, budget_key: str, budget_limit: int) -> None:
+        """Store ``escalation`` and take one budget unit atomically.
+
+        Raises :class:`BudgetSpentError` or :class:`EscalationConflictError`."""
+        ...
+
+    def refund_budget(self, budget_key: str) -> None:
+        """Give one budget unit back."""
+        ...
+
+    def put_new(self, escalation: Escalation) -> None:
+        """Store ``escalation`` (no budget); raises :class:`EscalationConflictError`."""
+        ...
+
+    def transition(
+        self, escalation_id: str, expected: EscalationStatus, changes: Mapping[str, Any]
+    ) -> Escalation | None:
+        """Apply ``changes`` if the status is ``expected``; the new record, or None."""
+        ...
+
+    def set_message(self, escalation_id: str, channel: str, ts: str) -> None:
+        """Record the Slack message's channel and ts."""
+        ...
+
+    def get(self, escalation_id: str) -> Escalation | None:
+        """The escalation, read consistently, or None."""
+        ...
+
+    def due_for_expiry(self, now: float) -> list[Escalation]:
+        """PENDING escalations with ``expires_at < now``."""
+        ...
+
+    def with_status(self, status: EscalationStatus) -> list[Escalation]:
+        """Every escalation in ``status``."""
+        ...
+
+
+class ImpactPreviewer(Protocol):
+    """Computes what raising a job's priority would do now (see ``impact_preview``)."""
+
+    def preview(
+        self, job: GovernedJob, description: Mapping[str, Any], new_priority: int
+    ) -> ImpactPreview:
+        """``description`` is the job's ``DescribeServiceJob`` response."""
+        ...
+
+
+# -- results ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EscalationRequest:
+    """``POST /jobs/{jobId}/escalations``: ``{"level": ..., "reason": ...}`` by ``requester``."""
+
+    job_id: str
+    level: str
+    reason: str
+    requester: str
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """What a click did.
+
+    Attributes:
+        outcome: ``approved``, ``denied``, ``already_decided``, ``expired``,
+            ``refused`` or ``unknown``.
+        escalation: the escalation after the click (None when unknown).
+        notice: a sentence for the clicker (shown to them only), e.g. why a click
+            was refused.
+    """
+
+    outcome: str
+    escalation: Escalation | None
+    notice: str
+
+
+# -- the use case ------------------------------------------------------------------
+
+
+class Escalations:
+    """The escalation use case. All collaborators are ports; nothing here talks to AWS.
+
+    Args:
+        policy: the governance policy.
+        jobs: quotagov's job records.
+        batch: the Batch port (``DescribeServiceJob``, ``UpdateServiceJob``).
+        repository: escalation storage.
+        chat: Slack messages.
+        audit: the audit log.
+        clock: time source (epoch seconds).
+        previewer: computes the impact preview.
+        default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
+        new_id: makes escalation ids.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        jobs: GovernedJobs,
+        batch: BatchPort,
+        repository: EscalationRepository,
+        chat: ChatNotifier,
+        audit: AuditSink,
+        clock: Clock,
+        previewer: ImpactPreviewer,
+        default_channel: str = "",
+        new_id: Callable[[], str] = lambda: f"esc-{uuid.uuid4().hex}",
+    ) -> None:
+        self.policy = policy
+        self.jobs = jobs
+        self.batch = batch
+        self.repository = repository
+        self.chat = chat
+        self.audit = audit
+        self.clock = clock
+        self.previewer = previewer
+        self.default_channel = default_channel
+        self.new_id = new_id
+
+    # -- helpers -------------------------------------------------------------------
+
+    @property
+    def level_names(self) -> dict[int, str]:
+        """``schedulingPriority`` -> priority level name."""
+        return {level.schedulingPriority: level.name for level in self.policy.priorityLevels}
+
+    def approvers_of(self, escalation: Escalation) -> frozenset[str]:
+        """Slack user ids who may decide ``escalation``: share approvers plus team approvers."""
+        approvers: set[str] = set()
+        with contextlib.suppress(KeyError):
+            approvers.update(self.policy.share(escalation.quota_share_name).approvers)
+        team = self.policy.teams.get(escalation.team)
+        if team is not None:
+            approvers.update(team.approvers)
+        return frozenset(approvers)
+
+    def _record(
+        self, action: str, actor: str, resource: str, decision_id: str, **details: Any
+    ) -> None:
+        self.audit.record_decision(
+            ControllerDecision(
+                action=action,
+                actor=actor,
+                job_queue=self.policy.jobQueue,
+                resource=resource,
+                decision_id=decision_id,
+                details=details,
+            )
+        )
+
+    def _refuse(
+        self, request: EscalationRequest, reason: str, status_code: int = 422
+    ) -> EscalationRefusedError:
+        self._record(
+            "EscalationRefused",
+            request.requester,
+            request.job_id,
+            f"escalation-refused:{uuid.uuid4().hex}",
+            level=request.level,
+            reason=request.reason,
+            refusal=reason,
+            statusCode=status_code,
+        )
+        return EscalationRefusedError(reason, status_code)
+
+    # -- request ---------------------------------------------------------------------
+
+    def request(self, request: EscalationRequest) -> Escalation:
+        """Check, then apply at once (direct level) or store PENDING and ask in Slack.
+
+        Returns:
+            The stored escalation: APPLIED (direct) or PENDING with ``channel``/``ts``.
+
+        Raises:
+            EscalationRefusedError: 422 for the rule violations listed in the module
+                docstring, 403 when the caller is not in the job's team, 503 when
+                Batch or Slack cannot be reached (nothing is left changed).
+        """
+        reason = request.reason.strip()
+        if not reason:
+            raise self._refuse(request, "reason: must not be empty")
+        job = self.jobs.find(request.job_id)
+        if job is None or job.batch_job_id is None:
+            raise self._refuse(
+                request, f"jobId: {request.job_id!r} is not a job submitted by quotagov"
+            )
+        team = self.policy.teams.get(job.team)
+        if team is None:
+            raise self._refuse(
+                request, f"team: {job.team!r} of job {request.job_id!r} is not in the policy"
+            )
+        member = next((m for m in team.members if m.principal == request.requester), None)
+        if member is None:
+            raise self._refuse(request, f"caller is not a member of team {job.team!r}", 403)
+        try:
+            level = self.policy.level(request.level)
+        except KeyError:
+            raise self._refuse(
+                request, f"level: unknown priority level {request.level!r}"
+            ) from None
+        description = self._describe(request, job)
+        status = str(description.get("status", ""))
+        if status in TERMINAL_JOB_STATUSES:
+            raise self._refuse(
+                request, f"jobId: job {job.job_name!r} is {status}; it will not run again"
+            )
+        if not _same_queue(str(description.get("jobQueue", "")), self.policy.jobQueue):
+            raise self._refuse(
+                request, f"jobId: job {job.job_name!r} is not in the governed job queue"
+            )
+        current = int(description.get("schedulingPriority") or 0)
+        if level.schedulingPriority <= current:
+            raise self._refuse(
+                request,
+                f"level: {level.name!r} (schedulingPriority {level.schedulingPriority}) is not "
+                f"higher than the job's current schedulingPriority {current}",
+            )
+        direct = level.name in team.directLevels
+        if not direct and level.name not in team.approvalLevels:
+            raise self._refuse(
+                request, f"level: team {job.team!r} may not request level {level.name!r}"
+            )
+
+        now = self.clock.now()
+        escalation = Escalation(
+            escalation_id=self.new_id(),
+            job_id=job.job_id,
+            batch_job_id=job.batch_job_id,
+            job_name=job.job_name,
+            job_queue=self.policy.jobQueue,
+            team=job.team,
+            quota_share_name=job.quota_share_name,
+            requester=request.requester,
+            requester_slack_id=member.slackUserId,
+            reason=reason,
+            current_priority=current,
+            requested_level=level.name,
+            requested_priority=level.schedulingPriority,
+            status=EscalationStatus.PENDING,
+            created_at=now,
+            expires_at=now + self.policy.escalationExpirySeconds,
+            direct=direct,
+        )
+        if direct:
+            return self._apply_direct(escalation)
+        return self._ask(
+            escalation, team.escalationBudget.count, team.escalationBudget.periodSeconds
+        )
+
+    def _describe(self, request: EscalationRequest, job: GovernedJob) -> dict[str, Any]:
+        assert job.batch_job_id is not None
+        try:
+            return self.batch.describe_service_job(jobId=job.batch_job_id)
+        except BatchNotFoundError:
+            raise self._refuse(
+                request, f"jobId: Batch does not know job {job.batch_job_id!r}"
+            ) from None
+        except BatchError as error:
+            raise self._refuse(request, f"Batch is unavailable, try again: {error}", 503) from None
+
+    def _apply_direct(self, escalation: Escalation) -> Escalation:
+        try:
+            self.batch.update_service_job(
+                jobId=escalation.batch_job_id, schedulingPriority=escalation.requested_priority
+            )
+        except BatchError as error:
+            request = EscalationRequest(
+                escalation.job_id,
+                escalation.requested_level,
+                escalation.reason,
+                escalation.requester,
+            )
+            code = 422 if error.code == "ClientException" else 503
+            raise self._refuse(request, f"UpdateServiceJob failed: {error}", code) from None
+        now = self.clock.now()
+        applied = escalation.with_changes(
+            status=EscalationStatus.APPLIED,
+            decided_by=QUOTAGOV,
+            decided_at=now,
+            applied_at=now,
+            apply_attempts=1,
+            expires_at=now,
+        )
+        self.repository.put_new(applied)
+        self._record(
+            "EscalationApplied",
+            escalation.requester,
+            escalation.escalation_id,
+            f"{escalation.escalation_id}:applied",
+            jobId=escalation.batch_job_id,
+            direct=True,
+            level=escalation.requested_level,
+            reason=escalation.reason,
+            schedulingPriority={
+                "before": escalation.current_priority,
+                "after": escalation.requested_priority,
+            },
+        )
+        return applied
+
+    def _ask(self, escalation: Escalation, budget: int, period_seconds: int) -> Escalation:
+        request = EscalationRequest(
+            escalation.job_id, escalation.requested_level, escalation.reason, escalation.requester
+        )
+        job = self.jobs.find(escalation.job_id)
+        assert job is not None
+        try:
+            description = self.batch.describe_service_job(jobId=escalation.batch_job_id)
+            preview = self.previewer.preview(job, description, escalation.requested_priority)
+        except BatchError as error:
+            raise self._refuse(
+                request, f"Batch is unavailable for the impact preview: {error}", 503
+            ) from None
+        escalation = escalation.with_changes(preview=preview)
+        period = int(escalation.created_at // period_seconds)
+        budget_key = f"budget#{escalation.team}#{period * period_seconds}"
+        try:
+            self.repository.create_pending(escalation, budget_key=budget_key, budget_limit=budget)
+        except BudgetSpentError:
+            raise self._refuse(
+                request,
+                f"escalation budget of team {escalation.team!r} is spent: "
+                f"{budget} per {period_seconds} s",
+            ) from None
+        self._record(
+            "EscalationRequested",
+            escalation.requester,
+            escalation.escalation_id,
+            f"{escalation.escalation_id}:requested",
+            jobId=escalation.batch_job_id,
+            level=escalation.requested_level,
+            reason=escalation.reason,
+            schedulingPriority={
+                "before": escalation.current_priority,
+                "after": escalation.requested_priority,
+            },
+            preview=preview.to_dict(),
+            expiresAt=escalation.expires_at,
+        )
+        channel = self._channel_for(escalation)
+        try:
+            posted = self.chat.post(
+                channel, request_text(escalation), request_blocks(escalation, self.level_names)
+            )
+        except ChatError as error:
+            self.repository.refund_budget(budget_key)
+            self.repository.transition(
+                escalation.escalation_id,
+                EscalationStatus.PENDING,
+                {
+                    "status": EscalationStatus.EXPIRED,
+                    "decided_by": QUOTAGOV,
+                    "decided_at": self.clock.now(),
+                    "error": f"Slack: {error.error}",
+                },
+            )
+            self._record(
+                "EscalationWithdrawn",
+                QUOTAGOV,
+                escalation.escalation_id,
+                f"{escalation.escalation_id}:withdrawn",
+                slackError=error.error,
+                channel=channel,
+            )
+            raise EscalationRefusedError(
+                f"could not post the approval request to Slack ({error.error}); "
+                "nothing was changed and no budget was used",
+                503,
+            ) from None
+        self.repository.set_message(escalation.escalation_id, posted.channel, posted.ts)
+        return escalation.with_changes(channel=posted.channel, ts=posted.ts)
+
+    def _channel_for(self, escalation: Escalation) -> str:
+        share = self.policy.share(escalation.quota_share_name)
+        return share.approvalChannel or self.default_channel
+
+    # -- decision ------------------------------------------------------------------------
+
+    def decide(self, escalation_id: str, *, approve: bool, user_id: str) -> DecisionResult:
+        """A Slack user's click on Approve (``approve=True``) or Deny.
+
+        Safe to call any number of times for the same click: only the call that moves
+        PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
+        """
+        escalation = self.repository.get(escalation_id)
+        if escalation is None:
+            return DecisionResult("unknown", None, "This escalation request does not exist.")
+        if escalation.status is not EscalationStatus.PENDING:
+            return DecisionResult("already_decided", escalation, _already(escalation))
+        now = self.clock.now()
+        if now >= escalation.expires_at:
+            expired = self._expire(escalation, now)
+            current = expired or self.repository.get(escalation_id) or escalation
+            return DecisionResult(
+                "expired", current, "This request has expired; nothing was changed."
+            )
+        verb = "approve" if approve else "deny"
+        if user_id == escalation.requester_slack_id:
+            return self._refuse_click(
+                escalation, user_id, verb, "four-eyes: you cannot decide your own request"
+            )
+        if user_id not in self.approvers_of(escalation):
+            return self._refuse_click(
+                escalation,
+                user_id,
+                verb,
+                f"you are not an approver of quota share {escalation.quota_share_name!r}",
+            )
+        status = EscalationStatus.APPROVED if approve else EscalationStatus.DENIED
+        decided = self.repository.transition(
+            escalation_id,
+            EscalationStatus.PENDING,
+            {"status": status, "decided_by": user_id, "decided_at": now},
+        )
+        if decided is None:
+            current = self.repository.get(escalation_id) or escalation
+            return DecisionResult("already_decided", current, _already(current))
+        self._record(
+            "EscalationApproved" if approve else "EscalationDenied",
+            user_id,
+            escalation_id,
+            f"{escalation_id}:{status.value.lower()}",
+            jobId=decided.batch_job_id,
+            requester=decided.requester,
+            level=decided.requested_level,
+            schedulingPriority={
+                "before": decided.current_priority,
+                "after": decided.requested_priority,
+            },
+        )
+        if approve:
+            decided = self._apply(decided)
+        self.update_message(decided)
+        notice = (
+            f"Approved; {decided.status.value}."
+            if approve
+            else "Denied; the priority stays as it was."
+        )
+        return DecisionResult("approved" if approve else "denied", decided, notice)
+
+    def _refuse_click(
+        self, escalation: Escalation, user_id: str, verb: str, why: str
+    ) -> DecisionResult:
+        self._record(
+            "EscalationDecisionRefused",
+            user_id,
+            escalation.escalation_id,
+            f"{escalation.escalation_id}:refused:{user_id}:{verb}",
+            refusal=why,
+            requester=escalation.requester,
+        )
+        return DecisionResult("refused", escalation, f"You cannot {verb} this request: {why}.")
+
+    def _apply(self, approved: Escalation) -> Escalation:
+        """``UpdateServiceJob`` for an APPROVED escalation; APPLIED or APPLY_FAILED."""
+        attempts = approved.apply_attempts + 1
+        try:
+            self.batch.update_service_job(
+                jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
+            )
+        except BatchError as error:
+            failed = self.repository.transition(
+                approved.escalation_id,
+                EscalationStatus.APPROVED,
+                {
+                    "status": EscalationStatus.APPLY_FAILED,
+                    "error": str(error),
+                    "apply_attempts": attempts,
+                },
+            )
+            self._record(
+                "EscalationApplyFailed",
+                QUOTAGOV,
+                approved.escalation_id,
+                f"{approved.escalation_id}:apply-failed:{attempts}",
+                jobId=approved.batch_job_id,
+                error=str(error),
+                errorCode=error.code,
+                attempt=attempts,
+            )
+            return failed or approved
+        applied = self.repository.transition(
+            approved.escalation_id,
+            EscalationStatus.APPROVED,
+            {
+                "status": EscalationStatus.APPLIED,
+                "applied_at": self.clock.now(),
+                "error": None,
+                "apply_attempts": attempts,
+            },
+        )
+        self._record(
+            "EscalationApplied",
+            approved.decided_by or QUOTAGOV,
+            approved.escalation_id,
+            f"{approved.escalation_id}:applied",
+            jobId=approved.batch_job_id,
+            direct=False,
+            approvedBy=approved.decided_by,
+            requester=approved.requester,
+            schedulingPriority={
+                "before": approved.current_priority,
+                "after": approved.requested_priority,
+            },
+            attempt=attempts,
+        )
+        return applied or approved
+
+    def update_message(self, escalation: Escalation) -> bool:
+        """Show ``escalation``'s outcome in its Slack message (``chat.update``).
+
+        Returns False (and logs) when there is no message or Slack refused; the
+        decision itself is already stored, so this never undoes anything.
+        """
+        if not escalation.channel or not escalation.ts:
+            return False
+        try:
+            self.chat.update(
+                PostedMessage(escalation.channel, escalation.ts),
+                outcome_text(escalation),
+                outcome_blocks(escalation, self.level_names),
+            )
+        except ChatError as error:
+            logger.warning(
+                "could not update the Slack message of %s: %s",
+                escalation.escalation_id,
+                error.error,
+            )
+            return False
+        return True
+
+    # -- scheduled work -------------------------------------------------------------------
+
+    def _expire(self, escalation: Escalation, now: float) -> Escalation | None:
+        expired = self.repository.transition(
+            escalation.escalation_id,
+            EscalationStatus.PENDING,
+            {"status": EscalationStatus.EXPIRED, "decided_by": QUOTAGOV, "decided_at": now},
+        )
+        if expired is None:
+            return None
+        self._record(
+            "EscalationExpired",
+            QUOTAGOV,
+            escalation.escalation_id,
+            f"{escalation.escalation_id}:expired",
+            jobId=escalation.batch_job_id,
+            requester=escalation.requester,
+            expiresAt=escalation.expires_at,
+        )
+        self.update_message(expired)
+        return expired
+
+    def expire_due(self) -> list[Escalation]:
+        """Move every PENDING request past its expiry to EXPIRED; returns those moved."""
+        now = self.clock.now()
+        moved = []
+        for escalation in self.repository.due_for_expiry(now):
+            expired = self._expire(escalation, now)
+            if expired is not None:
+                moved.append(expired)
+        return moved
+
+    def retry_failed(self) -> list[Escalation]:
+        """Call ``UpdateServiceJob`` again for APPLY_FAILED requests with attempts left.
+
+        Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional),
+        so concurrent runs never call Batch twice for the same request.
+        """
+        done = []
+        for failed in self.repository.with_status(EscalationStatus.APPLY_FAILED):
+            if failed.apply_attempts >= MAX_APPLY_ATTEMPTS:
+                continue
+            claimed = self.repository.transition(
+                failed.escalation_id,
+                EscalationStatus.APPLY_FAILED,
+                {"status": EscalationStatus.APPROVED},
+            )
+            if claimed is None:
+                continue
+            result = self._apply(claimed)
+            self.update_message(result)
+            done.append(result)
+        return done
+
+
+def _already(escalation: Escalation) -> str:
+    by = f" by <@{escalation.decided_by}>" if escalation.decided_by not in (None, QUOTAGOV) else ""
+    return f"This request is already {escalation.status.value}{by}; nothing was changed."
+
+
+def _same_queue(a: str, b: str) -> bool:
+    """Whether two job-queue references (name or ARN) name the same queue."""
+    return a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]

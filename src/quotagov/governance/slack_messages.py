@@ -1,0 +1,205 @@
+"""Block Kit builders for escalation requests and their outcomes.
+
+The request message carries the job, requester, reason, current and requested
+priority, the impact preview and Approve / Deny buttons; Approve asks for
+confirmation when approval would preempt running jobs. Limits from Block Kit
+(reference §7.5): button text <= 75 chars, value <= 2000, confirm title <= 100,
+confirm text <= 300, section text <= 3000.
+
+Action ids: :data:`APPROVE_ACTION` and :data:`DENY_ACTION`, both starting with
+:data:`ACTION_PREFIX` (the Slack interactions handler dispatches on that prefix);
+the button ``value`` is the escalation id.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.impact_preview_model import ImpactPreview
+
+ACTION_PREFIX = "escalation_"
+APPROVE_ACTION = "escalation_approve"
+DENY_ACTION = "escalation_deny"
+
+_MAX_SECTION = 3000
+_MAX_REASON = 1000
+
+Block = dict[str, Any]
+
+
+def _plain(text: str, limit: int) -> dict[str, Any]:
+    return {"type": "plain_text", "text": _clip(text, limit), "emoji": True}
+
+
+def _mrkdwn(text: str, limit: int = _MAX_SECTION) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": _clip(text, limit)}
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _escape(text: str) -> str:
+    """Escape Slack's control characters (&, <, >) in user-provided text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _when(epoch_seconds: float) -> str:
+    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(epoch_seconds)}^{{date_short_pretty}} {{time}}|{moment}>"
+
+
+def _who(escalation: Escalation) -> str:
+    if escalation.requester_slack_id:
+        return f"<@{escalation.requester_slack_id}>"
+    return f"`{_escape(escalation.requester)}`"
+
+
+def format_seconds(seconds: float) -> str:
+    """``300`` -> ``"300 s"``, ``5400`` -> ``"5400 s (1 h 30 min)"``."""
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole} s"
+    hours, rest = divmod(whole, 3600)
+    minutes = rest // 60
+    return f"{whole} s ({hours} h {minutes} min)" if minutes else f"{whole} s ({hours} h)"
+
+
+def preview_text(preview: ImpactPreview | None) -> str:
+    """The impact preview as mrkdwn: the summary plus one line per preempted job."""
+    if preview is None:
+        return "_No impact preview._"
+    lines = [_escape(preview.summary)]
+    for job in preview.preempted:
+        kind = "in-share" if job.kind == "IN_SHARE" else "cross-share"
+        lines.append(
+            f"• *{_escape(job.job_name)}* (`{job.job_id}`, {_escape(job.quota_share_name)}, "
+            f"{kind} preemption): {format_seconds(job.unsaved_seconds)} of unsaved work"
+        )
+    return "\n".join(lines)
+
+
+def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
+    current = level_names.get(escalation.current_priority)
+    current_text = f"{escalation.current_priority}" + (f" ({current})" if current else "")
+    return [
+        {
+            "type": "section",
+            "fields": [
+                _mrkdwn(f"*Job*\n{_escape(escalation.job_name)} (`{escalation.batch_job_id}`)"),
+                _mrkdwn(f"*Requester*\n{_who(escalation)} ({_escape(escalation.team)})"),
+                _mrkdwn(f"*Quota share*\n{_escape(escalation.quota_share_name)}"),
+                _mrkdwn(f"*Expires*\n{_when(escalation.expires_at)}"),
+                _mrkdwn(f"*Current priority*\n{current_text}"),
+                _mrkdwn(
+                    f"*Requested priority*\n{escalation.requested_priority} "
+                    f"({_escape(escalation.requested_level)})"
+                ),
+            ],
+        },
+        {
+            "type": "section",
+            "text": _mrkdwn(f"*Reason*\n>{_escape(_clip(escalation.reason, _MAX_REASON))}"),
+        },
+        {
+            "type": "section",
+            "text": _mrkdwn(f"*If approved*\n{preview_text(escalation.preview)}"),
+        },
+    ]
+
+
+def request_text(escalation: Escalation) -> str:
+    """Notification fallback text of the request message."""
+    return (
+        f"Priority escalation for {escalation.job_name}: {escalation.current_priority} -> "
+        f"{escalation.requested_priority} ({escalation.requested_level}), "
+        f"requested by {escalation.requester_slack_id or escalation.requester}"
+    )
+
+
+def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
+    """Blocks of the request message with Approve / Deny buttons.
+
+    Args:
+        escalation: the PENDING request (its ``preview`` decides the confirm dialog).
+        level_names: ``schedulingPriority`` -> level name, to name the current level.
+    """
+    approve: Block = {
+        "type": "button",
+        "action_id": APPROVE_ACTION,
+        "value": escalation.escalation_id,
+        "style": "primary",
+        "text": _plain("Approve", 75),
+    }
+    preview = escalation.preview
+    if preview is not None and preview.would_preempt:
+        names = ", ".join(job.job_name for job in preview.preempted)
+        approve["confirm"] = {
+            "title": _plain("Preempt running jobs?", 100),
+            "text": _mrkdwn(
+                f"Approving stops {_escape(names)} and loses "
+                f"{format_seconds(preview.unsaved_seconds)} of unsaved work.",
+                300,
+            ),
+            "confirm": _plain("Approve and preempt", 30),
+            "deny": _plain("Cancel", 30),
+            "style": "danger",
+        }
+    deny: Block = {
+        "type": "button",
+        "action_id": DENY_ACTION,
+        "value": escalation.escalation_id,
+        "style": "danger",
+        "text": _plain("Deny", 75),
+    }
+    return [
+        {"type": "header", "text": _plain("Priority escalation request", 150)},
+        *_facts(escalation, level_names),
+        {
+            "type": "actions",
+            "block_id": f"escalation:{escalation.escalation_id}"[:255],
+            "elements": [approve, deny],
+        },
+    ]
+
+
+def _outcome_line(escalation: Escalation) -> str:
+    decider = escalation.decided_by
+    by = f"<@{decider}>" if decider and decider != "quotagov" else "quotagov"
+    at = f" at {_when(escalation.decided_at)}" if escalation.decided_at else ""
+    status = escalation.status
+    if status is EscalationStatus.APPLIED:
+        return (
+            f":white_check_mark: *Approved* by {by}{at}; applied: schedulingPriority is now "
+            f"{escalation.requested_priority}."
+        )
+    if status is EscalationStatus.APPROVED:
+        return f":hourglass_flowing_sand: *Approved* by {by}{at}; applying the new priority…"
+    if status is EscalationStatus.APPLY_FAILED:
+        return (
+            f":warning: *Approved* by {by}{at}, but UpdateServiceJob failed: "
+            f"`{_escape(escalation.error or 'unknown error')}`. It will be retried."
+        )
+    if status is EscalationStatus.DENIED:
+        return f":no_entry: *Denied* by {by}{at}."
+    if status is EscalationStatus.EXPIRED:
+        return f":hourglass: *Expired* at {_when(escalation.expires_at)} without a decision."
+    return "Waiting for a decision."
+
+
+def outcome_text(escalation: Escalation) -> str:
+    """Notification fallback text of the updated message."""
+    return f"Priority escalation for {escalation.job_name}: {escalation.status.value}" + (
+        f" by {escalation.decided_by}" if escalation.decided_by else ""
+    )
+
+
+def outcome_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
+    """Blocks of the message once decided: the facts, no buttons, the outcome and decider."""
+    return [
+        {"type": "header", "text": _plain("Priority escalation request", 150)},
+        *_facts(escalation, level_names),
+        {"type": "section", "text": _mrkdwn(_outcome_line(escalation))},
+    ]

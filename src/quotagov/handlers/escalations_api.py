@@ -1,0 +1,85 @@
+"""``EscalationsApiFunction``: ``POST /jobs/{jobId}/escalations`` (IAM auth).
+
+Body: ``{"level": "<priority level name>", "reason": "<why>"}``. The caller is the IAM
+principal API Gateway authenticated (``requestContext.identity.userArn``), never a
+body field. Answers:
+
+- 201 with the escalation (status PENDING, impact preview, Slack message) when it
+  waits for approval;
+- 200 with the escalation (status APPLIED, ``direct``) for a level the team may set
+  itself;
+- 422 ``{"message": reason}`` for a refused request (see
+  :mod:`quotagov.governance.escalations`), or Powertools' validation detail for a
+  malformed body; 403 for a caller outside the job's team; 401 without a caller;
+  503 when Batch or Slack cannot be reached (nothing is left changed).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field
+
+from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.escalations import EscalationRefusedError, EscalationRequest
+from quotagov.handlers._identity import caller_principal
+from quotagov.wiring import services
+
+logger = Logger()
+tracer = Tracer()
+app = APIGatewayRestResolver(enable_validation=True)
+
+
+class EscalationBody(BaseModel):
+    """The request body: a policy priority level name and a non-empty reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    level: str = Field(min_length=1, max_length=128, description="policy priority level name")
+    reason: str = Field(max_length=2000, description="why the job needs the higher priority")
+
+
+def _json(status: int, body: Any) -> Response[str]:
+    return Response(status, content_types.APPLICATION_JSON, json.dumps(body))
+
+
+@app.post(
+    "/jobs/<jobId>/escalations",
+    summary="Request a higher schedulingPriority for a job",
+    tags=["escalations"],
+)
+def create_escalation(
+    jobId: Annotated[str, Path(min_length=1, max_length=256)],
+    body: Annotated[EscalationBody, Body()],
+) -> Response[str]:
+    """Check the request, then apply it (direct level) or ask the approvers in Slack."""
+    principal = caller_principal(app.current_event.raw_event)
+    if principal is None:
+        return _json(401, {"message": "no authenticated caller in the request context"})
+    request = EscalationRequest(
+        job_id=jobId, level=body.level, reason=body.reason, requester=principal
+    )
+    try:
+        escalation = services().get("escalations").request(request)
+    except EscalationRefusedError as refused:
+        logger.info("escalation refused", extra={"jobId": jobId, "refusal": refused.reason})
+        return _json(refused.status_code, {"message": refused.reason})
+    logger.info(
+        "escalation accepted",
+        extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
+    )
+    status = 201 if escalation.status is EscalationStatus.PENDING else 200
+    return _json(status, escalation.to_api())
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point (API Gateway REST proxy event)."""
+    return app.resolve(event, context)

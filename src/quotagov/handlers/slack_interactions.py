@@ -1,0 +1,211 @@
+"""``SlackInteractionsFunction``: ``POST /slack/interactions`` (Slack button clicks).
+
+Order of work, per Slack's request-signing guide (reference §7.1-7.2):
+
+1. Verify the signature before anything else, with slack_sdk's ``SignatureVerifier``
+   over the raw body as Slack sent it (base64-decoded when API Gateway set
+   ``isBase64Encoded``), header names in any case, and a 300 s timestamp window on
+   the injectable clock. A missing, malformed, stale or wrong signature is a 401 and
+   changes nothing; nothing in this step can raise.
+2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise).
+3. Route each action by ``action_id`` prefix through
+   :mod:`quotagov.governance.interactions` (``escalation_`` -> escalations,
+   ``disposition_`` -> job-state dispositions when that module is installed).
+4. Answer 200 with an empty body. The outcome is shown by updating the original
+   message (``chat.update``, done by the use case); refusals are told to the clicker
+   only, through ``response_url``.
+
+Slack needs the answer within 3 seconds. The work is done inline: one conditional
+DynamoDB write, at most one ``UpdateServiceJob`` and one ``chat.update``, each a
+single short call (the Slack client times out after 5 s and retries only 429s). The
+decision is durable as soon as the conditional write succeeds; if ``UpdateServiceJob``
+fails or is slow to fail, the request is APPLY_FAILED and the scheduled expiry function
+retries it, so a late answer never loses or doubles a decision.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from slack_sdk.signature import Clock as SlackClock
+from slack_sdk.signature import SignatureVerifier
+
+from quotagov.clock import Clock
+from quotagov.governance.interactions import (
+    ActionReply,
+    BlockAction,
+    handler_for,
+    parse_block_actions,
+    register_action,
+)
+from quotagov.governance.ports import ChatError
+from quotagov.governance.slack_messages import ACTION_PREFIX, APPROVE_ACTION, DENY_ACTION
+from quotagov.wiring import services
+
+logger = Logger()
+tracer = Tracer()
+app = APIGatewayRestResolver()
+
+
+class _VerifierClock(SlackClock):
+    """slack_sdk's clock interface over quotagov's injectable clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def now(self) -> float:
+        return self._clock.now()
+
+
+def raw_body(event: Mapping[str, Any]) -> bytes | None:
+    """The body bytes as Slack sent them, or None when the body cannot be decoded."""
+    body = event.get("body")
+    if body is None:
+        return b""
+    if not isinstance(body, str):
+        return None
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return body.encode("utf-8")
+
+
+def request_headers(event: Mapping[str, Any]) -> dict[str, str]:
+    """Headers with lower-case names; ``headers`` wins over ``multiValueHeaders``."""
+    merged: dict[str, str] = {}
+    multi = event.get("multiValueHeaders")
+    if isinstance(multi, Mapping):
+        for name, values in multi.items():
+            if isinstance(name, str) and isinstance(values, list) and values:
+                merged[name.lower()] = str(values[-1])
+    single = event.get("headers")
+    if isinstance(single, Mapping):
+        for name, value in single.items():
+            if isinstance(name, str) and isinstance(value, str):
+                merged[name.lower()] = value
+    return merged
+
+
+def verify_slack_request(
+    event: Mapping[str, Any], signing_secret: str, clock: Clock
+) -> bytes | None:
+    """The raw body when the event carries a valid, fresh Slack signature; else None.
+
+    Never raises: malformed timestamps, non-ASCII signatures and undecodable bodies
+    all count as invalid.
+    """
+    body = raw_body(event)
+    if body is None:
+        return None
+    headers = request_headers(event)
+    timestamp = headers.get("x-slack-request-timestamp", "")
+    signature = headers.get("x-slack-signature", "")
+    if not timestamp.isascii() or not timestamp.isdigit() or not signature.isascii():
+        return None
+    try:
+        verifier = SignatureVerifier(signing_secret, clock=_VerifierClock(clock))
+        valid = verifier.is_valid(body=body, timestamp=timestamp, signature=signature)
+    except (ValueError, TypeError):
+        return None
+    return body if valid else None
+
+
+def _text(status: int, message: str) -> Response[str]:
+    return Response(status, content_types.APPLICATION_JSON, json.dumps({"message": message}))
+
+
+def escalation_action(action: BlockAction) -> ActionReply:
+    """``escalation_approve`` / ``escalation_deny``: decide the escalation in ``value``."""
+    if action.action_id not in (APPROVE_ACTION, DENY_ACTION):
+        return ActionReply(f"Unknown escalation action {action.action_id!r}.")
+    result = (
+        services()
+        .get("escalations")
+        .decide(action.value, approve=action.action_id == APPROVE_ACTION, user_id=action.user_id)
+    )
+    logger.info(
+        "escalation decision",
+        extra={"escalationId": action.value, "outcome": result.outcome, "user": action.user_id},
+    )
+    if result.outcome in ("approved", "denied"):
+        return ActionReply(None)
+    return ActionReply(result.notice)
+
+
+register_action(ACTION_PREFIX, escalation_action)
+
+
+def _install_disposition_actions() -> bool:
+    """Route ``disposition_*`` clicks to the job-state helper's ``decide_disposition``
+    when that module is installed; returns whether it was."""
+    try:
+        dispositions = importlib.import_module("quotagov.governance.dispositions")
+    except ImportError:
+        return False
+
+    def disposition_action(action: BlockAction) -> ActionReply:
+        try:
+            dispositions.decide_disposition(
+                action.value, action.action_id, action.user_id, source="slack"
+            )
+        except dispositions.DispositionError as error:
+            return ActionReply(f"Nothing was changed: {error}")
+        return ActionReply(None)
+
+    register_action("disposition_", disposition_action)
+    return True
+
+
+_install_disposition_actions()
+
+
+@app.post("/slack/interactions")
+def interactions() -> Response[str]:
+    """Verify, parse, route; 401 for a bad signature, 400 for a bad payload, else 200."""
+    current = services()
+    body = verify_slack_request(
+        app.current_event.raw_event, current.get("slack_signing_secret"), current.clock
+    )
+    if body is None:
+        logger.warning("refused a Slack request with a missing, stale or invalid signature")
+        return _text(401, "invalid Slack request signature")
+    try:
+        form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+        payload = json.loads(form["payload"][0])
+        if not isinstance(payload, dict):
+            raise ValueError("payload: not a JSON object")
+        actions = parse_block_actions(payload)
+    except (UnicodeDecodeError, KeyError, IndexError, ValueError) as error:
+        logger.warning("unusable Slack interaction", extra={"error": str(error)})
+        return _text(400, f"unusable Slack interaction: {error}")
+    for action in actions:
+        handler = handler_for(action.action_id)
+        if handler is None:
+            logger.info("no handler for action", extra={"actionId": action.action_id})
+            continue
+        reply = handler(action)
+        if reply.notice and action.response_url:
+            try:
+                current.get("slack_responder")(action.response_url, reply.notice)
+            except ChatError as error:
+                logger.warning("could not answer the clicker", extra={"error": error.error})
+    return Response(200, content_types.TEXT_PLAIN, "")
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point (API Gateway REST proxy event)."""
+    return app.resolve(event, context)

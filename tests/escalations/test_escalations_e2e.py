@@ -1,0 +1,341 @@
+"""End to end through the handlers: walkthrough at t=900, escalation of bg-2 to "high".
+
+DynamoDB on a loopback moto server, the simulated Batch, the loopback fake Slack;
+Slack requests signed with the test signing secret exactly as Slack signs them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from quotagov import wiring
+from quotagov.governance.escalation_records import EscalationStatus
+
+from .conftest import start_moto_server
+from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
+
+REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
+
+
+@pytest.fixture(scope="module")
+def dynamodb_endpoint() -> Iterator[str]:
+    """One loopback moto server for the module; every test makes its own tables."""
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            env.setenv(name, "testing")
+        env.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+        server, url = start_moto_server()
+        try:
+            yield url
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def world(dynamodb_endpoint: str, aws_env: None) -> Iterator[World]:
+    built = build_world(walkthrough_policy(), dynamodb_endpoint)
+    try:
+        yield built
+    finally:
+        built.slack.stop()
+        wiring.reset()
+
+
+def message_text(blocks: list[dict[str, Any]]) -> str:
+    """All mrkdwn/plain text of a message's blocks, joined."""
+    parts: list[str] = []
+    for block in blocks:
+        for item in [block.get("text"), *block.get("fields", [])]:
+            if isinstance(item, dict):
+                parts.append(str(item.get("text", "")))
+    return "\n".join(parts)
+
+
+def actions_block(blocks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((b for b in blocks if b["type"] == "actions"), None)
+
+
+def audit_actions(world: World) -> list[str]:
+    return [d.action for d in world.audit.decisions]
+
+
+def test_walkthrough_state_at_900(world: World) -> None:
+    assert {name: world.describe(name)["status"] for name in world.job_ids} == {
+        "bg-1": "RUNNING",
+        "bg-2": "RUNNABLE",
+        "res-1": "RUNNING",
+        "med-1": "RUNNING",
+    }
+
+
+def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World) -> None:
+    status, body = world.request("sub-bg-2", "high", REASON)
+
+    assert status == 201
+    assert body["status"] == "PENDING"
+    assert (body["currentPriority"], body["requestedPriority"]) == (10, 50)
+    assert body["preview"]["outcome"] == "PREEMPTS"
+    assert body["preview"]["preempted"] == [
+        {
+            "jobId": world.job_ids["bg-1"],
+            "jobName": "bg-1",
+            "quotaShareName": "background",
+            "kind": "IN_SHARE",
+            "unsavedSeconds": 300,
+        }
+    ]
+    assert body["expiresAt"] == world.clock.now() + 3600
+    # The message in the share's approval channel.
+    [message] = world.slack.messages
+    assert (message.channel, message.ts) == (body["message"]["channel"], body["message"]["ts"])
+    assert message.channel == "C0GOVERN"
+    text = message_text(message.blocks)
+    for expected in ("bg-2", "<@U0ALICE>", REASON.replace("'", "'"), "10 (standard)", "50 (high)"):
+        assert expected in text
+    assert "*bg-1*" in text and "300 s of unsaved work" in text
+    buttons = actions_block(message.blocks)
+    assert buttons is not None
+    approve, deny = buttons["elements"]
+    assert (approve["action_id"], approve["value"]) == ("escalation_approve", body["escalationId"])
+    assert (deny["action_id"], deny["value"]) == ("escalation_deny", body["escalationId"])
+    assert "bg-1" in approve["confirm"]["text"]["text"] and "confirm" not in deny
+
+    # An approver clicks Approve.
+    world.clock.advance(5)
+    assert world.click(body["escalationId"], "U0CAROL") == 200
+
+    assert world.batch.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    world.batch.run_until(world.clock.now())
+    assert world.describe("bg-2")["status"] == "RUNNING"
+    assert world.describe("bg-2")["schedulingPriority"] == 50
+    assert world.describe("bg-1")["status"] == "RUNNABLE"  # preempted in-share
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.decided_by, stored.apply_attempts) == (
+        EscalationStatus.APPLIED,
+        "U0CAROL",
+        1,
+    )
+    updated = world.slack.message(message.channel, message.ts)
+    assert updated.edits == 1
+    assert actions_block(updated.blocks) is None
+    assert "*Approved* by <@U0CAROL>" in message_text(updated.blocks)
+    assert audit_actions(world) == [
+        "EscalationRequested",
+        "EscalationApproved",
+        "EscalationApplied",
+    ]
+    applied = world.audit.decisions[-1]
+    assert (applied.actor, applied.resource) == ("U0CAROL", body["escalationId"])
+    assert applied.details["schedulingPriority"] == {"before": 10, "after": 50}
+
+    # A repeated click (double click, Slack retry) changes nothing and says so privately.
+    assert world.click(body["escalationId"], "U0ERIN") == 200
+    assert len(world.batch.update_calls) == 1
+    assert world.slack.message(message.channel, message.ts).edits == 1
+    [notice] = world.slack.calls_to("response_url")
+    assert notice.params["response_type"] == "ephemeral"
+    assert "already APPLIED" in notice.params["text"]
+
+
+def test_deny_keeps_the_priority_and_shows_who_denied(world: World) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    assert world.click(body["escalationId"], "U0ERIN", "escalation_deny") == 200
+    assert world.batch.update_calls == []
+    assert world.describe("bg-2")["schedulingPriority"] == 10
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.DENIED
+    message = world.slack.messages[0]
+    assert "*Denied* by <@U0ERIN>" in message_text(message.blocks)
+    assert audit_actions(world) == ["EscalationRequested", "EscalationDenied"]
+
+
+@pytest.mark.parametrize(
+    ("clicker", "requester", "refusal"),
+    [
+        ("U0ERIN", ERIN, "four-eyes: you cannot decide your own request"),
+        ("U0BOB", ALICE, "you are not an approver of quota share 'background'"),
+        ("U0DAVE", ALICE, "you are not an approver of quota share 'background'"),
+    ],
+)
+def test_refused_clicks_change_nothing(
+    world: World, clicker: str, requester: str, refusal: str
+) -> None:
+    status, body = world.request("sub-bg-2", "high", REASON, principal=requester)
+    assert status == 201
+    assert world.click(body["escalationId"], clicker) == 200
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert world.batch.update_calls == []
+    assert world.slack.messages[0].edits == 0
+    [notice] = world.slack.calls_to("response_url")
+    assert refusal in notice.params["text"]
+    refused = world.audit.decisions[-1]
+    assert (refused.action, refused.actor) == ("EscalationDecisionRefused", clicker)
+    assert refused.details["refusal"] == refusal
+
+
+@pytest.mark.parametrize(
+    "forgery",
+    [
+        {"timestamp_offset": -301},  # stale: more than 5 minutes old
+        {"timestamp_offset": 301},  # from the future
+        {"secret": "not-the-signing-secret"},  # wrong signature
+        {"tamper": True},  # body changed after signing
+    ],
+)
+def test_forged_or_stale_clicks_are_401_and_change_nothing(
+    world: World, forgery: dict[str, Any]
+) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    kwargs: dict[str, Any] = {}
+    if "timestamp_offset" in forgery:
+        kwargs["timestamp"] = int(world.clock.now()) + forgery["timestamp_offset"]
+    if "secret" in forgery:
+        kwargs["secret"] = forgery["secret"]
+    if forgery.get("tamper"):
+        kwargs["tamper"] = True
+    assert (
+        world.click(body["escalationId"], "U0BOB" if "tamper" in forgery else "U0CAROL", **kwargs)
+        == 401
+    )
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert world.batch.update_calls == []
+    assert world.slack.calls_to("chat.update") == []
+    assert world.slack.calls_to("response_url") == []
+
+
+def test_missing_signature_headers_are_401(world: World) -> None:
+    from quotagov.handlers import slack_interactions
+
+    from .world import LambdaContext
+
+    _, body = world.request("sub-bg-2", "high", REASON)
+    event = world.click_event(body["escalationId"], "U0CAROL")
+    event["headers"] = None
+    event["multiValueHeaders"] = None
+    response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
+    assert response["statusCode"] == 401
+    assert world.batch.update_calls == []
+
+
+def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: World) -> None:
+    _, first = world.request("sub-bg-2", "high", REASON)
+    world.clock.advance(3600)  # exactly at expiry: too late
+    assert world.click(first["escalationId"], "U0CAROL") == 200
+    stored = world.escalations.get(first["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.EXPIRED
+    assert world.batch.update_calls == []
+    assert "*Expired*" in message_text(world.slack.messages[0].blocks)
+
+    # The scheduled function expires the rest.
+    _, second = world.request("sub-bg-2", "urgent", REASON)
+    world.clock.advance(3601)
+    result = world.expire()
+    assert result["expired"] == [second["escalationId"]]
+    stored = world.escalations.get(second["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.EXPIRED
+    assert stored.decided_by == "quotagov"
+    second_message = world.slack.message(second["message"]["channel"], second["message"]["ts"])
+    assert second_message.edits == 1 and "*Expired*" in message_text(second_message.blocks)
+    assert world.expire()["expired"] == []  # nothing twice
+    assert audit_actions(world).count("EscalationExpired") == 2
+
+
+@pytest.mark.parametrize(
+    ("submission", "level", "reason", "principal", "status", "message"),
+    [
+        ("sub-bg-2", "high", "   ", ALICE, 422, "reason: must not be empty"),
+        ("sub-nope", "high", REASON, ALICE, 422, "is not a job submitted by quotagov"),
+        ("sub-bg-2", "standard", REASON, ALICE, 422, "is not higher than the job's current"),
+        ("sub-bg-2", "critical", REASON, ALICE, 422, "may not request level 'critical'"),
+        ("sub-bg-2", "nosuch", REASON, ALICE, 422, "unknown priority level 'nosuch'"),
+        ("sub-bg-2", "high", REASON, DAVE, 403, "not a member of team 'research'"),
+    ],
+)
+def test_refused_requests(
+    world: World,
+    submission: str,
+    level: str,
+    reason: str,
+    principal: str,
+    status: int,
+    message: str,
+) -> None:
+    got_status, body = world.request(submission, level, reason, principal)
+    assert got_status == status
+    assert message in body["message"]
+    assert world.slack.messages == []
+    assert world.escalations.with_status(EscalationStatus.PENDING) == []
+    assert audit_actions(world) == ["EscalationRefused"]
+
+
+def test_terminal_job_is_refused(world: World) -> None:
+    world.batch.terminate_service_job(jobId=world.job_ids["bg-2"], reason="test")
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 422
+    assert "is FAILED; it will not run again" in body["message"]
+
+
+def test_direct_level_is_applied_at_once(world: World) -> None:
+    status, body = world.request("sub-med-1", "standard", "weekly retrain is late", DAVE)
+    assert status == 200
+    assert (body["status"], body["direct"]) == ("APPLIED", True)
+    assert world.batch.update_calls == [{"jobId": world.job_ids["med-1"], "schedulingPriority": 10}]
+    assert world.slack.messages == []
+    [applied] = world.audit.decisions
+    assert (applied.action, applied.actor) == ("EscalationApplied", DAVE)
+    assert applied.details["direct"] is True
+
+
+def test_budget_spent(dynamodb_endpoint: str, aws_env: None) -> None:
+    policy = walkthrough_policy(escalationBudget={"count": 1, "periodSeconds": 604800})
+    world = build_world(policy, dynamodb_endpoint)
+    try:
+        assert world.request("sub-bg-2", "high", REASON)[0] == 201
+        status, body = world.request("sub-bg-1", "urgent", REASON)
+        assert status == 422
+        assert body["message"] == "escalation budget of team 'research' is spent: 1 per 604800 s"
+        assert len(world.slack.messages) == 1
+    finally:
+        world.slack.stop()
+        wiring.reset()
+
+
+def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    escalation_id = body["escalationId"]
+    events = [world.click_event(escalation_id, "U0CAROL" if n % 2 else "U0ERIN") for n in range(50)]
+    from quotagov.handlers import slack_interactions
+
+    from .world import LambdaContext
+
+    barrier = threading.Barrier(len(events))
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def click(event: dict[str, Any]) -> None:
+        barrier.wait()
+        response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
+        with lock:
+            statuses.append(int(response["statusCode"]))
+
+    threads = [threading.Thread(target=click, args=(event,)) for event in events]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert statuses == [200] * 50
+    assert world.batch.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    applied = world.escalations.with_status(EscalationStatus.APPLIED)
+    assert [e.escalation_id for e in applied] == [escalation_id]
+    assert world.escalations.with_status(EscalationStatus.PENDING) == []
+    assert len(world.slack.calls_to("chat.update")) == 1
+    assert audit_actions(world).count("EscalationApplied") == 1
+    assert audit_actions(world).count("EscalationApproved") == 1

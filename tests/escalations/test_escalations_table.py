@@ -1,0 +1,186 @@
+"""EscalationsTable on moto DynamoDB: round trip, conditional moves, budget counter, expiry."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import boto3
+import pytest
+
+from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalations import BudgetSpentError, EscalationConflictError
+from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+
+from .conftest import REGION, start_moto_server
+
+T0 = 1_764_547_200.0
+
+
+def escalation(escalation_id: str, *, expires_at: float = T0 + 3600) -> Escalation:
+    return Escalation(
+        escalation_id=escalation_id,
+        job_id="sub-1",
+        batch_job_id="job-bg-2",
+        job_name="bg-2",
+        job_queue="ml-gov-queue",
+        team="research",
+        quota_share_name="background",
+        requester="arn:aws:sts::111122223333:assumed-role/researcher/alice",
+        requester_slack_id="U0ALICE",
+        reason="paper deadline",
+        current_priority=10,
+        requested_level="high",
+        requested_priority=50,
+        status=EscalationStatus.PENDING,
+        created_at=T0,
+        expires_at=expires_at,
+        preview=ImpactPreview(
+            ImpactOutcome.PREEMPTS,
+            "Approval starts bg-2 at once by preempting bg-1 (300 s of unsaved work).",
+            (PreemptedJob("job-bg-1", "bg-1", "background", "IN_SHARE", 300.0),),
+            1,
+            None,
+        ),
+    )
+
+
+def test_round_trip_keeps_every_field(escalations_table: EscalationsTable) -> None:
+    original = escalation("esc-1")
+    escalations_table.create_pending(original, budget_key="budget#research#0", budget_limit=3)
+    assert escalations_table.get("esc-1") == original
+    escalations_table.set_message("esc-1", "C0GOVERN", "1764547200.000001")
+    stored = escalations_table.get("esc-1")
+    assert stored is not None
+    assert (stored.channel, stored.ts) == ("C0GOVERN", "1764547200.000001")
+    assert escalations_table.get("budget#research#0") is None  # counters are not escalations
+
+
+def test_budget_counter_refuses_beyond_the_limit_and_refunds(
+    escalations_table: EscalationsTable,
+) -> None:
+    key = "budget#research#0"
+    escalations_table.create_pending(escalation("esc-1"), budget_key=key, budget_limit=2)
+    escalations_table.create_pending(escalation("esc-2"), budget_key=key, budget_limit=2)
+    with pytest.raises(BudgetSpentError):
+        escalations_table.create_pending(escalation("esc-3"), budget_key=key, budget_limit=2)
+    assert escalations_table.get("esc-3") is None  # the transaction wrote nothing
+    assert escalations_table.budget_used(key) == 2
+    escalations_table.refund_budget(key)
+    escalations_table.create_pending(escalation("esc-3"), budget_key=key, budget_limit=2)
+    assert escalations_table.budget_used(key) == 2
+    with pytest.raises(BudgetSpentError):
+        escalations_table.create_pending(escalation("esc-4"), budget_key="b#x", budget_limit=0)
+
+
+def test_duplicate_id_is_a_conflict_and_takes_no_budget(
+    escalations_table: EscalationsTable,
+) -> None:
+    key = "budget#research#0"
+    escalations_table.create_pending(escalation("esc-1"), budget_key=key, budget_limit=5)
+    with pytest.raises(EscalationConflictError):
+        escalations_table.create_pending(escalation("esc-1"), budget_key=key, budget_limit=5)
+    assert escalations_table.budget_used(key) == 1
+
+
+def test_transition_applies_once(escalations_table: EscalationsTable) -> None:
+    escalations_table.create_pending(escalation("esc-1"), budget_key="b", budget_limit=5)
+    first = escalations_table.transition(
+        "esc-1",
+        EscalationStatus.PENDING,
+        {"status": EscalationStatus.APPROVED, "decided_by": "U0CAROL", "decided_at": T0 + 5},
+    )
+    assert first is not None
+    assert (first.status, first.decided_by, first.decided_at) == (
+        EscalationStatus.APPROVED,
+        "U0CAROL",
+        T0 + 5,
+    )
+    second = escalations_table.transition(
+        "esc-1",
+        EscalationStatus.PENDING,
+        {"status": EscalationStatus.DENIED, "decided_by": "U0ERIN", "decided_at": T0 + 6},
+    )
+    assert second is None
+    unknown = {"status": EscalationStatus.DENIED}
+    assert escalations_table.transition("nope", EscalationStatus.PENDING, unknown) is None
+    with pytest.raises(ValueError, match="nothing to change"):
+        escalations_table.transition("esc-1", EscalationStatus.APPROVED, {})
+    failed = escalations_table.transition(
+        "esc-1",
+        EscalationStatus.APPROVED,
+        {"status": EscalationStatus.APPLY_FAILED, "error": "boom", "apply_attempts": 1},
+    )
+    assert failed is not None and failed.error == "boom"
+    applied = escalations_table.transition(
+        "esc-1",
+        EscalationStatus.APPLY_FAILED,
+        {"status": EscalationStatus.APPLIED, "error": None, "applied_at": T0 + 9},
+    )
+    assert applied is not None
+    assert (applied.status, applied.error, applied.decided_by) == (
+        EscalationStatus.APPLIED,
+        None,
+        "U0CAROL",
+    )
+
+
+def test_due_for_expiry_lists_only_overdue_pending(escalations_table: EscalationsTable) -> None:
+    escalations_table.create_pending(
+        escalation("old", expires_at=T0 + 10), budget_key="b", budget_limit=9
+    )
+    escalations_table.create_pending(
+        escalation("new", expires_at=T0 + 100), budget_key="b", budget_limit=9
+    )
+    escalations_table.create_pending(
+        escalation("decided", expires_at=T0 + 5), budget_key="b", budget_limit=9
+    )
+    escalations_table.transition(
+        "decided", EscalationStatus.PENDING, {"status": EscalationStatus.DENIED}
+    )
+    assert [e.escalation_id for e in escalations_table.due_for_expiry(T0 + 50)] == ["old"]
+    assert [e.escalation_id for e in escalations_table.with_status(EscalationStatus.DENIED)] == [
+        "decided"
+    ]
+
+
+@pytest.fixture
+def moto_server(aws_env: None) -> Iterator[str]:
+    server, url = start_moto_server()
+    try:
+        yield url
+    finally:
+        server.stop()
+
+
+def test_simultaneous_requests_never_overspend_a_budget(moto_server: str) -> None:
+    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
+    create_escalations_table(client, "escalations-race")
+    table = EscalationsTable(client, "escalations-race")
+    barrier = threading.Barrier(12)
+    outcomes: dict[str, str] = {}
+
+    def request(n: int) -> None:
+        own = EscalationsTable(
+            boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server),
+            "escalations-race",
+        )
+        barrier.wait()
+        try:
+            own.create_pending(
+                escalation(f"esc-{n}"), budget_key="budget#research#0", budget_limit=1
+            )
+            outcomes[f"esc-{n}"] = "stored"
+        except BudgetSpentError:
+            outcomes[f"esc-{n}"] = "refused"
+
+    threads = [threading.Thread(target=request, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stored = [k for k, v in outcomes.items() if v == "stored"]
+    assert len(stored) == 1 and len(outcomes) == 12
+    assert table.budget_used("budget#research#0") == 1
+    assert [e.escalation_id for e in table.with_status(EscalationStatus.PENDING)] == stored

@@ -1,0 +1,155 @@
+"""The JobsTable repository against moto DynamoDB: conditional writes, GSI, round trips."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
+from quotagov.clock import ManualClock
+from quotagov.governance.records import (
+    JobRecord,
+    JobRecordConflictError,
+    JobRecordExistsError,
+    JobRecordNotFoundError,
+    SubmissionState,
+    client_token_for,
+)
+
+from .conftest import JOBS_TABLE
+
+
+def _record(pk: str = "sub-1", **extra: Any) -> JobRecord:
+    fields: dict[str, Any] = dict(
+        pk=pk,
+        state=SubmissionState.QUEUED,
+        team="research",
+        workloadClass="exploratory",
+        priorityLevel="standard",
+        jobName="resnet-sweep-017",
+        principal="arn:aws:sts::111122223333:assumed-role/researcher/alice",
+        ownerSlackUserId="U0ALICE",
+        quotaShareName="background",
+        schedulingPriority=10,
+        preemptionRetriesBeforeTermination=1,
+        checkpointIntervalSeconds=600,
+        serviceRequestPayload='{"TrainingJobName": "resnet-sweep-017"}',
+        instanceType="ml.g5.xlarge",
+        instanceCount=1,
+        clientToken=client_token_for(pk),
+    )
+    return JobRecord(**{**fields, **extra})
+
+
+def test_create_then_get_round_trips_every_field(
+    jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock
+) -> None:
+    stored = jobs_repo.create(_record())
+    assert stored.version == 1
+    assert stored.createdAt == stored.updatedAt == 1_796_083_200
+
+    again = jobs_repo.get("sub-1")
+    assert again == stored
+    raw = dynamodb.get_item(TableName=JOBS_TABLE, Key={"pk": {"S": "sub-1"}})["Item"]
+    assert raw["state"] == {"S": "QUEUED"}
+    assert raw["schedulingPriority"] == {"N": "10"}
+    assert raw["clientToken"]["S"].startswith("qg-") and len(raw["clientToken"]["S"]) == 43
+    assert "batchJobId" not in raw  # None is not stored: the GSI stays sparse
+
+
+def test_create_refuses_an_existing_id(jobs_repo: DynamoDBJobsRepository) -> None:
+    jobs_repo.create(_record())
+    with pytest.raises(JobRecordExistsError, match="sub-1"):
+        jobs_repo.create(_record(team="applied"))
+    got = jobs_repo.get("sub-1")
+    assert got is not None and got.team == "research"
+
+
+def test_get_of_unknown_id_is_none(jobs_repo: DynamoDBJobsRepository) -> None:
+    assert jobs_repo.get("nope") is None
+    assert jobs_repo.get_by_batch_job_id("nope") is None
+
+
+def test_update_sets_removes_and_bumps_version(
+    jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock
+) -> None:
+    jobs_repo.create(_record())
+    clock.advance(30)
+    after = jobs_repo.update(
+        "sub-1",
+        {
+            "state": SubmissionState.SUBMITTED,
+            "batchJobId": "job-1",
+            "batchJobArn": "arn:aws:batch:eu-west-1:111122223333:service-job/job-1",
+            "checkpointIntervalSeconds": None,
+        },
+        expected_version=1,
+        expected_states=[SubmissionState.QUEUED],
+    )
+    assert after.state is SubmissionState.SUBMITTED
+    assert after.version == 2
+    assert after.updatedAt == 1_796_083_230 and after.createdAt == 1_796_083_200
+    assert after.checkpointIntervalSeconds is None
+    raw = dynamodb.get_item(TableName=JOBS_TABLE, Key={"pk": {"S": "sub-1"}})["Item"]
+    assert "checkpointIntervalSeconds" not in raw
+    assert jobs_repo.get_by_batch_job_id("job-1") == after
+
+
+def test_update_with_stale_version_loses_and_shows_the_winner(
+    jobs_repo: DynamoDBJobsRepository,
+) -> None:
+    jobs_repo.create(_record())
+    jobs_repo.update("sub-1", {"reasons": ["first writer"]}, expected_version=1)
+    with pytest.raises(JobRecordConflictError) as caught:
+        jobs_repo.update("sub-1", {"reasons": ["second writer"]}, expected_version=1)
+    assert caught.value.current is not None
+    assert caught.value.current.reasons == ["first writer"]
+    assert caught.value.current.version == 2
+    got = jobs_repo.get("sub-1")
+    assert got is not None and got.reasons == ["first writer"] and got.version == 2
+
+
+def test_update_with_wrong_state_loses(jobs_repo: DynamoDBJobsRepository) -> None:
+    jobs_repo.create(_record())
+    jobs_repo.update("sub-1", {"state": SubmissionState.SUBMITTED, "batchJobId": "job-1"})
+    with pytest.raises(JobRecordConflictError, match="state SUBMITTED"):
+        jobs_repo.update(
+            "sub-1",
+            {"state": SubmissionState.FAILED, "reasons": ["late"]},
+            expected_states=[SubmissionState.QUEUED],
+        )
+    got = jobs_repo.get("sub-1")
+    assert got is not None and got.state is SubmissionState.SUBMITTED and got.reasons == []
+
+
+def test_update_of_missing_record_is_not_found(jobs_repo: DynamoDBJobsRepository) -> None:
+    with pytest.raises(JobRecordNotFoundError, match="ghost"):
+        jobs_repo.update("ghost", {"reasons": ["x"]})
+
+
+def test_update_refuses_managed_attributes(jobs_repo: DynamoDBJobsRepository) -> None:
+    jobs_repo.create(_record())
+    with pytest.raises(ValueError, match="version"):
+        jobs_repo.update("sub-1", {"version": 7})
+
+
+def test_unknown_attributes_survive_round_trips(jobs_repo: DynamoDBJobsRepository) -> None:
+    """Fields other helpers add later (job-state) are kept by this code."""
+    jobs_repo.create(_record(jobStatus="RUNNABLE", batch={"attempts": 2, "lostSeconds": 12.5}))
+    jobs_repo.update("sub-1", {"preemptions": 3})
+    got = jobs_repo.get("sub-1")
+    assert got is not None
+    extra = got.model_extra or {}
+    assert extra == {
+        "jobStatus": "RUNNABLE",
+        "batch": {"attempts": 2, "lostSeconds": 12.5},
+        "preemptions": 3,
+    }
+
+
+def test_client_token_is_deterministic_and_fits_batch() -> None:
+    assert client_token_for("sub-1") == client_token_for("sub-1")
+    assert client_token_for("sub-1") != client_token_for("sub-2")
+    assert client_token_for("sub-1", 1) != client_token_for("sub-1", 0)
+    assert len(client_token_for("x" * 500)) <= 64
