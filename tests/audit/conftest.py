@@ -16,17 +16,18 @@ from audit.support import (
     POLICY_DOCUMENT,
     REGION,
     TABLE,
-    ChatRecorder,
     create_audit_table,
     simulated_batch,
 )
 from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.slack import SlackChatNotifier, build_web_client
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import ChainWriter
 from quotagov.governance.audit_decisions import DecisionLog
 from quotagov.governance.audit_trail import AuditTrail
+from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
 
 
@@ -67,8 +68,16 @@ def batch(policy: Policy, clock: ManualClock) -> SimulatedBatch:
 
 
 @pytest.fixture
-def chat() -> ChatRecorder:
-    return ChatRecorder()
+def slack() -> Iterator[FakeSlack]:
+    """The loopback fake Slack Web API; the platform channel exists."""
+    with FakeSlack(token="xoxb-audit-test", channels=[PLATFORM_CHANNEL]) as fake:
+        yield fake
+
+
+@pytest.fixture
+def chat(slack: FakeSlack) -> SlackChatNotifier:
+    """The real Slack adapter (slack_sdk WebClient) talking to the fake Slack."""
+    return SlackChatNotifier(build_web_client(slack.token, slack.base_url))
 
 
 @pytest.fixture
@@ -95,7 +104,7 @@ def trail(
     batch: SimulatedBatch,
     policy: Policy,
     clock: ManualClock,
-    chat: ChatRecorder,
+    chat: SlackChatNotifier,
 ) -> AuditTrail:
     return AuditTrail(
         chains=chains,

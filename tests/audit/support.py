@@ -1,4 +1,4 @@
-"""Test doubles and sample data of the audit tests: Batch double, chat recorder, policy."""
+"""Sample data and helpers of the audit tests: policy, events, the simulated Batch."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.simbatch import RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_events import CloudTrailApiCall
-from quotagov.governance.ports import ChatError, PostedMessage
 from quotagov.policy import Policy
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -146,24 +145,6 @@ def perform(batch: SimulatedBatch, clock: ManualClock, call: CloudTrailApiCall) 
 def with_job(call: CloudTrailApiCall, job_id: str) -> CloudTrailApiCall:
     """``call`` about the simulated job ``job_id`` (the sample events' ids are invented)."""
     return call.model_copy(update={"requestParameters": {**call.parameters, "jobId": job_id}})
-
-
-class ChatRecorder:
-    """A :class:`~quotagov.governance.ports.ChatNotifier` that keeps what it is asked to
-    post; with ``fail`` set it answers like Slack refusing the call."""
-
-    def __init__(self, fail: str | None = None) -> None:
-        self.posts: list[dict[str, Any]] = []
-        self.fail = fail
-
-    def post(self, channel: str, text: str, blocks: list[dict[str, Any]]) -> PostedMessage:
-        if self.fail:
-            raise ChatError(self.fail)
-        self.posts.append({"channel": channel, "text": text, "blocks": blocks})
-        return PostedMessage(channel=channel, ts=f"1777890000.{len(self.posts):06d}")
-
-    def update(self, message: PostedMessage, text: str, blocks: list[dict[str, Any]]) -> None:
-        raise AssertionError("the audit trail never updates a message")
 
 
 def create_audit_table(client: Any, name: str = TABLE) -> None:

@@ -12,7 +12,6 @@ from audit.support import (
     PLATFORM_CHANNEL,
     QUEUE_ARN,
     TABLE,
-    ChatRecorder,
     load_call,
     perform,
     share_arn,
@@ -28,6 +27,7 @@ from quotagov.governance.audit_decisions import DecisionLog
 from quotagov.governance.audit_known import CONFIG
 from quotagov.governance.audit_trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
+from quotagov.local.fake_slack import FakeSlack
 
 XL = "ml.g5.xlarge"
 
@@ -58,7 +58,7 @@ def test_capacity_limit_lowered_below_use_of_a_reserve_share(
     batch: SimulatedBatch,
     dynamodb: Any,
     versions: DynamoDBVersionStore,
-    chat: ChatRecorder,
+    slack: FakeSlack,
     clock: ManualClock,
 ) -> None:
     call = load_call("update-quota-share")
@@ -144,15 +144,15 @@ def test_capacity_limit_lowered_below_use_of_a_reserve_share(
     assert latest is not None and latest.tag == "DescribeQuotaShare"
     assert latest.value == release_config(1)
     # and the platform team heard of it
-    assert len(chat.posts) == 1
-    post = chat.posts[0]
-    assert post["channel"] == PLATFORM_CHANNEL
-    assert post["text"] == (
+    assert len(slack.messages) == 1
+    post = slack.messages[0]
+    assert post.channel == PLATFORM_CHANNEL
+    assert post.text == (
         "Risky Batch change: UpdateQuotaShare on quota-share release by "
         f"arn:aws:sts::{ACCOUNT}:assumed-role/ml-admins/alice: 2 finding(s)"
     )
-    assert "CAPACITY_LIMIT_BELOW_USE" in post["blocks"][2]["text"]["text"]
-    assert post["blocks"][4]["elements"][0]["text"].startswith("audit chain ml-gov-queue record 1")
+    assert "CAPACITY_LIMIT_BELOW_USE" in post.blocks[2]["text"]["text"]
+    assert post.blocks[4]["elements"][0]["text"].startswith("audit chain ml-gov-queue record 1")
 
 
 def test_strategy_away_from_reserve_with_unlimited_borrowing_compared_to_the_policy(
@@ -363,7 +363,7 @@ def test_priority_raised_by_a_researcher_bypasses_approval(
     batch: SimulatedBatch,
     decisions: DecisionLog,
     clock: ManualClock,
-    chat: ChatRecorder,
+    slack: FakeSlack,
 ) -> None:
     clock.set(1777890000.0)  # 2026-05-04T10:20:00Z, the submission
     job_a = submit(batch, "res-sweep-017", "research", priority=10)
@@ -401,7 +401,7 @@ def test_priority_raised_by_a_researcher_bypasses_approval(
             "quotagov, bypassing escalation approval",
         }
     ]
-    assert len(chat.posts) == 1
+    assert len(slack.messages) == 1
 
 
 def test_priority_set_outside_quotagov_with_unknown_previous_value(
@@ -425,7 +425,7 @@ def test_controller_priority_change_names_its_decision_and_has_no_finding(
     batch: SimulatedBatch,
     decisions: DecisionLog,
     clock: ManualClock,
-    chat: ChatRecorder,
+    slack: FakeSlack,
 ) -> None:
     clock.set(1777892400.0)  # 11:00:00, submitted at priority 10
     job_b = submit(batch, "app-nightly-042", "applied", priority=10)
@@ -469,7 +469,7 @@ def test_controller_priority_change_names_its_decision_and_has_no_finding(
     }
     assert record["difference"] == [{"path": "schedulingPriority", "before": 10, "after": 50}]
     assert record["findings"] == []
-    assert chat.posts == []
+    assert slack.messages == []
 
 
 def test_controller_termination_names_the_decision_in_its_reason(
@@ -498,7 +498,7 @@ def test_failed_call_is_an_attempt_without_change_findings(
     trail: AuditTrail,
     batch: SimulatedBatch,
     versions: DynamoDBVersionStore,
-    chat: ChatRecorder,
+    slack: FakeSlack,
 ) -> None:
     call = load_call("update-quota-share-denied")
     requests_before = len(batch.requests)
@@ -516,7 +516,7 @@ def test_failed_call_is_an_attempt_without_change_findings(
     assert record["findings"] == []
     assert batch.requests[requests_before:] == []  # nothing looked up: nothing changed
     assert versions.latest(CONFIG, share_arn("research")) is None
-    assert chat.posts == []
+    assert slack.messages == []
 
 
 def test_other_resources_record_their_request_as_after(trail: AuditTrail) -> None:
@@ -547,29 +547,27 @@ def test_other_resources_record_their_request_as_after(trail: AuditTrail) -> Non
     assert all(r["findings"] == [] for r in (queue, policy_change, environment))
 
 
+@pytest.mark.parametrize("error", ["channel_not_found", "ratelimited"])
 def test_slack_failure_keeps_the_record(
     chains: DynamoDBChainStore,
-    versions: DynamoDBVersionStore,
     batch: SimulatedBatch,
     trail: AuditTrail,
     clock: ManualClock,
+    slack: FakeSlack,
+    error: str,
 ) -> None:
     call = load_call("update-quota-share-borrow")
     perform(batch, clock, call)
-    failing = AuditTrail(
-        chains=chains,
-        versions=versions,
-        batch=batch,
-        policy=trail._policy,
-        clock=clock,
-        chat=ChatRecorder(fail="channel_not_found"),
-        platform_channel=PLATFORM_CHANNEL,
-    )
+    slack.fail_next("chat.postMessage", error)
 
-    result = failing.record_call(call)
+    result = trail.record_call(call)
 
     assert result.created and not result.alerted
     assert chains.find("ml-gov-queue", f"event:{result.record['eventId']}") == result.record
+    assert [c.response for c in slack.calls_to("chat.postMessage")] == [
+        {"ok": False, "error": error}
+    ]
+    assert slack.messages == []
 
 
 def test_share_of_another_queue_goes_to_that_queues_chain_without_policy_findings(

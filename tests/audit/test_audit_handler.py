@@ -16,18 +16,19 @@ from audit.support import (
     PLATFORM_CHANNEL,
     QUEUE_ARN,
     TABLE,
-    ChatRecorder,
     load_event,
 )
 from quotagov import wiring
 from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import verify_chain
 from quotagov.governance.audit_decisions import DecisionLog
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers.audit_trail import handler
+from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
 from quotagov.settings import Settings
 
@@ -49,7 +50,7 @@ def wired(
     versions: DynamoDBVersionStore,
     batch: SimulatedBatch,
     policy: Policy,
-    chat: ChatRecorder,
+    chat: SlackChatNotifier,
     clock: ManualClock,
 ) -> Iterator[None]:
     settings = Settings(
@@ -72,7 +73,7 @@ def wired(
 
 @pytest.mark.usefixtures("wired")
 def test_event_is_recorded_once_and_risk_counted(
-    chains: DynamoDBChainStore, chat: ChatRecorder, capsys: pytest.CaptureFixture[str]
+    chains: DynamoDBChainStore, slack: FakeSlack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     event = load_event("update-quota-share-borrow")
 
@@ -87,7 +88,7 @@ def test_event_is_recorded_once_and_risk_counted(
         "findings": ["BORROW_LIMIT_RAISED", "POLICY_DRIFT"],
     }
     assert again == {**first, "status": "duplicate"}
-    assert len(chat.posts) == 1
+    assert [m.channel for m in slack.messages] == [PLATFORM_CHANNEL]
     assert verify_chain("ml-gov-queue", chains.records("ml-gov-queue")) == (1, None)
     emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "_aws" in line]
     names = {
