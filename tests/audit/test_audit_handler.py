@@ -7,12 +7,14 @@ import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from audit.support import (
     CONTROLLER_ROLE,
+    EVENTS,
     PLATFORM_CHANNEL,
     QUEUE_ARN,
     TABLE,
@@ -26,8 +28,9 @@ from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import verify_chain
 from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.audit_events import AUDITED_CALLS
 from quotagov.governance.ports import ControllerDecision
-from quotagov.handlers.audit_trail import handler
+from quotagov.handlers.audit_trail import BatchApiCallEvent, handler
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
 from quotagov.settings import Settings
@@ -212,3 +215,14 @@ def test_misconfigured_slack_still_records(
     assert answer["status"] == "recorded"
     assert answer["findings"] == ["BORROW_LIMIT_RAISED", "POLICY_DRIFT"]
     assert len(list(chains.records("ml-gov-queue"))) == 1
+
+
+@pytest.mark.parametrize("path", sorted(EVENTS.glob("audit_trail-*.json")), ids=lambda p: p.stem)
+def test_every_sample_event_is_an_audited_cloudtrail_call(path: Path) -> None:
+    event = BatchApiCallEvent.model_validate_json(path.read_text())
+
+    assert event.source == "aws.batch"
+    assert event.detail_type == "AWS API Call via CloudTrail"
+    assert event.detail.eventName in AUDITED_CALLS
+    assert event.detail.eventSource == "batch.amazonaws.com"
+    assert event.detail.eventID and event.detail.userIdentity.arn
