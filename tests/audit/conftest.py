@@ -16,16 +16,18 @@ from audit.support import (
     POLICY_DOCUMENT,
     REGION,
     TABLE,
-    ChatRecorder,
-    RecordingBatch,
     create_audit_table,
+    simulated_batch,
 )
+from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.slack import SlackChatNotifier, build_web_client
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import ChainWriter
 from quotagov.governance.audit_decisions import DecisionLog
 from quotagov.governance.audit_trail import AuditTrail
+from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
 
 
@@ -61,13 +63,21 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def batch() -> RecordingBatch:
-    return RecordingBatch()
+def batch(policy: Policy, clock: ManualClock) -> SimulatedBatch:
+    return simulated_batch(policy, clock)
 
 
 @pytest.fixture
-def chat() -> ChatRecorder:
-    return ChatRecorder()
+def slack() -> Iterator[FakeSlack]:
+    """The loopback fake Slack Web API; the platform channel exists."""
+    with FakeSlack(token="xoxb-audit-test", channels=[PLATFORM_CHANNEL]) as fake:
+        yield fake
+
+
+@pytest.fixture
+def chat(slack: FakeSlack) -> SlackChatNotifier:
+    """The real Slack adapter (slack_sdk WebClient) talking to the fake Slack."""
+    return SlackChatNotifier(build_web_client(slack.token, slack.base_url))
 
 
 @pytest.fixture
@@ -91,15 +101,15 @@ def decisions(
 def trail(
     chains: DynamoDBChainStore,
     versions: DynamoDBVersionStore,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     policy: Policy,
     clock: ManualClock,
-    chat: ChatRecorder,
+    chat: SlackChatNotifier,
 ) -> AuditTrail:
     return AuditTrail(
         chains=chains,
         versions=versions,
-        batch=batch,  # type: ignore[arg-type]
+        batch=batch,
         policy=policy,
         clock=clock,
         controller_principals=[CONTROLLER_ROLE],

@@ -1,4 +1,4 @@
-"""Test doubles and sample data of the audit tests: Batch double, chat recorder, policy."""
+"""Sample data and helpers of the audit tests: policy, events, the simulated Batch."""
 
 from __future__ import annotations
 
@@ -6,11 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from quotagov.adapters.batch_simulated import SimulatedBatch
+from quotagov.adapters.simbatch import RUN_SECONDS_HINT
+from quotagov.clock import ManualClock
 from quotagov.governance.audit_events import CloudTrailApiCall
-from quotagov.governance.ports import BatchNotFoundError, ChatError, PostedMessage
+from quotagov.policy import Policy
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 REGION = "eu-west-1"
+GPU = "ml.g5.xlarge"
 ACCOUNT = "111122223333"
 QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/ml-gov-queue"
 TABLE = "quotagov-audit-test"
@@ -90,105 +94,57 @@ def load_call(name: str) -> CloudTrailApiCall:
     return CloudTrailApiCall.model_validate(load_event(name)["detail"])
 
 
-class RecordingBatch:
-    """Test double of the Batch port for the three calls the audit trail makes.
-
-    Holds quota shares (``DescribeQuotaShare`` responses by ARN) and service jobs
-    (``ServiceJobSummary`` dicts plus ``jobQueue`` and ``schedulingPriority``), applies
-    ``ListServiceJobs``' documented filter rule (``QUOTA_SHARE_NAME`` combines with
-    ``jobStatus``; no ``jobStatus`` means ``RUNNING``), and records every call.
-    """
-
-    def __init__(self) -> None:
-        self.shares: dict[str, dict[str, Any]] = {}
-        self.jobs: list[dict[str, Any]] = []
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-
-    def set_share(self, name: str, **configuration: Any) -> None:
-        self.shares[share_arn(name)] = {
-            "quotaShareName": name,
-            "quotaShareArn": share_arn(name),
-            "jobQueueArn": QUEUE_ARN,
-            "state": "ENABLED",
-            "status": "VALID",
-            "tags": {},
-            **configuration,
-        }
-
-    def add_job(
-        self, job_id: str, share: str, status: str, instances: int = 1, priority: int = 10
-    ) -> None:
-        usage = (
-            [{"capacityUnit": "ml.g5.xlarge", "quantity": float(instances)}]
-            if status in ("SCHEDULED", "STARTING", "RUNNING")
-            else []
-        )
-        self.jobs.append(
-            {
-                "jobId": job_id,
-                "jobArn": f"arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{job_id}",
-                "jobName": f"job-{job_id[:8]}",
-                "jobQueue": QUEUE_ARN,
-                "serviceJobType": "SAGEMAKER_TRAINING",
-                "status": status,
-                "quotaShareName": share,
-                "capacityUsage": usage,
-                "createdAt": 1777885000000,
-                "schedulingPriority": priority,
-            }
-        )
-
-    def describe_quota_share(self, *, quotaShareArn: str) -> dict[str, Any]:
-        self.calls.append(("DescribeQuotaShare", {"quotaShareArn": quotaShareArn}))
-        if quotaShareArn not in self.shares:
-            raise BatchNotFoundError(
-                "DescribeQuotaShare", "ClientException", f"{quotaShareArn} does not exist"
-            )
-        return json.loads(json.dumps(self.shares[quotaShareArn]))  # type: ignore[no-any-return]
-
-    def describe_service_job(self, *, jobId: str) -> dict[str, Any]:
-        self.calls.append(("DescribeServiceJob", {"jobId": jobId}))
-        for job in self.jobs:
-            if job["jobId"] == jobId:
-                return dict(job)
-        raise BatchNotFoundError("DescribeServiceJob", "ClientException", f"{jobId} not found")
-
-    def list_service_jobs(self, **request: Any) -> dict[str, Any]:
-        self.calls.append(("ListServiceJobs", request))
-        status = request.get("jobStatus", "RUNNING")
-        shares = [
-            v
-            for f in request.get("filters", [])
-            if f["name"] == "QUOTA_SHARE_NAME"
-            for v in f["values"]
-        ]
-        queue = request.get("jobQueue")
-        found = [
-            {k: v for k, v in job.items() if k not in ("jobQueue", "schedulingPriority")}
-            for job in self.jobs
-            if job["status"] == status
-            and (not shares or job["quotaShareName"] in shares)
-            and queue in (job["jobQueue"], "ml-gov-queue")
-        ]
-        return {"jobSummaryList": found}
+def simulated_batch(policy: Policy, clock: ManualClock) -> SimulatedBatch:
+    """The simulated Batch with the policy's queue and shares, 8 ``ml.g5.xlarge``."""
+    return SimulatedBatch.from_policy(policy, capacity={GPU: 8}, clock=clock, seed=7)
 
 
-class ChatRecorder:
-    """A :class:`~quotagov.governance.ports.ChatNotifier` that keeps what it is asked to
-    post; with ``fail`` set it answers like Slack refusing the call."""
+def submit(
+    batch: SimulatedBatch, name: str, share: str, *, run_seconds: float = 36000, priority: int = 10
+) -> str:
+    """Submit a one-instance training job to ``share``; returns its job id."""
+    payload = {
+        "TrainingJobName": name,
+        "RoleArn": f"arn:aws:iam::{ACCOUNT}:role/sm-exec",
+        "AlgorithmSpecification": {
+            "TrainingImage": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/train:1",
+            "TrainingInputMode": "File",
+        },
+        "ResourceConfig": {"InstanceType": GPU, "InstanceCount": 1, "VolumeSizeInGB": 100},
+        "OutputDataConfig": {"S3OutputPath": "s3://example-artifacts/out/"},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+    }
+    answer = batch.submit_service_job(
+        jobName=name,
+        jobQueue=QUEUE_ARN,
+        serviceJobType="SAGEMAKER_TRAINING",
+        serviceRequestPayload=json.dumps(payload),
+        quotaShareName=share,
+        schedulingPriority=priority,
+        tags={RUN_SECONDS_HINT: str(run_seconds)},
+    )
+    return str(answer["jobId"])
 
-    def __init__(self, fail: str | None = None) -> None:
-        self.posts: list[dict[str, Any]] = []
-        self.fail = fail
 
-    def post(self, channel: str, text: str, blocks: list[dict[str, Any]]) -> PostedMessage:
-        if self.fail:
-            raise ChatError(self.fail)
-        self.posts.append({"channel": channel, "text": text, "blocks": blocks})
-        return PostedMessage(channel=channel, ts=f"1777890000.{len(self.posts):06d}")
+def perform(batch: SimulatedBatch, clock: ManualClock, call: CloudTrailApiCall) -> None:
+    """Make the call CloudTrail recorded, on the simulated Batch at its ``eventTime``, and
+    let 40 s pass (EventBridge delivery) before the audit sees it."""
+    clock.set(call.event_ms / 1000)
+    batch.sync()
+    operation = {
+        "CreateQuotaShare": batch.create_quota_share,
+        "UpdateQuotaShare": batch.update_quota_share,
+        "DeleteQuotaShare": batch.delete_quota_share,
+        "UpdateServiceJob": batch.update_service_job,
+        "TerminateServiceJob": batch.terminate_service_job,
+    }[call.eventName]
+    operation(**call.parameters)
+    batch.advance(40)
 
-    def update(self, message: PostedMessage, text: str, blocks: list[dict[str, Any]]) -> None:
-        raise AssertionError("the audit trail never updates a message")
+
+def with_job(call: CloudTrailApiCall, job_id: str) -> CloudTrailApiCall:
+    """``call`` about the simulated job ``job_id`` (the sample events' ids are invented)."""
+    return call.model_copy(update={"requestParameters": {**call.parameters, "jobId": job_id}})
 
 
 def create_audit_table(client: Any, name: str = TABLE) -> None:

@@ -15,6 +15,7 @@ from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import (
     CanonicalFormError,
     ChainBreak,
+    ChainIntegrityError,
     canonical_json,
     record_hash,
     seal,
@@ -198,3 +199,21 @@ def test_naively_inserted_copy_fails_at_its_position(
     assert _verify(chains)[1] == ChainBreak(
         CHAIN, 3, "an extra record claiming seq 2 is stored after record 2 (inserted)"
     )
+
+
+@pytest.mark.usefixtures("five")
+def test_redelivery_after_its_record_was_deleted_reports_the_tampering(
+    dynamodb: Any, decisions: DecisionLog
+) -> None:
+    dynamodb.delete_item(TableName=TABLE, Key=_key(5))
+
+    with pytest.raises(ChainIntegrityError, match="'decision:refuse-sub-0005' exists but its"):
+        decisions.record_decision(
+            ControllerDecision(
+                action="SubmissionRefused",
+                actor="quotagov",
+                job_queue=CHAIN,
+                resource="sub-0005",
+                decision_id="refuse-sub-0005",
+            )
+        )

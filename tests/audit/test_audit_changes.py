@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from audit.support import (
     ACCOUNT,
     PLATFORM_CHANNEL,
     QUEUE_ARN,
     TABLE,
-    ChatRecorder,
-    RecordingBatch,
     load_call,
+    perform,
     share_arn,
+    submit,
+    with_job,
 )
+from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
@@ -23,10 +27,9 @@ from quotagov.governance.audit_decisions import DecisionLog
 from quotagov.governance.audit_known import CONFIG
 from quotagov.governance.audit_trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
+from quotagov.local.fake_slack import FakeSlack
 
 XL = "ml.g5.xlarge"
-JOB_A = "9e1c2b7a-41d0-4f5b-8a66-3c2d1e0f7a55"
-JOB_B = "4b7d1f02-93c5-4e2a-b8d1-6a0f3e9c2d18"
 
 
 def stored(dynamodb: Any, chain: str, seq: int) -> dict[str, Any]:
@@ -52,23 +55,23 @@ def release_config(limit: int, **overrides: Any) -> dict[str, Any]:
 
 def test_capacity_limit_lowered_below_use_of_a_reserve_share(
     trail: AuditTrail,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     dynamodb: Any,
     versions: DynamoDBVersionStore,
-    chat: ChatRecorder,
+    slack: FakeSlack,
     clock: ManualClock,
 ) -> None:
     call = load_call("update-quota-share")
-    # quotagov knew the share from an earlier DescribeQuotaShare refresh
-    batch.set_share("release", **release_config(2))
-    trail._configs.refresh_quota_share(share_arn("release"), call.event_ms - 3_600_000)
-    # then alice lowered it: Batch now answers with the new limit
-    batch.set_share("release", **release_config(1))
-    batch.add_job("rel-run-1", "release", "RUNNING")
-    batch.add_job("rel-run-2", "release", "STARTING")
-    batch.add_job("rel-wait-3", "release", "RUNNABLE")
-    batch.add_job("res-run-4", "research", "RUNNING", instances=3)
-    clock.set(call.event_ms / 1000 + 40)
+    # two release builds run on the share's 2 instances, a third waits; research runs one
+    for name in ("rel-1", "rel-2", "rel-3"):
+        submit(batch, name, "release")
+    submit(batch, "res-1", "research")
+    batch.advance(60)
+    # quotagov knew the share from a DescribeQuotaShare refresh
+    trail._configs.refresh_quota_share(share_arn("release"), int(clock.now() * 1000))
+    # then alice lowered it to 1 (on Batch), and the event arrives 40 s later
+    perform(batch, clock, call)
+    requests_before = len(batch.requests)
 
     result = trail.record_call(call)
 
@@ -125,8 +128,14 @@ def test_capacity_limit_lowered_below_use_of_a_reserve_share(
     ]
     assert record["lookupErrors"] == []
     # the use came from ListServiceJobs per capacity-holding state, filtered on the share
-    listed = [req for name, req in batch.calls if name == "ListServiceJobs"]
-    assert [req["jobStatus"] for req in listed] == ["SCHEDULED", "STARTING", "RUNNING"]
+    listed = [req for name, req in batch.requests[requests_before:] if name == "ListServiceJobs"]
+    assert [req["jobStatus"] for req in listed] == [
+        "SCHEDULED",
+        "STARTING",
+        "RUNNING",
+        "RUNNABLE",
+        "FAILED",
+    ]
     assert all(
         req["filters"] == [{"name": "QUOTA_SHARE_NAME", "values": ["release"]}] for req in listed
     )
@@ -135,27 +144,25 @@ def test_capacity_limit_lowered_below_use_of_a_reserve_share(
     assert latest is not None and latest.tag == "DescribeQuotaShare"
     assert latest.value == release_config(1)
     # and the platform team heard of it
-    assert len(chat.posts) == 1
-    post = chat.posts[0]
-    assert post["channel"] == PLATFORM_CHANNEL
-    assert post["text"] == (
+    assert len(slack.messages) == 1
+    post = slack.messages[0]
+    assert post.channel == PLATFORM_CHANNEL
+    assert post.text == (
         "Risky Batch change: UpdateQuotaShare on quota-share release by "
         f"arn:aws:sts::{ACCOUNT}:assumed-role/ml-admins/alice: 2 finding(s)"
     )
-    assert "CAPACITY_LIMIT_BELOW_USE" in post["blocks"][2]["text"]["text"]
-    assert post["blocks"][4]["elements"][0]["text"].startswith("audit chain ml-gov-queue record 1")
+    assert "CAPACITY_LIMIT_BELOW_USE" in post.blocks[2]["text"]["text"]
+    assert post.blocks[4]["elements"][0]["text"].startswith("audit chain ml-gov-queue record 1")
 
 
 def test_strategy_away_from_reserve_with_unlimited_borrowing_compared_to_the_policy(
-    trail: AuditTrail, batch: RecordingBatch, chains: DynamoDBChainStore
+    trail: AuditTrail, batch: SimulatedBatch, chains: DynamoDBChainStore, clock: ManualClock
 ) -> None:
-    batch.set_share(
-        "release",
-        **release_config(
-            2, resourceSharingConfiguration={"strategy": "LEND_AND_BORROW", "borrowLimit": -1}
-        ),
-    )
-    result = trail.record_call(load_call("update-quota-share-strategy"))
+    call = load_call("update-quota-share-strategy")
+    perform(batch, clock, call)
+    requests_before = len(batch.requests)
+
+    result = trail.record_call(call)
 
     record = result.record
     assert record["beforeSource"] == "policy"
@@ -185,12 +192,15 @@ def test_strategy_away_from_reserve_with_unlimited_borrowing_compared_to_the_pol
         "None; resourceSharingConfiguration.strategy is 'LEND_AND_BORROW', policy says 'RESERVE'"
     )
     # no capacity limit changed and the share was not disabled: Batch jobs not listed
-    assert [name for name, _ in batch.calls] == ["DescribeQuotaShare"]
+    assert [name for name, _ in batch.requests[requests_before:]] == ["DescribeQuotaShare"]
     assert chains.find("ml-gov-queue", f"event:{record['eventId']}") == record
 
 
-def test_borrow_limit_raised(trail: AuditTrail, batch: RecordingBatch) -> None:
-    record = trail.record_call(load_call("update-quota-share-borrow")).record
+def test_borrow_limit_raised(trail: AuditTrail, batch: SimulatedBatch, clock: ManualClock) -> None:
+    call = load_call("update-quota-share-borrow")
+    perform(batch, clock, call)
+
+    record = trail.record_call(call).record
 
     assert record["difference"] == [
         {"path": "resourceSharingConfiguration.borrowLimit", "before": 50, "after": 200}
@@ -211,9 +221,12 @@ def test_borrow_limit_raised(trail: AuditTrail, batch: RecordingBatch) -> None:
 
 
 def test_in_share_preemption_on_a_share_with_non_checkpointing_classes(
-    trail: AuditTrail,
+    trail: AuditTrail, batch: SimulatedBatch, clock: ManualClock
 ) -> None:
-    record = trail.record_call(load_call("update-quota-share-preemption")).record
+    call = load_call("update-quota-share-preemption")
+    perform(batch, clock, call)
+
+    record = trail.record_call(call).record
 
     assert record["difference"] == [
         {
@@ -234,19 +247,42 @@ def test_in_share_preemption_on_a_share_with_non_checkpointing_classes(
     ]
 
 
-def test_share_disabled_with_jobs_in_it(trail: AuditTrail, batch: RecordingBatch) -> None:
-    batch.add_job("app-run-1", "applied", "RUNNING")
-    batch.add_job("app-wait-2", "applied", "RUNNABLE")
-    batch.add_job("app-done-3", "applied", "SUCCEEDED")
+def fill_applied(batch: SimulatedBatch) -> None:
+    """applied (limit 2, LEND): one job done, two running, one waiting."""
+    submit(batch, "app-short", "applied", run_seconds=60)
+    submit(batch, "app-long-1", "applied")
+    batch.advance(600)
+    submit(batch, "app-long-2", "applied")
+    submit(batch, "app-long-3", "applied")
+    batch.advance(60)
+    states = {
+        j["jobName"]: j["status"]
+        for status in ("SUCCEEDED", "RUNNING", "RUNNABLE")
+        for j in batch.list_service_jobs(jobQueue=QUEUE_ARN, jobStatus=status)["jobSummaryList"]
+    }
+    assert states == {
+        "app-short": "SUCCEEDED",
+        "app-long-1": "RUNNING",
+        "app-long-2": "RUNNING",
+        "app-long-3": "RUNNABLE",
+    }
 
-    record = trail.record_call(load_call("update-quota-share-disable")).record
+
+def test_share_disabled_with_jobs_in_it(
+    trail: AuditTrail, batch: SimulatedBatch, clock: ManualClock
+) -> None:
+    fill_applied(batch)
+    call = load_call("update-quota-share-disable")
+    perform(batch, clock, call)
+
+    record = trail.record_call(call).record
 
     assert record["difference"] == [{"path": "state", "before": "ENABLED", "after": "DISABLED"}]
     assert record["findings"] == [
         {
             "code": "SHARE_DISABLED_WITH_JOBS",
             "severity": "medium",
-            "message": "quota share applied: DISABLED with 2 unfinished job(s) in it; new "
+            "message": "quota share applied: DISABLED with 3 unfinished job(s) in it; new "
             "submissions are rejected and deleting it next terminates them",
         },
         {
@@ -258,11 +294,13 @@ def test_share_disabled_with_jobs_in_it(trail: AuditTrail, batch: RecordingBatch
 
 
 def test_share_deleted_with_jobs_in_it(
-    trail: AuditTrail, batch: RecordingBatch, versions: DynamoDBVersionStore
+    trail: AuditTrail, batch: SimulatedBatch, versions: DynamoDBVersionStore, clock: ManualClock
 ) -> None:
+    fill_applied(batch)
     disable, delete = load_call("update-quota-share-disable"), load_call("delete-quota-share")
+    perform(batch, clock, disable)
     trail.record_call(disable)
-    batch.add_job("app-wait-2", "applied", "RUNNABLE")
+    perform(batch, clock, delete)
 
     record = trail.record_call(delete).record
 
@@ -279,8 +317,8 @@ def test_share_deleted_with_jobs_in_it(
         {
             "code": "SHARE_DELETED_WITH_JOBS",
             "severity": "high",
-            "message": "quota share applied: deleted with 1 unfinished job(s) in it; Batch "
-            "terminates all of them",
+            "message": "quota share applied: deleted with 3 unfinished job(s) in it (3 already "
+            "stopped since the change); Batch terminates all of them",
         },
         {
             "code": "POLICY_DRIFT",
@@ -292,8 +330,13 @@ def test_share_deleted_with_jobs_in_it(
     assert gone is not None and gone.value == {} and gone.tag == delete.eventID
 
 
-def test_share_created_outside_the_policy(trail: AuditTrail, batch: RecordingBatch) -> None:
-    record = trail.record_call(load_call("create-quota-share")).record
+def test_share_created_outside_the_policy(
+    trail: AuditTrail, batch: SimulatedBatch, clock: ManualClock, versions: DynamoDBVersionStore
+) -> None:
+    call = load_call("create-quota-share")
+    perform(batch, clock, call)
+
+    record = trail.record_call(call).record
 
     assert record["resource"]["arn"] == share_arn("adhoc")
     assert record["before"] is None and record["beforeSource"] == "none"
@@ -310,17 +353,20 @@ def test_share_created_outside_the_policy(trail: AuditTrail, batch: RecordingBat
             "message": f"quota share adhoc: not declared in the policy for {QUEUE_ARN}",
         }
     ]
+    refreshed = versions.latest(CONFIG, share_arn("adhoc"))
+    assert refreshed is not None and refreshed.tag == "DescribeQuotaShare"
+    assert refreshed.value == record["after"]
 
 
 def test_priority_raised_by_a_researcher_bypasses_approval(
     trail: AuditTrail,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     decisions: DecisionLog,
     clock: ManualClock,
-    chat: ChatRecorder,
+    slack: FakeSlack,
 ) -> None:
-    batch.add_job(JOB_A, "research", "RUNNABLE", priority=90)
     clock.set(1777890000.0)  # 2026-05-04T10:20:00Z, the submission
+    job_a = submit(batch, "res-sweep-017", "research", priority=10)
     decisions.record_decision(
         ControllerDecision(
             action="SubmissionAccepted",
@@ -328,18 +374,19 @@ def test_priority_raised_by_a_researcher_bypasses_approval(
             job_queue=QUEUE_ARN,
             resource="sub-0001",
             decision_id="submit-sub-0001",
-            details={"jobId": JOB_A, "schedulingPriority": 10, "quotaShareName": "research"},
+            details={"jobId": job_a, "schedulingPriority": 10, "quotaShareName": "research"},
         )
     )
-    clock.set(1777892500.0)
+    call = with_job(load_call("update-service-job"), job_a)
+    perform(batch, clock, call)
 
-    record = trail.record_call(load_call("update-service-job")).record
+    record = trail.record_call(call).record
 
     assert record["seq"] == 2
     assert record["resource"] == {
         "type": "service-job",
-        "name": JOB_A,
-        "arn": f"service-job/{JOB_A}",
+        "name": job_a,
+        "arn": f"service-job/{job_a}",
         "quotaShareName": "research",
     }
     assert record["actor"]["quotagov"] is False
@@ -350,36 +397,38 @@ def test_priority_raised_by_a_researcher_bypasses_approval(
         {
             "code": "PRIORITY_RAISED_OUTSIDE_QUOTAGOV",
             "severity": "high",
-            "message": f"service job {JOB_A}: schedulingPriority raised from 10 to 90 outside "
+            "message": f"service job {job_a}: schedulingPriority raised from 10 to 90 outside "
             "quotagov, bypassing escalation approval",
         }
     ]
-    assert len(chat.posts) == 1
+    assert len(slack.messages) == 1
 
 
 def test_priority_set_outside_quotagov_with_unknown_previous_value(
-    trail: AuditTrail, batch: RecordingBatch
+    trail: AuditTrail, batch: SimulatedBatch, clock: ManualClock
 ) -> None:
-    batch.add_job(JOB_A, "research", "RUNNABLE", priority=90)
+    job_a = submit(batch, "res-sweep-018", "research", priority=10)
+    call = with_job(load_call("update-service-job"), job_a)
+    perform(batch, clock, call)
 
-    record = trail.record_call(load_call("update-service-job")).record
+    record = trail.record_call(call).record
 
     assert record["difference"] == [{"path": "schedulingPriority", "before": None, "after": 90}]
     assert record["findings"][0]["message"] == (
-        f"service job {JOB_A}: schedulingPriority set to 90 outside quotagov (previous "
+        f"service job {job_a}: schedulingPriority set to 90 outside quotagov (previous "
         "priority unknown); escalations need approval"
     )
 
 
 def test_controller_priority_change_names_its_decision_and_has_no_finding(
     trail: AuditTrail,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     decisions: DecisionLog,
     clock: ManualClock,
-    chat: ChatRecorder,
+    slack: FakeSlack,
 ) -> None:
-    batch.add_job(JOB_B, "applied", "RUNNABLE", priority=50)
     clock.set(1777892400.0)  # 11:00:00, submitted at priority 10
+    job_b = submit(batch, "app-nightly-042", "applied", priority=10)
     decisions.record_decision(
         ControllerDecision(
             action="SubmissionAccepted",
@@ -387,10 +436,13 @@ def test_controller_priority_change_names_its_decision_and_has_no_finding(
             job_queue="ml-gov-queue",
             resource="sub-0002",
             decision_id="submit-sub-0002",
-            details={"jobId": JOB_B, "schedulingPriority": 10},
+            details={"jobId": job_b, "schedulingPriority": 10},
         )
     )
-    clock.set(1777893003.0)  # 11:10:03, approved just after the UpdateServiceJob call
+    call = with_job(load_call("update-service-job-controller"), job_b)
+    clock.set(call.event_ms / 1000)  # 11:10:02 the controller applies the approval ...
+    batch.update_service_job(jobId=job_b, schedulingPriority=50)
+    clock.set(1777893003.0)  # ... and records the decision a second later
     decisions.record_decision(
         ControllerDecision(
             action="EscalationApproved",
@@ -398,11 +450,12 @@ def test_controller_priority_change_names_its_decision_and_has_no_finding(
             job_queue="ml-gov-queue",
             resource="esc-0007",
             decision_id="esc-0007-approved",
-            details={"jobId": JOB_B, "schedulingPriority": 50, "requestedBy": "U0DAVE"},
+            details={"jobId": job_b, "schedulingPriority": 50, "requestedBy": "U0DAVE"},
         )
     )
+    batch.advance(40)
 
-    record = trail.record_call(load_call("update-service-job-controller")).record
+    record = trail.record_call(call).record
 
     assert record["seq"] == 3
     assert record["actor"] == {
@@ -416,15 +469,18 @@ def test_controller_priority_change_names_its_decision_and_has_no_finding(
     }
     assert record["difference"] == [{"path": "schedulingPriority", "before": 10, "after": 50}]
     assert record["findings"] == []
-    assert chat.posts == []
+    assert slack.messages == []
 
 
 def test_controller_termination_names_the_decision_in_its_reason(
-    trail: AuditTrail, batch: RecordingBatch
+    trail: AuditTrail, batch: SimulatedBatch, clock: ManualClock
 ) -> None:
-    batch.add_job(JOB_B, "applied", "RUNNING")
+    job_b = submit(batch, "app-nightly-043", "applied")
+    batch.advance(60)
+    call = with_job(load_call("terminate-service-job"), job_b)
+    perform(batch, clock, call)
 
-    record = trail.record_call(load_call("terminate-service-job")).record
+    record = trail.record_call(call).record
 
     assert record["action"] == "TerminateServiceJob"
     assert record["actor"]["quotagov"] is True
@@ -434,15 +490,18 @@ def test_controller_termination_names_the_decision_in_its_reason(
         "terminated": True,
     }
     assert record["findings"] == []
+    assert record["resource"]["quotaShareName"] == "applied"
+    assert batch.describe_service_job(jobId=job_b)["status"] == "FAILED"
 
 
 def test_failed_call_is_an_attempt_without_change_findings(
     trail: AuditTrail,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     versions: DynamoDBVersionStore,
-    chat: ChatRecorder,
+    slack: FakeSlack,
 ) -> None:
     call = load_call("update-quota-share-denied")
+    requests_before = len(batch.requests)
 
     record = trail.record_call(call).record
 
@@ -455,9 +514,9 @@ def test_failed_call_is_an_attempt_without_change_findings(
     assert record["before"] is None and record["after"] is None
     assert record["difference"] == []
     assert record["findings"] == []
-    assert batch.calls == []  # nothing looked up for a change that did not happen
+    assert batch.requests[requests_before:] == []  # nothing looked up: nothing changed
     assert versions.latest(CONFIG, share_arn("research")) is None
-    assert chat.posts == []
+    assert slack.messages == []
 
 
 def test_other_resources_record_their_request_as_after(trail: AuditTrail) -> None:
@@ -488,24 +547,98 @@ def test_other_resources_record_their_request_as_after(trail: AuditTrail) -> Non
     assert all(r["findings"] == [] for r in (queue, policy_change, environment))
 
 
+@pytest.mark.parametrize("error", ["channel_not_found", "ratelimited"])
 def test_slack_failure_keeps_the_record(
     chains: DynamoDBChainStore,
-    versions: DynamoDBVersionStore,
-    batch: RecordingBatch,
+    batch: SimulatedBatch,
     trail: AuditTrail,
     clock: ManualClock,
+    slack: FakeSlack,
+    error: str,
 ) -> None:
-    failing = AuditTrail(
-        chains=chains,
-        versions=versions,
-        batch=batch,  # type: ignore[arg-type]
-        policy=trail._policy,
-        clock=clock,
-        chat=ChatRecorder(fail="channel_not_found"),
-        platform_channel=PLATFORM_CHANNEL,
-    )
+    call = load_call("update-quota-share-borrow")
+    perform(batch, clock, call)
+    slack.fail_next("chat.postMessage", error)
 
-    result = failing.record_call(load_call("update-quota-share-borrow"))
+    result = trail.record_call(call)
 
     assert result.created and not result.alerted
     assert chains.find("ml-gov-queue", f"event:{result.record['eventId']}") == result.record
+    assert [c.response for c in slack.calls_to("chat.postMessage")] == [
+        {"ok": False, "error": error}
+    ]
+    assert slack.messages == []
+
+
+def test_share_of_another_queue_goes_to_that_queues_chain_without_policy_findings(
+    trail: AuditTrail, chains: DynamoDBChainStore
+) -> None:
+    call = load_call("create-quota-share")
+    other = call.model_copy(
+        update={"requestParameters": {**call.parameters, "jobQueue": "team-sandbox-queue"}}
+    )
+
+    record = trail.record_call(other).record
+
+    assert record["jobQueue"] == "team-sandbox-queue" and record["seq"] == 1
+    assert record["resource"]["arn"] == (
+        f"arn:aws:batch:eu-west-1:{ACCOUNT}:job-queue/team-sandbox-queue/quota-share/adhoc"
+    )
+    assert record["findings"] == []
+    assert chains.chains() == ["team-sandbox-queue"]
+
+
+@pytest.mark.parametrize(
+    ("job_queue", "decision_id", "field"), [("", "d-1", "job_queue"), ("q", "", "decision_id")]
+)
+def test_decision_needs_a_job_queue_and_an_id(
+    decisions: DecisionLog, chains: DynamoDBChainStore, job_queue: str, decision_id: str, field: str
+) -> None:
+    decision = ControllerDecision(
+        action="SubmissionRefused",
+        actor="quotagov",
+        job_queue=job_queue,
+        resource="sub-1",
+        decision_id=decision_id,
+    )
+    with pytest.raises(ValueError, match=f"^decision.{field}: empty"):
+        decisions.record_decision(decision)
+    assert chains.chains() == []
+
+
+def test_lowered_limit_is_judged_on_the_use_before_batch_preempted(
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    policy: Any,
+    clock: ManualClock,
+) -> None:
+    """Batch may act on the change before its CloudTrail event arrives: here a waiting
+    applied job reclaims capacity from release at once, and the audit still counts the
+    release build it preempted."""
+    batch = SimulatedBatch.from_policy(policy, capacity={XL: 3}, clock=clock, seed=7)
+    submit(batch, "rel-1", "release")
+    submit(batch, "rel-2", "release")
+    submit(batch, "app-1", "applied")
+    batch.advance(30)
+    submit(batch, "app-2", "applied")  # waits: the service environment is full
+    batch.advance(30)
+    trail = AuditTrail(chains=chains, versions=versions, batch=batch, policy=policy, clock=clock)
+    call = load_call("update-quota-share")
+    perform(batch, clock, call)
+    running = batch.list_service_jobs(
+        jobQueue=QUEUE_ARN,
+        jobStatus="RUNNING",
+        filters=[{"name": "QUOTA_SHARE_NAME", "values": ["release"]}],
+    )["jobSummaryList"]
+    assert len(running) == 1  # one release build was already preempted
+
+    record = trail.record_call(call).record
+
+    assert record["findings"][0] == {
+        "code": "CAPACITY_LIMIT_BELOW_USE",
+        "severity": "high",
+        "message": f"quota share release: {XL} capacity limit lowered to 1 from 2 while 2 "
+        "instances are in use by 2 job(s) (1 already stopped since the change); the excess "
+        "becomes preemptible even though the share is RESERVE",
+    }
+    assert record["beforeSource"] == "policy"

@@ -7,7 +7,7 @@ Item layout (docs/architecture.md, "Tables"):
 =====================  ==========================  ==========================================
 ``CHAIN#<queue>``      ``SEQ#<seq, 12 digits>``    audit record ``seq`` of the job queue's chain
 ``DEDUP#<queue>``      ``<dedupKey>``              marker: this CloudTrail event / decision
-                                                   is record ``seq``
+                                                   is record ``seq`` with ``hash``
 ``CHAINS``             ``<queue>``                 the chain exists (written with record 1)
 ``CONFIG#<arn>``       ``<ms, 13 digits>#<tag>``   a last known configuration (see
                                                    :mod:`quotagov.adapters.dynamodb_known`)
@@ -30,7 +30,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from quotagov.governance.audit_chain import AppendOutcome, ChainHead
+from quotagov.governance.audit_chain import AppendAttempt, AppendOutcome, ChainHead
 
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
@@ -96,7 +96,7 @@ class DynamoDBChainStore:
             return ChainHead(seq=int(item["seq"]), hash=str(item["hash"]))
         return None
 
-    def try_append(self, record: Mapping[str, Any]) -> AppendOutcome:
+    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
         """Put the record on its slot and its dedup marker, both only if absent, atomically.
 
         Raises:
@@ -106,7 +106,7 @@ class DynamoDBChainStore:
         chain, seq, dedup_key = str(record["chain"]), int(record["seq"]), str(record["dedupKey"])
         puts: list[dict[str, Any]] = [
             {**record_key(chain, seq), **record},
-            {**marker_key(chain, dedup_key), "seq": seq, "chain": chain},
+            {**marker_key(chain, dedup_key), "seq": seq, "chain": chain, "hash": record["hash"]},
         ]
         if seq == 1:
             puts.append({"pk": "CHAINS", "sk": chain})
@@ -118,6 +118,7 @@ class DynamoDBChainStore:
                             "TableName": self.table_name,
                             "Item": to_item(item),
                             "ConditionExpression": _NEW_KEY,
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                         }
                     }
                     for item in puts
@@ -126,13 +127,19 @@ class DynamoDBChainStore:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                 raise
-            reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                return AppendOutcome.DUPLICATE
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                return AppendOutcome.SLOT_TAKEN
-            return AppendOutcome.CONFLICT
-        return AppendOutcome.APPENDED
+            reasons = exc.response.get("CancellationReasons", [])
+            codes = [r.get("Code", "None") for r in reasons]
+            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+                return AppendAttempt(AppendOutcome.DUPLICATE)
+            if codes and codes[0] == "ConditionalCheckFailed":
+                held = from_item(reasons[0].get("Item") or {})
+                if "seq" in held and "hash" in held:
+                    return AppendAttempt(
+                        AppendOutcome.SLOT_TAKEN, ChainHead(int(held["seq"]), str(held["hash"]))
+                    )
+                return AppendAttempt(AppendOutcome.SLOT_TAKEN)
+            return AppendAttempt(AppendOutcome.CONFLICT)
+        return AppendAttempt(AppendOutcome.APPENDED)
 
     def _get(self, key: Mapping[str, str]) -> dict[str, Any] | None:
         answer = self._client.get_item(
@@ -156,9 +163,11 @@ class DynamoDBChainStore:
         for item in self._query(f"CHAIN#{chain}"):
             yield {k: v for k, v in item.items() if k not in _KEYS}
 
-    def markers(self, chain: str) -> dict[str, int]:
-        """Every dedup marker of ``chain``: dedup key -> seq."""
-        return {str(m["sk"]): int(m["seq"]) for m in self._query(f"DEDUP#{chain}")}
+    def markers(self, chain: str) -> dict[str, tuple[int, str]]:
+        """Every dedup marker of ``chain``: dedup key -> (seq, hash) of its record."""
+        return {
+            str(m["sk"]): (int(m["seq"]), str(m.get("hash"))) for m in self._query(f"DEDUP#{chain}")
+        }
 
     def chains(self) -> list[str]:
         """Names of every chain (sorted)."""

@@ -138,8 +138,22 @@ class AppendOutcome(Enum):
 
     APPENDED = "appended"  #: the record now holds its slot
     DUPLICATE = "duplicate"  #: a record with the same dedup key exists; nothing written
-    SLOT_TAKEN = "slot-taken"  #: another writer holds that seq; re-read the head
+    SLOT_TAKEN = "slot-taken"  #: another writer holds that seq; try after it
     CONFLICT = "conflict"  #: the store refused for a transient reason; retry
+
+
+@dataclass(frozen=True)
+class AppendAttempt:
+    """Result of one :meth:`ChainStore.try_append`.
+
+    Attributes:
+        outcome: what happened.
+        taken_by: for ``SLOT_TAKEN``, the record holding the slot (its seq and hash) when
+            the store returns it, so the writer can try the next slot without re-reading.
+    """
+
+    outcome: AppendOutcome
+    taken_by: ChainHead | None = None
 
 
 class ChainStore(Protocol):
@@ -153,7 +167,7 @@ class ChainStore(Protocol):
         """The last record of ``chain`` (strongly consistent), or None when it is empty."""
         ...
 
-    def try_append(self, record: Mapping[str, Any]) -> AppendOutcome:
+    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
         """Put ``record`` (sealed) on its slot and its dedup marker, both if absent."""
         ...
 
@@ -165,13 +179,17 @@ class ChainStore(Protocol):
         """Every record of ``chain`` in ``seq`` order (as stored, including forgeries)."""
         ...
 
-    def markers(self, chain: str) -> dict[str, int]:
-        """Every dedup marker of ``chain``: dedup key -> seq it names."""
+    def markers(self, chain: str) -> dict[str, tuple[int, str]]:
+        """Every dedup marker of ``chain``: dedup key -> (seq, hash) of its record."""
         ...
 
     def chains(self) -> list[str]:
         """Names of every chain (sorted)."""
         ...
+
+
+class ChainIntegrityError(RuntimeError):
+    """The stored chain contradicts itself (a dedup marker without its record)."""
 
 
 class ChainContentionError(RuntimeError):
@@ -189,10 +207,12 @@ class Appended:
 class ChainWriter:
     """Appends records to chains without forking them, exactly once per dedup key.
 
-    Each attempt reads the head (seq ``n``), seals the body as ``n + 1`` and asks the
+    The writer reads the head (seq ``n``), seals the body as ``n + 1`` and asks the
     store to put it only if slot ``n + 1`` and the dedup marker are both free. A writer
-    that loses the race re-reads the head and tries the next slot, after a short
-    jittered pause (full jitter, ``base_delay`` doubling up to ``max_delay`` seconds).
+    that loses the race learns the winner's hash (or re-reads the head) and tries the
+    next slot, after a short jittered pause from the second loss on (full jitter,
+    ``base_delay`` doubling up to ``max_delay`` seconds). A lost dedup race returns the
+    record that won it.
 
     Args:
         store: where chains live.
@@ -220,23 +240,29 @@ class ChainWriter:
 
         Raises:
             ChainContentionError: when no slot was won in ``max_attempts`` attempts.
+            ChainIntegrityError: the dedup marker exists without its record (tampering).
             CanonicalFormError: when ``body`` is not JSON data.
         """
+        head = self._store.head(chain)
         for attempt in range(self._max_attempts):
-            existing = self._store.find(chain, dedup_key) if attempt else None
-            if existing is not None:
-                return Appended(existing, created=False)
-            head = self._store.head(chain)
             seq, prev = (head.seq + 1, head.hash) if head else (1, GENESIS_HASH)
             record = seal(body, chain=chain, seq=seq, prev_hash=prev, dedup_key=dedup_key)
-            outcome = self._store.try_append(record)
-            if outcome is AppendOutcome.APPENDED:
+            result = self._store.try_append(record)
+            if result.outcome is AppendOutcome.APPENDED:
                 return Appended(record, created=True)
-            if outcome is AppendOutcome.DUPLICATE:
+            if result.outcome is AppendOutcome.DUPLICATE:
                 found = self._store.find(chain, dedup_key)
-                if found is not None:
-                    return Appended(found, created=False)
-            if outcome is not AppendOutcome.SLOT_TAKEN or attempt >= 2:
+                if found is None:
+                    raise ChainIntegrityError(
+                        f"chain {chain!r}: dedup marker {dedup_key!r} exists but its record "
+                        "does not (run quotagov audit verify)"
+                    )
+                return Appended(found, created=False)
+            if result.outcome is AppendOutcome.SLOT_TAKEN and result.taken_by is not None:
+                head = result.taken_by
+            else:
+                head = self._store.head(chain)
+            if attempt >= 1:
                 cap = min(self._max_delay, self._base_delay * 2 ** min(attempt, 10))
                 self._sleep(random.uniform(0, cap))
         raise ChainContentionError(
@@ -263,23 +289,34 @@ class ChainBreak:
 
 
 def verify_chain(
-    chain: str, records: Iterable[Mapping[str, Any]], markers: Mapping[str, int] | None = None
+    chain: str,
+    records: Iterable[Mapping[str, Any]],
+    markers: Mapping[str, tuple[int, str]] | None = None,
 ) -> tuple[int, ChainBreak | None]:
     """Walk ``records`` (in stored order) and find the first broken one.
 
-    Checks, for the record at position ``i`` (1-based): its ``seq`` is ``i`` (a gap
-    means a deleted record, a repeat or disorder means an inserted one), its
-    ``prevHash`` equals the previous record's ``hash`` (an inserted or replaced record
-    before it), its ``hash`` matches its content (changed record). Then every dedup
-    marker in ``markers`` must name a record that exists and carries that key (a
-    record deleted at the end of the chain leaves its marker behind).
+    For the record at position ``i`` (1-based):
+
+    - its ``seq`` is ``i``: a larger one means record ``i`` was deleted, a smaller one
+      that a record was inserted before it;
+    - its ``hash`` matches its content: otherwise it was changed (or forged);
+    - its ``prevHash`` is the ``hash`` of record ``i - 1``: when it is the hash of an
+      earlier record ``j``, records ``j + 1 .. i - 1`` were inserted (the first is
+      named); otherwise record ``i - 1`` was replaced by one with a recomputed hash;
+    - when ``markers`` are given (dedup key -> ``(seq, hash)``, written in the same
+      transaction as each record), the record's marker holds its seq and hash (a
+      replaced record with a recomputed hash, even the last one, is caught here).
+
+    Finally every marker must name a record that exists: a record deleted at the end
+    of the chain leaves its marker behind.
 
     Returns:
-        ``(number of records checked, first break or None)``.
+        ``(number of records walked, first break or None)``.
     """
     prev_hash = GENESIS_HASH
     count = 0
     keys: dict[int, str] = {}
+    seen: dict[str, int] = {}
     for expected, record in enumerate(records, start=1):
         count = expected
         seq = record.get("seq")
@@ -293,32 +330,52 @@ def verify_chain(
             )
         if seq_number < expected:
             return count, ChainBreak(
-                chain, seq_number, f"stored again after record {expected - 1} (inserted)"
+                chain,
+                expected,
+                f"an extra record claiming seq {seq_number} is stored after record "
+                f"{expected - 1} (inserted)",
             )
         if record.get("chain") != chain:
             return count, ChainBreak(chain, expected, f"names chain {record.get('chain')!r}")
-        if record.get("prevHash") != prev_hash:
-            return count, ChainBreak(
-                chain,
-                expected,
-                "prevHash does not match the hash of the record before it "
-                "(a record was inserted or replaced before it)",
-            )
         try:
             actual = record_hash(record)
         except CanonicalFormError as exc:
             return count, ChainBreak(chain, expected, f"content is not canonical JSON: {exc}")
         if record.get("hash") != actual:
             return count, ChainBreak(chain, expected, "hash does not match its content (changed)")
+        if record.get("prevHash") != prev_hash:
+            linked = seen.get(str(record.get("prevHash")))
+            if linked is not None:
+                span = f"{linked + 1}" + (f"-{expected - 1}" if expected - 1 > linked + 1 else "")
+                return count, ChainBreak(
+                    chain,
+                    linked + 1,
+                    f"inserted: record {expected} links to record {linked}, so record(s) "
+                    f"{span} were put in between",
+                )
+            return count, ChainBreak(
+                chain,
+                max(1, expected - 1),
+                f"replaced: record {expected} links to a different record {expected - 1} "
+                "(its hash was recomputed)",
+            )
+        key = str(record.get("dedupKey"))
+        if markers is not None and markers.get(key) != (seq_number, actual):
+            return count, ChainBreak(
+                chain,
+                expected,
+                f"its dedup marker {key!r} holds {markers.get(key)!r}, not this record "
+                "(replaced or forged)",
+            )
         prev_hash = actual
-        keys[seq_number] = str(record.get("dedupKey"))
-    for key, seq in sorted((markers or {}).items(), key=lambda kv: kv[1]):
+        seen[actual] = seq_number
+        keys[seq_number] = key
+    for key, (seq, _hash) in sorted((markers or {}).items(), key=lambda kv: kv[1]):
         if keys.get(seq) != key:
+            where = "holds another record there" if seq in keys else "has no such record"
             return count, ChainBreak(
                 chain,
                 seq,
-                f"missing: dedup marker {key!r} names it but the chain "
-                f"{'holds another record there' if seq in keys else 'has no such record'} "
-                "(deleted)",
+                f"missing: dedup marker {key!r} names it but the chain {where} (deleted)",
             )
     return count, None

@@ -44,11 +44,23 @@ class ShareUsage:
             in ``SCHEDULED``/``STARTING``/``RUNNING``.
         holding_jobs: ids of those jobs.
         active_jobs: ids of every job not yet finished (``SUBMITTED`` .. ``RUNNING``).
+        stopped_jobs: ids of jobs the change already stopped before it was audited
+            (preempted or terminated since its ``eventTime``); they are counted in
+            ``capacity``, ``holding_jobs`` and ``active_jobs`` too.
     """
 
     capacity: Mapping[str, float] = field(default_factory=dict)
     holding_jobs: tuple[str, ...] = ()
     active_jobs: tuple[str, ...] = ()
+    stopped_jobs: tuple[str, ...] = ()
+
+    def stopped_note(self) -> str:
+        """``" (N already stopped since the change)"``, or empty."""
+        return (
+            f" ({len(self.stopped_jobs)} already stopped since the change)"
+            if self.stopped_jobs
+            else ""
+        )
 
 
 def finding(code: str, severity: str, message: str) -> dict[str, str]:
@@ -101,7 +113,8 @@ def lowered_below_use(
                     f"quota share {share}: {unit} capacity limit "
                     f"{'removed' if unit not in new else f'lowered to {limit}'}"
                     f"{'' if was is None else f' from {was}'} while {used:g} instances are in "
-                    f"use by {len(usage.holding_jobs)} job(s); the excess becomes preemptible "
+                    f"use by {len(usage.holding_jobs)} job(s){usage.stopped_note()}; the excess "
+                    "becomes preemptible "
                     f"even though the share is {strategy}",
                 )
             )
@@ -199,7 +212,7 @@ def deleted_with_jobs(share: str, usage: ShareUsage) -> list[dict[str, str]]:
             "SHARE_DELETED_WITH_JOBS",
             "high",
             f"quota share {share}: deleted with {len(usage.active_jobs)} unfinished job(s) "
-            "in it; Batch terminates all of them",
+            f"in it{usage.stopped_note()}; Batch terminates all of them",
         )
     ]
 

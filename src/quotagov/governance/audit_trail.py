@@ -29,6 +29,7 @@ Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHas
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -284,36 +285,105 @@ class AuditTrail:
 
     # -- step 4: configurations and findings -------------------------------------------
 
+    def _list(self, queue: str, share: str, status: str, errors: list[str]) -> list[dict[str, Any]]:
+        """Every ``ListServiceJobs`` summary of ``share`` in ``status`` (all pages)."""
+        request: dict[str, Any] = {
+            "jobQueue": queue,
+            "jobStatus": status,
+            "filters": [{"name": "QUOTA_SHARE_NAME", "values": [share]}],
+        }
+        jobs: list[dict[str, Any]] = []
+        try:
+            while True:
+                page = self._batch.list_service_jobs(**request)
+                jobs += [
+                    job
+                    for job in page.get("jobSummaryList", [])
+                    if job.get("quotaShareName") in (None, share)
+                ]
+                if not page.get("nextToken"):
+                    return jobs
+                request["nextToken"] = page["nextToken"]
+        except BatchError as exc:
+            errors.append(f"ListServiceJobs {status} for quota share {share}: {exc}")
+            return jobs
+
+    def _stopped_by_change(
+        self, job: Mapping[str, Any], since_ms: int, errors: list[str]
+    ) -> list[dict[str, Any]] | None:
+        """The capacity a job held when the change was made, if the change stopped it.
+
+        A ``RUNNABLE`` job whose ``preemptionSummary`` shows an attempt stopped at or after
+        ``since_ms`` was preempted since the change; a ``FAILED`` job stopped since then
+        was terminated (retries exhausted, or the share deleted). Returns that job's
+        ``capacityUsage`` (or the payload's ``InstanceType`` x ``InstanceCount``), else None.
+        """
+        if job.get("status") == "FAILED" and int(job.get("stoppedAt") or 0) < since_ms:
+            return None
+        try:
+            described = self._batch.describe_service_job(jobId=str(job["jobId"]))
+        except BatchError as exc:
+            errors.append(f"DescribeServiceJob {job.get('jobId')}: {exc}")
+            return None
+        if job.get("status") == "RUNNABLE":
+            attempts = (described.get("preemptionSummary") or {}).get(
+                "recentPreemptedAttempts"
+            ) or []
+            if not any(int(a.get("stoppedAt") or 0) >= since_ms for a in attempts):
+                return None
+        usage = [dict(u) for u in described.get("capacityUsage") or []]
+        if usage:
+            return usage
+        try:
+            config = json.loads(str(described.get("serviceRequestPayload")))["ResourceConfig"]
+            return [{"capacityUnit": config["InstanceType"], "quantity": config["InstanceCount"]}]
+        except (ValueError, KeyError, TypeError):
+            return []
+
     def _usage(
-        self, queue: str, share: str, states: tuple[str, ...], errors: list[str]
+        self,
+        queue: str,
+        share: str,
+        states: tuple[str, ...],
+        errors: list[str],
+        *,
+        since_ms: int | None = None,
     ) -> rules.ShareUsage:
+        """What ``share`` holds now in ``states``; with ``since_ms``, plus the jobs the
+        change already stopped (so a change Batch acted on before this event arrived
+        is still judged against the use at the time of the change)."""
         capacity: dict[str, float] = {}
         holding: list[str] = []
         active: list[str] = []
+        stopped: list[str] = []
+
+        def count(usage: Iterable[Mapping[str, Any]]) -> None:
+            for use in usage:
+                unit = str(use["capacityUnit"])
+                capacity[unit] = capacity.get(unit, 0.0) + float(use["quantity"])
+
         for status in states:
-            request: dict[str, Any] = {
-                "jobQueue": queue,
-                "jobStatus": status,
-                "filters": [{"name": "QUOTA_SHARE_NAME", "values": [share]}],
-            }
-            try:
-                while True:
-                    page = self._batch.list_service_jobs(**request)
-                    for job in page.get("jobSummaryList", []):
-                        if job.get("quotaShareName") not in (None, share):
-                            continue
-                        active.append(str(job["jobId"]))
-                        if status in rules.CAPACITY_HOLDING_STATES:
-                            holding.append(str(job["jobId"]))
-                            for use in job.get("capacityUsage") or []:
-                                unit = str(use["capacityUnit"])
-                                capacity[unit] = capacity.get(unit, 0.0) + float(use["quantity"])
-                    if not page.get("nextToken"):
-                        break
-                    request["nextToken"] = page["nextToken"]
-            except BatchError as exc:
-                errors.append(f"ListServiceJobs {status} for quota share {share}: {exc}")
-        return rules.ShareUsage(capacity, tuple(holding), tuple(sorted(set(active))))
+            for job in self._list(queue, share, status, errors):
+                active.append(str(job["jobId"]))
+                if status in rules.CAPACITY_HOLDING_STATES:
+                    holding.append(str(job["jobId"]))
+                    count(job.get("capacityUsage") or [])
+        if since_ms is not None:
+            for status in ("RUNNABLE", "FAILED"):
+                for job in self._list(queue, share, status, errors):
+                    usage = self._stopped_by_change(job, since_ms, errors)
+                    if usage is None:
+                        continue
+                    stopped.append(str(job["jobId"]))
+                    holding.append(str(job["jobId"]))
+                    active.append(str(job["jobId"]))
+                    count(usage)
+        return rules.ShareUsage(
+            capacity,
+            tuple(holding),
+            tuple(sorted(set(active))),
+            stopped_jobs=tuple(stopped),
+        )
 
     def _policy_configuration(self, target: Target) -> dict[str, Any] | None:
         if target.chain != self.governed_queue:
@@ -333,12 +403,16 @@ class AuditTrail:
             source = "policy" if before is not None else "unknown"
         params = call.parameters
         share = target.name
+        governed = target.chain == self.governed_queue  # the policy speaks of this queue only
         queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
         findings: list[dict[str, str]] = []
         if call.eventName == "DeleteQuotaShare":
-            usage = self._usage(queue_ref, share, rules.ACTIVE_STATES, errors)
+            usage = self._usage(
+                queue_ref, share, rules.ACTIVE_STATES, errors, since_ms=call.event_ms
+            )
             findings += rules.deleted_with_jobs(share, usage)
-            findings += rules.policy_drift(share, None, self._policy)
+            if governed:
+                findings += rules.policy_drift(share, None, self._policy)
             return before, source, None, findings
         if call.eventName == "CreateQuotaShare":
             before, source = None, "none"
@@ -350,15 +424,21 @@ class AuditTrail:
             states = rules.ACTIVE_STATES
         elif "capacityLimits" in quota_share_configuration(params):
             states = rules.CAPACITY_HOLDING_STATES
-        usage = self._usage(queue_ref, share, states, errors) if states else rules.ShareUsage()
+        usage = (
+            self._usage(queue_ref, share, states, errors, since_ms=call.event_ms)
+            if states
+            else rules.ShareUsage()
+        )
         findings += rules.lowered_below_use(share, before, after, usage)
         findings += rules.away_from_reserve(share, before, after)
         findings += rules.borrow_raised(share, before, after)
-        findings += rules.in_share_preemption_without_checkpoints(
-            share, before, after, self._policy
-        )
+        if governed:
+            findings += rules.in_share_preemption_without_checkpoints(
+                share, before, after, self._policy
+            )
         findings += rules.disabled_with_jobs(share, before, after, usage)
-        findings += rules.policy_drift(share, after, self._policy)
+        if governed:
+            findings += rules.policy_drift(share, after, self._policy)
         return before, source, after, findings
 
     def _other_change(
@@ -467,6 +547,9 @@ class AuditTrail:
             self._chat.post(self._channel, text, blocks)
         except ChatError as exc:
             logger.error("risk alert for record %s not posted: %s", record.get("seq"), exc)
+            return False
+        except Exception:  # the record is stored; a chat adapter bug must not undo that
+            logger.exception("risk alert for record %s not posted", record.get("seq"))
             return False
         return True
 

@@ -47,7 +47,8 @@ def build_trail(svc: Services) -> AuditTrail:
     a refreshed policy is used)."""
     try:
         chat = svc.get("chat")
-    except KeyError:
+    except Exception:  # no Slack (unregistered or misconfigured): record without alerts
+        logger.warning("chat notifier unavailable; risky changes are recorded, not posted")
         chat = None
     settings = svc.settings
     return AuditTrail(

@@ -1,0 +1,120 @@
+"""``quotagov audit verify`` and ``quotagov audit show`` against the (moto) audit table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from audit.support import TABLE, load_call
+from quotagov import wiring
+from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+from quotagov.cli import main
+from quotagov.clock import ManualClock
+from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.ports import ControllerDecision
+from quotagov.settings import Settings
+
+
+@pytest.fixture
+def history(
+    trail: AuditTrail,
+    decisions: DecisionLog,
+    clock: ManualClock,
+    chains: DynamoDBChainStore,
+) -> Iterator[None]:
+    trail.record_call(load_call("update-quota-share-strategy"))  # 10:05:41 release
+    trail.record_call(load_call("update-quota-share-borrow"))  # 10:11:03 research
+    clock.set(1777890600.0)  # 10:30:00
+    decisions.record_decision(
+        ControllerDecision(
+            action="SubmissionRefused",
+            actor="quotagov",
+            job_queue="ml-gov-queue",
+            resource="sub-0009",
+            decision_id="refuse-sub-0009",
+            details={"reason": "class scheduled may not use share research"},
+        )
+    )
+    trail.record_call(load_call("update-quota-share-denied"))  # 11:30:00 research
+    wiring.override(Settings(audit_table=TABLE), audit_chains=chains)
+    yield
+    wiring.reset()
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_exits_zero_on_an_intact_chain(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify"]) == 0
+    assert capsys.readouterr().out == "chain ml-gov-queue: 4 records, intact\n"
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_exits_non_zero_naming_the_first_broken_record(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "CHAIN#ml-gov-queue"}, "sk": {"S": "SEQ#000000000002"}},
+        UpdateExpression="SET findings = :none",
+        ExpressionAttributeValues={":none": {"L": []}},
+    )
+
+    assert main(["audit", "verify", "--queue", "ml-gov-queue"]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 2: hash does not match its content (changed)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_show_prints_a_shares_history_with_differences(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["audit", "show", "--share", "release"]) == 0
+
+    assert capsys.readouterr().out.splitlines() == [
+        "#1 2026-05-04T10:05:41Z CHANGE UpdateQuotaShare quota-share release",
+        "    by arn:aws:sts::111122223333:assumed-role/ml-admins/carol",
+        "    resourceSharingConfiguration.borrowLimit: (none) -> -1",
+        "    resourceSharingConfiguration.strategy: RESERVE -> LEND_AND_BORROW",
+        "    (before taken from: policy)",
+        "    ! STRATEGY_AWAY_FROM_RESERVE [high] quota share release: strategy changed from "
+        "RESERVE to LEND_AND_BORROW; its idle capacity is now lent and taken back by "
+        "cross-share preemption",
+        "    ! BORROW_LIMIT_RAISED [medium] quota share release: borrow limit raised from 0% "
+        "to unlimited (-1)",
+        "    ! POLICY_DRIFT [medium] quota share release: resourceSharingConfiguration."
+        "borrowLimit is -1, policy says None; resourceSharingConfiguration.strategy is "
+        "'LEND_AND_BORROW', policy says 'RESERVE'",
+    ]
+
+
+@pytest.mark.usefixtures("history")
+def test_show_since_a_time(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "show", "--since", "2026-05-04T10:30:00Z"]) == 0
+
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if line.startswith("#")] == [
+        "#3 2026-05-04T10:30:00Z DECISION SubmissionRefused decision-subject sub-0009",
+        "#4 2026-05-04T11:30:00Z ATTEMPT UpdateQuotaShare quota-share research",
+    ]
+    assert "    details: reason=class scheduled may not use share research" in out
+    assert any(line.startswith("    failed: AccessDeniedException: User: ") for line in out)
+
+
+@pytest.mark.usefixtures("history")
+def test_show_rejects_a_bad_since(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "show", "--since", "last tuesday"]) == 2
+    assert "--since: 'last tuesday' is neither ISO-8601" in capsys.readouterr().err
+
+
+def test_verify_with_an_empty_table(
+    chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wiring.override(Settings(audit_table=TABLE), audit_chains=chains)
+    try:
+        assert main(["audit", "verify"]) == 0
+    finally:
+        wiring.reset()
+    assert capsys.readouterr().out == "no audit chains found\n"

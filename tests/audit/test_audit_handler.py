@@ -1,0 +1,228 @@
+"""``AuditFunction`` handler: real EventBridge envelopes in, records out; malformed
+events are rejected with the field at fault; the wiring builds the audit sink."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.support import (
+    CONTROLLER_ROLE,
+    EVENTS,
+    PLATFORM_CHANNEL,
+    QUEUE_ARN,
+    TABLE,
+    load_event,
+)
+from quotagov import wiring
+from quotagov.adapters.batch_simulated import SimulatedBatch
+from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.slack import SlackChatNotifier
+from quotagov.clock import ManualClock
+from quotagov.governance.audit_chain import verify_chain
+from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.audit_events import AUDITED_CALLS
+from quotagov.governance.ports import ControllerDecision
+from quotagov.handlers.audit_trail import BatchApiCallEvent, handler
+from quotagov.local.fake_slack import FakeSlack
+from quotagov.policy import Policy
+from quotagov.settings import Settings
+
+
+@dataclass
+class LambdaContext:
+    function_name: str = "quotagov-AuditFunction"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = (
+        "arn:aws:lambda:eu-west-1:111122223333:function:quotagov-AuditFunction"
+    )
+    aws_request_id: str = "5f0a3c1e-8d2b-4e7a-9c61-0b3d2e1f4a59"
+
+
+@pytest.fixture
+def wired(
+    dynamodb: Any,
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    batch: SimulatedBatch,
+    policy: Policy,
+    chat: SlackChatNotifier,
+    clock: ManualClock,
+) -> Iterator[None]:
+    settings = Settings(
+        audit_table=TABLE,
+        platform_channel=PLATFORM_CHANNEL,
+        controller_principals=f"{CONTROLLER_ROLE}, arn:aws:iam::111122223333:role/other",
+    )
+    wiring.override(
+        settings,
+        audit_chains=chains,
+        audit_versions=versions,
+        batch=batch,
+        policy=policy,
+        chat=chat,
+        clock=clock,
+    )
+    yield
+    wiring.reset()
+
+
+@pytest.mark.usefixtures("wired")
+def test_event_is_recorded_once_and_risk_counted(
+    chains: DynamoDBChainStore, slack: FakeSlack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = load_event("update-quota-share-borrow")
+
+    first = handler(event, LambdaContext())
+    again = handler(copy.deepcopy(event), LambdaContext())
+
+    assert first == {
+        "status": "recorded",
+        "chain": "ml-gov-queue",
+        "seq": 1,
+        "kind": "CHANGE",
+        "findings": ["BORROW_LIMIT_RAISED", "POLICY_DRIFT"],
+    }
+    assert again == {**first, "status": "duplicate"}
+    assert [m.channel for m in slack.messages] == [PLATFORM_CHANNEL]
+    assert verify_chain("ml-gov-queue", chains.records("ml-gov-queue")) == (1, None)
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "_aws" in line]
+    names = {
+        m["Name"]
+        for blob in emitted
+        for d in blob["_aws"]["CloudWatchMetrics"]
+        for m in d["Metrics"]
+    }
+    assert {"AuditRecords", "RiskyChanges", "AuditDuplicates"} <= names
+
+
+@pytest.mark.usefixtures("wired")
+def test_failed_call_event_is_an_attempt() -> None:
+    answer = handler(load_event("update-quota-share-denied"), LambdaContext())
+
+    assert answer == {
+        "status": "recorded",
+        "chain": "ml-gov-queue",
+        "seq": 1,
+        "kind": "ATTEMPT",
+        "findings": [],
+    }
+
+
+@pytest.mark.usefixtures("wired")
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda e: e["detail"].pop("eventID"), "detail.eventID: Field required"),
+        (
+            lambda e: e["detail"].update(eventSource="ecs.amazonaws.com"),
+            "detail.eventSource: Input should be 'batch.amazonaws.com'",
+        ),
+        (lambda e: e.pop("version"), "version: Field required"),
+        (
+            lambda e: e["detail"].update(eventName="SubmitServiceJob"),
+            "detail.eventName: 'SubmitServiceJob' is not an audited call",
+        ),
+        (
+            lambda e: e["detail"]["requestParameters"].pop("quotaShareArn"),
+            "detail.requestParameters.quotaShareArn: missing in UpdateQuotaShare",
+        ),
+    ],
+)
+def test_malformed_event_is_rejected_naming_the_field(
+    change: Any, reason: str, chains: DynamoDBChainStore
+) -> None:
+    event = load_event("update-quota-share")
+    change(event)
+
+    answer = handler(event, LambdaContext())
+
+    assert answer["status"] == "rejected"
+    assert answer["reason"].startswith(reason)
+    assert chains.chains() == []
+
+
+def test_wiring_builds_the_audit_sink_from_the_audit_table(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    services = wiring.override(Settings(audit_table=TABLE), clock=clock)
+    try:
+        sink = services.get("audit")
+        assert isinstance(sink, DecisionLog)
+        decision = ControllerDecision(
+            action="SubmissionRefused",
+            actor="quotagov",
+            job_queue=QUEUE_ARN,
+            resource="sub-0042",
+            decision_id="refuse-sub-0042",
+            details={"reason": "class scheduled may not use share research"},
+        )
+        sink.record_decision(decision)
+        sink.record_decision(decision)  # the same decision id: one record
+        records = list(services.get("audit_chains").records("ml-gov-queue"))
+    finally:
+        wiring.reset()
+
+    assert len(records) == 1
+    assert records[0]["kind"] == "DECISION"
+    assert records[0]["action"] == "SubmissionRefused"
+    assert records[0]["details"] == {"reason": "class scheduled may not use share research"}
+    assert records[0]["time"] == "2026-05-04T10:00:00Z"
+
+
+def test_wiring_names_the_missing_audit_table() -> None:
+    services = wiring.override(Settings())
+    try:
+        with pytest.raises(RuntimeError, match="AUDIT_TABLE"):
+            services.get("audit")
+    finally:
+        wiring.reset()
+
+
+def test_misconfigured_slack_still_records(
+    dynamodb: Any,
+    chains: DynamoDBChainStore,
+    versions: DynamoDBVersionStore,
+    batch: SimulatedBatch,
+    policy: Policy,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_slack(_services: Any) -> Any:
+        raise RuntimeError("setting SLACK_SECRET_ARN is not set in the environment")
+
+    monkeypatch.setitem(wiring._BUILDERS, "chat", no_slack)
+    wiring.override(
+        Settings(audit_table=TABLE, platform_channel=PLATFORM_CHANNEL),
+        audit_chains=chains,
+        audit_versions=versions,
+        batch=batch,
+        policy=policy,
+        clock=clock,
+    )
+    try:
+        answer = handler(load_event("update-quota-share-borrow"), LambdaContext())
+    finally:
+        wiring.reset()
+
+    assert answer["status"] == "recorded"
+    assert answer["findings"] == ["BORROW_LIMIT_RAISED", "POLICY_DRIFT"]
+    assert len(list(chains.records("ml-gov-queue"))) == 1
+
+
+@pytest.mark.parametrize("path", sorted(EVENTS.glob("audit_trail-*.json")), ids=lambda p: p.stem)
+def test_every_sample_event_is_an_audited_cloudtrail_call(path: Path) -> None:
+    event = BatchApiCallEvent.model_validate_json(path.read_text())
+
+    assert event.source == "aws.batch"
+    assert event.detail_type == "AWS API Call via CloudTrail"
+    assert event.detail.eventName in AUDITED_CALLS
+    assert event.detail.eventSource == "batch.amazonaws.com"
+    assert event.detail.eventID and event.detail.userIdentity.arn
