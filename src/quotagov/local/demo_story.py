@@ -21,11 +21,12 @@ t       what the demo does
 900     erin (an approver of team research) clicks Approve in Slack (signed request):
         ``UpdateServiceJob`` sets bg-2 to 50, which preempts bg-1 in-share.
 1800    med-1 ends; bg-1 borrows medium's instance again.
-2400    (beyond the walkthrough) dave submits med-2: medium reclaims its instance
-        from bg-1 again. bg-1 has now been preempted twice, one more than its
+2000    (beyond the walkthrough) dave submits med-2 while every instance is busy
+        (res-1 runs until 2100): medium reclaims its instance from bg-1 again.
+        bg-1 has now been preempted twice, one more than its
         ``preemptionRetriesBeforeTermination`` (1) allows: Batch fails it and
-        quotagov applies the class's disposition (reclassify: resubmit it once as a
-        successor job).
+        quotagov applies the class's disposition (reclassify into the class's next
+        share, medium, as a successor job).
 5400    (beyond the walkthrough) grace, a platform admin, raises the reserved share
         to 2 instances; frank runs res-2 and res-3 on it; grace then lowers the
         capacity limit back to 1 while both run. The audit function records both
@@ -129,6 +130,7 @@ class Demo:
         self.result = DemoResult()
         self.submissions: dict[str, dict[str, Any]] = {}
         self.escalations: list[dict[str, Any]] = []
+        self.dispositions: list[dict[str, Any]] = []
 
     # -- story ----------------------------------------------------------------------
 
@@ -153,7 +155,7 @@ class Demo:
 
     def at(self, t: int) -> None:
         """Advance virtual time to ``t`` seconds since the start (runs everything due)."""
-        self.rt.advance_to(self.t0 + t)
+        self.rt.advance_to(max(self.t0 + t, self.rt.clock.now()))
 
     # -- API helpers ------------------------------------------------------------------
 
@@ -526,7 +528,7 @@ class Demo:
         self.at(1801)
         self.check("bg-1" in self.running(), "bg-1 borrows medium's instance after med-1 ends")
         self.say("med-1 finished at 1800 s; bg-1 borrows medium's idle instance again")
-        self.at(2400)
+        self.at(2000)
         response = self.submit(
             DAVE,
             "med-2",
@@ -537,26 +539,51 @@ class Demo:
         )
         self.check(response.status == 202, f"med-2 accepted (got {response.status})")
         self.rt.pump()
-        self.at(2401)
+        self.at(2001)
         found = [p for p in self.preemptions() if p["jobName"] == "bg-1"]
         self.check(len(found) == 2, f"bg-1 preempted twice (saw {found})")
         status = self.batch_status("bg-1")
         self.check(status == "FAILED", f"bg-1 FAILED: preemption retries exhausted (got {status})")
         self.say(
-            "dave submits med-2: medium reclaims its instance from bg-1 (CROSS_SHARE). "
+            "dave submits med-2 while all 3 instances are busy: medium reclaims its "
+            "instance from bg-1 (CROSS_SHARE). "
             "That is bg-1's second preemption; the exploratory class allows 1 retry, so "
             "Batch fails the job"
         )
         view = self.job("bg-1")
         successors = (view.get("chain") or {}).get("successorIds") or []
-        self.say(
-            f"  job record of bg-1: {json.dumps(view.get('jobState') or {}, default=str)[:300]}"
-        )
+        state = view.get("jobState") or {}
+        disposition = state.get("disposition") or {}
+        facts = state.get("jobState") or {}
         self.check(bool(successors), f"bg-1 has a successor job (chain: {view.get('chain')})")
-        self.result.document.setdefault("dispositions", []).append(
-            {"jobName": "bg-1", "successorIds": successors, "jobState": view.get("jobState")}
+        self.check(
+            disposition.get("policyAction") == "reclassify"
+            and disposition.get("status") == "applied",
+            f"the reclassify disposition is applied (got {disposition})",
         )
-        self.say(f"  disposition (reclassify) created successor(s) {successors}")
+        entry = {
+            "jobName": "bg-1",
+            "trigger": disposition.get("trigger"),
+            "action": disposition.get("policyAction"),
+            "status": disposition.get("status"),
+            "decidedBy": disposition.get("decidedBy"),
+            "owner": disposition.get("owner"),
+            "targetShare": disposition.get("targetShare"),
+            "successorId": disposition.get("successorId"),
+            "successorBatchJobId": disposition.get("successorBatchJobId"),
+            "reason": disposition.get("reason"),
+            "preemptionCount": facts.get("preemptionCount"),
+            "lostWorkSeconds": sum(
+                int(p.get("lostWorkSeconds") or 0) for p in facts.get("preemptions") or []
+            ),
+        }
+        self.dispositions.append(entry)
+        self.say(f"  quotagov's disposition: {entry['reason']}")
+        self.say(
+            f"  bg-1 is reclassified into share '{entry['targetShare']}' as successor "
+            f"{entry['successorId']} (Batch job {entry['successorBatchJobId']}); "
+            f"the two preemptions lost {entry['lostWorkSeconds']} s of work in total"
+        )
 
     def admin_lowers_reserved(self) -> None:
         """t=5400..: the reserved share grows to 2, runs 2 jobs, is lowered to 1."""
@@ -637,7 +664,7 @@ class Demo:
             "submissions": list(self.submissions.values()),
             "preemptions": self.preemptions(),
             "escalations": self.escalations,
-            "dispositions": self.result.document.get("dispositions", []),
+            "dispositions": self.dispositions,
             "audit": {"records": len(records), "findings": findings, "chainVerified": verified},
             "story": self.result.lines,
             "failures": self.result.failures,
