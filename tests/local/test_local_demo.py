@@ -1,0 +1,84 @@
+"""``quotagov demo --json`` replays the walkthrough end to end and reports what happened."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
+GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
+
+
+@pytest.fixture(scope="module")
+def demo() -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "quotagov.cli", "demo", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    document: dict[str, Any] = json.loads(done.stdout)  # stdout is exactly one JSON document
+    return document
+
+
+def test_every_check_passed(demo: dict[str, Any]) -> None:
+    assert demo["failures"] == []
+    assert any("audit verify: every chain intact" in line for line in demo["story"])
+
+
+def test_refused_submission_has_its_reason(demo: dict[str, Any]) -> None:
+    refused = [s for s in demo["submissions"] if s["state"] == "REFUSED"]
+    assert [s["jobName"] for s in refused] == ["nightly-eval"]
+    assert refused[0]["httpStatus"] == 422
+    assert any("background" in reason and "scheduled" in reason for reason in refused[0]["reasons"])
+    accepted = {s["jobName"] for s in demo["submissions"] if s["state"] == "QUEUED"}
+    assert accepted == {"bg-1", "bg-2", "res-1", "med-1", "med-2", "res-2", "res-3"}
+
+
+def test_preemptions_are_the_walkthroughs_and_the_second_of_bg1(demo: dict[str, Any]) -> None:
+    assert demo["preemptions"][:3] == [
+        {"jobName": "bg-2", "kind": "CROSS_SHARE", "forJob": "med-1", "at": 600},
+        {"jobName": "bg-1", "kind": "IN_SHARE", "forJob": "bg-2", "at": 900},
+        {"jobName": "bg-1", "kind": "CROSS_SHARE", "forJob": "med-2", "at": 2000},
+    ]
+
+
+def test_escalation_applied_by_an_approver_other_than_the_requester(demo: dict[str, Any]) -> None:
+    (escalation,) = demo["escalations"]
+    assert escalation["jobName"] == "bg-2"
+    assert escalation["status"] == "APPLIED"
+    assert escalation["requestedBy"] == ALICE
+    assert escalation["decidedBy"] == "U0ERIN"
+    victims = escalation["preview"]["preempted"]
+    assert [(v["jobName"], v["kind"]) for v in victims] == [("bg-1", "IN_SHARE")]
+    assert victims[0]["unsavedSeconds"] == 180.0  # at t=780, last checkpoint at 600
+
+
+def test_retries_exhausted_job_is_reclassified(demo: dict[str, Any]) -> None:
+    (disposition,) = demo["dispositions"]
+    assert disposition["jobName"] == "bg-1"
+    assert disposition["action"] == "reclassify"
+    assert disposition["status"] == "applied"
+    assert disposition["trigger"] == "retries-exhausted"
+    assert disposition["targetShare"] == "medium"
+    assert disposition["successorBatchJobId"]
+    assert disposition["preemptionCount"] == 2
+    assert disposition["lostWorkSeconds"] == 500  # 300 s at t=900, 200 s at t=2000
+
+
+def test_audit_records_the_lowered_reserved_limit_and_verifies(demo: dict[str, Any]) -> None:
+    audit = demo["audit"]
+    assert audit["chainVerified"] is True
+    lowered = [f for f in audit["findings"] if f["code"] == "CAPACITY_LIMIT_BELOW_USE"]
+    assert len(lowered) == 1
+    assert lowered[0]["severity"] == "high"
+    assert "reserved" in lowered[0]["message"] and "lowered to 1 from 2" in lowered[0]["message"]
+    assert audit["records"] >= 3  # raise, UpdateServiceJob of the approval, lowering

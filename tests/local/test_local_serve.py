@@ -1,0 +1,221 @@
+"""``quotagov serve``: the whole flow over HTTP only, as a user with curl would drive it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "serve-test-signing-secret"
+ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "SLACK_SIGNING_SECRET": SECRET}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "quotagov.cli", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if "listening on" in line:
+                break
+        else:
+            raise AssertionError("quotagov serve exited before listening")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def call(
+    base_url: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
+    data = None
+    all_headers = dict(headers or {})
+    if isinstance(body, (dict, list)):
+        data = json.dumps(body).encode()
+        all_headers.setdefault("Content-Type", "application/json")
+    elif isinstance(body, str):
+        data = body.encode()
+    request = urllib.request.Request(base_url + path, data=data, method=method, headers=all_headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+            status = response.status
+    except urllib.error.HTTPError as error:
+        text = error.read().decode()
+        status = error.code
+    try:
+        return status, json.loads(text) if text else None
+    except ValueError:
+        return status, text
+
+
+def as_alice() -> dict[str, str]:
+    return {"X-Quotagov-Principal": ALICE}
+
+
+def submit(base_url: str, name: str) -> str:
+    payload = {
+        "TrainingJobName": name,
+        "RoleArn": "arn:aws:iam::111122223333:role/sm-exec-research",
+        "AlgorithmSpecification": {"TrainingImage": "img:1", "TrainingInputMode": "File"},
+        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
+        "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 1},
+        "CheckpointConfig": {"S3Uri": f"s3://bucket/ckpt/{name}/"},
+        "Tags": [{"Key": "quotagov:simRunSeconds", "Value": "3600"}],
+    }
+    status, answer = call(
+        base_url,
+        "POST",
+        "/jobs",
+        {
+            "team": "research",
+            "workloadClass": "exploratory",
+            "priorityLevel": "standard",
+            "jobName": name,
+            "quotaShareName": "background",
+            "checkpointIntervalSeconds": 600,
+            "serviceRequestPayload": payload,
+        },
+        as_alice(),
+    )
+    assert status == 202, answer
+    return str(answer["submissionId"])
+
+
+def signed_click(base_url: str, message: dict[str, Any], user: str, secret: str) -> int:
+    approve = next(
+        (block["block_id"], element)
+        for block in message["blocks"]
+        for element in block.get("elements") or []
+        if element.get("action_id") == "escalation_approve"
+    )
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user, "username": "erin", "name": "erin", "team_id": "T0DEMO"},
+        "team": {"id": "T0DEMO", "domain": "demo"},
+        "api_app_id": "A0APP",
+        "container": {
+            "type": "message",
+            "message_ts": message["ts"],
+            "channel_id": message["channel"],
+            "is_ephemeral": False,
+        },
+        "channel": {"id": message["channel"], "name": "ml-governance"},
+        "message": {"type": "message", "ts": message["ts"], "text": message["text"]},
+        "actions": [
+            {
+                "type": "button",
+                "action_id": "escalation_approve",
+                "block_id": approve[0],
+                "value": approve[1].get("value"),
+                "action_ts": "1.0",
+            }
+        ],
+    }
+    body = "payload=" + urllib.parse.quote(json.dumps(payload), safe="")
+    _, clock = call(base_url, "GET", "/_local/clock")
+    timestamp = str(int(clock["now"]))
+    digest = hmac.new(secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256)
+    status, _ = call(
+        base_url,
+        "POST",
+        "/slack/interactions",
+        body,
+        {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": timestamp,
+            "X-Slack-Signature": "v0=" + digest.hexdigest(),
+        },
+    )
+    return status
+
+
+def test_submit_escalate_approve_in_slack_over_http(base_url: str) -> None:
+    # no identity header: API Gateway's IAM authorizer would refuse the request
+    status, _ = call(base_url, "POST", "/jobs", {"team": "research"})
+    assert status == 403
+
+    first, second = submit(base_url, "serve-bg-1"), submit(base_url, "serve-bg-2")
+    status, clock = call(base_url, "POST", "/_local/clock", {"advance": 60})
+    assert status == 200
+    status, view = call(base_url, "GET", f"/jobs/{second}", headers=as_alice())
+    assert status == 200 and view["state"] == "SUBMITTED"
+    assert view["batch"]["schedulingPriority"] == 10
+    status, view_first = call(base_url, "GET", f"/jobs/{first}", headers=as_alice())
+    assert view_first["batch"]["status"] == "RUNNING"
+
+    # a third job waits in the background share; escalate it over the running ones
+    third = submit(base_url, "serve-bg-3")
+    call(base_url, "POST", "/_local/clock", {"advance": 60})
+    status, escalation = call(
+        base_url,
+        "POST",
+        f"/jobs/{third}/escalations",
+        {"level": "high", "reason": "conference deadline"},
+        as_alice(),
+    )
+    assert status == 201, escalation
+    assert escalation["status"] == "PENDING"
+
+    status, slack = call(base_url, "GET", "/_local/slack/messages")
+    assert status == 200
+    message = next(
+        m
+        for m in slack["messages"]
+        if m["channel"] == escalation["message"]["channel"]
+        and m["ts"] == escalation["message"]["ts"]
+    )
+    assert "serve-bg-3" in message["text"]
+
+    assert signed_click(base_url, message, "U0ERIN", "forged-secret") == 401
+    assert signed_click(base_url, message, "U0ERIN", SECRET) == 200
+
+    _, slack = call(base_url, "GET", "/_local/slack/messages")
+    updated = next(m for m in slack["messages"] if m["ts"] == message["ts"])
+    assert updated["edits"] >= 1
+    assert "APPLIED" in updated["text"] and "U0ERIN" in updated["text"]
+    status, view = call(base_url, "GET", f"/jobs/{third}", headers=as_alice())
+    assert view["batch"]["schedulingPriority"] == 50
+
+
+def test_local_endpoints_refuse_bad_input(base_url: str) -> None:
+    status, answer = call(base_url, "POST", "/_local/clock", {"advance": -5})
+    assert status == 400 and "clock" in answer["message"]
+    status, _ = call(base_url, "POST", "/_local/batch/UpdateQuotaShare", {})
+    assert status == 403
+    status, _ = call(base_url, "GET", "/nowhere")
+    assert status == 404
