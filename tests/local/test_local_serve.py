@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -170,7 +169,7 @@ def test_submit_escalate_approve_in_slack_over_http(base_url: str) -> None:
     assert status == 403
 
     first, second = submit(base_url, "serve-bg-1"), submit(base_url, "serve-bg-2")
-    status, clock = call(base_url, "POST", "/_local/clock", {"advance": 60})
+    status, _ = call(base_url, "POST", "/_local/clock", {"advance": 60})
     assert status == 200
     status, view = call(base_url, "GET", f"/jobs/{second}", headers=as_alice())
     assert status == 200 and view["state"] == "SUBMITTED"
