@@ -30,5 +30,7 @@ def worker(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 def remember(event: dict[str, Any], context: Any) -> None:
-    """Remember an EventBridge envelope."""
+    """Remember an EventBridge envelope; fail on a detail with ``"fail": true``."""
     RECEIVED.append(("state", event))
+    if (event.get("detail") or {}).get("fail"):
+        raise RuntimeError("asked to fail")

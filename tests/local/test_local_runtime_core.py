@@ -156,3 +156,28 @@ def test_schedule_fires_on_each_tick_of_virtual_time(runtime: LocalRuntime) -> N
     ticks = [e for kind, e in echo_handlers.RECEIVED if kind == "state"]
     assert [t["detail-type"] for t in ticks] == ["Scheduled Event"] * 3
     assert ticks[0]["time"] == "2026-05-04T09:05:00Z"
+
+
+def test_failed_async_invocation_is_retried_then_sent_to_the_on_failure_queue(
+    runtime: LocalRuntime,
+) -> None:
+    runtime.emit(
+        {
+            "source": "aws.batch",
+            "detail-type": "Batch Service Job State Change",
+            "time": "2026-05-04T09:10:00Z",
+            "resources": [],
+            "detail": {"jobId": "j2", "jobQueue": runtime.job_queue, "fail": True},
+        }
+    )
+    runtime.pump()
+    attempts = [i for i in runtime.invocations if i.function == "StateFunction"]
+    assert [i.ok for i in attempts] == [False, False]  # the call and MaximumRetryAttempts 1
+    assert attempts[0].error == "RuntimeError: asked to fail"
+    failed = boto3.client("sqs").receive_message(QueueUrl=runtime.stack.ref("FailedEventsQueue"))
+    (message,) = failed["Messages"]
+    record = json.loads(message["Body"])
+    assert record["requestContext"]["condition"] == "RetriesExhausted"
+    assert record["requestContext"]["approximateInvokeCount"] == 2
+    assert record["requestPayload"]["detail"]["jobId"] == "j2"
+    assert record["responsePayload"] == {"errorMessage": "RuntimeError: asked to fail"}

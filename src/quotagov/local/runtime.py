@@ -20,7 +20,8 @@ Slack. It then plays the part of Lambda and its triggers:
   synthesized ``AWS API Call via CloudTrail`` events (for mutating Batch calls made by
   the functions or by an administrator through :meth:`LocalRuntime.admin_batch`) are
   put on moto's default bus, matched by the template's rule patterns, and delivered
-  to the target function (asynchronous invocation: up to 2 retries).
+  to the target function (asynchronous invocation: the template's
+  ``EventInvokeConfig`` retries, then its ``OnFailure`` SQS destination).
 - Schedules: ``rate(...)`` rules fire on virtual clock ticks during :meth:`advance_to`.
 
 One invocation runs at a time (the runtime holds a lock, like a function with a
@@ -38,6 +39,7 @@ import os
 import secrets
 import threading
 import traceback
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +51,7 @@ from quotagov.local.cloudtrail import CloudTrailRecordingBatch
 from quotagov.local.eventbus import LocalEventBus
 from quotagov.local.lambda_events import (
     LambdaContext,
+    iso_time,
     rest_api_event,
     scheduled_event,
     sqs_record,
@@ -76,8 +79,6 @@ DEFAULT_WALKTHROUGH = EXAMPLES / "aws-walkthrough.json"
 DEFAULT_EPOCH = 1777885200.0
 #: How long SQS keeps a received message invisible in real time; virtual time decides.
 _REAL_VISIBILITY_SECONDS = 43200
-#: Lambda's asynchronous invocation retries (EventBridge targets, schedules).
-ASYNC_RETRIES = 2
 
 
 @dataclass
@@ -492,11 +493,42 @@ class LocalRuntime:
             self.published.append(envelope)
         delivered = self.bus.take()
         for function, envelope in delivered:
-            trigger = f"eventbridge {envelope.get('detail-type')}"
-            for _attempt in range(1 + ASYNC_RETRIES):
-                if self.invoke(function, envelope, trigger=trigger).ok:
-                    break
+            self.invoke_async(function, envelope, f"eventbridge {envelope.get('detail-type')}")
         return len(delivered) + len(pending)
+
+    def invoke_async(self, function: str, event: dict[str, Any], trigger: str) -> Invocation:
+        """Invoke as Lambda does for asynchronous sources (EventBridge, schedules).
+
+        A failed invocation is retried ``EventInvokeConfig.MaximumRetryAttempts`` times
+        (default 2); after the last failure the event goes to the ``OnFailure`` SQS
+        destination when the template gives one, wrapped like Lambda's destination
+        record (``requestContext``, ``requestPayload``, ``responsePayload``).
+        """
+        spec = self.functions[function]
+        record = self.invoke(function, event, trigger=trigger)
+        for _retry in range(spec.async_retries):
+            if record.ok:
+                break
+            record = self.invoke(function, event, trigger=f"{trigger} (retry)")
+        if not record.ok and spec.on_failure_queue:
+            failure = {
+                "version": "1.0",
+                "timestamp": iso_time(self.clock.now()),
+                "requestContext": {
+                    "requestId": str(uuid.uuid4()),
+                    "functionArn": self.stack.get_att(function, "Arn") + ":$LATEST",
+                    "condition": "RetriesExhausted",
+                    "approximateInvokeCount": 1 + spec.async_retries,
+                },
+                "requestPayload": event,
+                "responseContext": {"statusCode": 200, "functionError": "Unhandled"},
+                "responsePayload": {"errorMessage": record.error},
+            }
+            self.sqs.send_message(
+                QueueUrl=str(self.stack.ref(spec.on_failure_queue)),
+                MessageBody=json.dumps(failure, default=str),
+            )
+        return record
 
     def _deliver_sqs(self) -> int:
         sqs = self.sqs
@@ -609,9 +641,7 @@ class LocalRuntime:
             while self._next_tick[trigger.name] <= now:
                 rule_arn = f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{trigger.name}"
                 event = scheduled_event(rule_arn, self._next_tick[trigger.name])
-                for _attempt in range(1 + ASYNC_RETRIES):
-                    if self.invoke(trigger.function, event, trigger=f"schedule {trigger.name}").ok:
-                        break
+                self.invoke_async(trigger.function, event, f"schedule {trigger.name}")
                 self._next_tick[trigger.name] += trigger.every_seconds
 
     # -- administrators ------------------------------------------------------------------

@@ -147,6 +147,10 @@ class FunctionSpec:
     handler: str
     environment: dict[str, Any] = field(default_factory=dict)
     timeout_seconds: int = 3
+    #: ``EventInvokeConfig.MaximumRetryAttempts`` (Lambda's default for async invokes: 2).
+    async_retries: int = 2
+    #: logical id of the SQS queue of ``EventInvokeConfig.DestinationConfig.OnFailure``.
+    on_failure_queue: str | None = None
 
 
 def _rate_seconds(expression: str) -> int:
@@ -329,11 +333,21 @@ class Stack:
             env = dict(global_env)
             env.update((properties.get("Environment") or {}).get("Variables") or {})
             timeout = properties.get("Timeout", self._globals().get("Timeout", 3))
+            invoke_config = properties.get("EventInvokeConfig") or {}
+            on_failure = ((invoke_config.get("DestinationConfig") or {}).get("OnFailure")) or {}
+            destination = on_failure.get("Destination")
+            failure_queue = None
+            if on_failure.get("Type") == "SQS" and isinstance(destination, dict):
+                attr = destination.get("Fn::GetAtt")
+                if attr:
+                    failure_queue = str(attr.split(".")[0] if isinstance(attr, str) else attr[0])
             specs[logical_id] = FunctionSpec(
                 logical_id=logical_id,
                 handler=str(handler),
                 environment=env,
                 timeout_seconds=int(self.resolve(timeout)),
+                async_retries=int(invoke_config.get("MaximumRetryAttempts", 2)),
+                on_failure_queue=failure_queue,
             )
         return specs
 
