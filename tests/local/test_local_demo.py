@@ -82,3 +82,19 @@ def test_audit_records_the_lowered_reserved_limit_and_verifies(demo: dict[str, A
     assert lowered[0]["severity"] == "high"
     assert "reserved" in lowered[0]["message"] and "lowered to 1 from 2" in lowered[0]["message"]
     assert audit["records"] >= 3  # raise, UpdateServiceJob of the approval, lowering
+
+
+def test_audit_ties_quotagovs_own_batch_call_to_its_decision(demo: dict[str, Any]) -> None:
+    entries = demo["audit"]["entries"]
+    update = [
+        e for e in entries if e["recordType"] == "CloudTrail" and e["action"] == "UpdateServiceJob"
+    ]
+    assert len(update) == 1
+    assert update[0]["actor"].endswith("SlackInteractionsFunctionRole/SlackInteractionsFunction")
+    assert update[0]["quotagov"] is True and update[0]["decision"] == "EscalationApproved"
+    admin = [e for e in entries if e["action"] == "UpdateQuotaShare"]
+    assert [e["actor"] for e in admin] == [GRACE, GRACE]
+    assert [e["findings"] for e in admin] == [["POLICY_DRIFT"], ["CAPACITY_LIMIT_BELOW_USE"]]
+    decisions = [e["action"] for e in entries if e["recordType"] == "Decision"]
+    assert "SubmissionRefused" in decisions and "EscalationApproved" in decisions
+    assert "DispositionApplied" in decisions

@@ -638,6 +638,12 @@ class Demo:
         for record in lowered:
             for finding in record.get("findings") or []:
                 self.say(f"  audit finding: {finding}")
+        for record in records:
+            entry = _audit_entry(record)
+            self.say(
+                f"  audit #{entry['seq']} {entry['recordType']} {entry['action']} "
+                f"by {entry['actor']}{' (quotagov)' if entry['quotagov'] else ''}"
+            )
         verified = self.rt.audit_verify()
         self.check(verified, "audit verify: every hash chain intact")
         state = "every chain intact" if verified else "BROKEN"
@@ -665,7 +671,26 @@ class Demo:
             "preemptions": self.preemptions(),
             "escalations": self.escalations,
             "dispositions": self.dispositions,
-            "audit": {"records": len(records), "findings": findings, "chainVerified": verified},
+            "audit": {
+                "records": len(records),
+                "entries": [_audit_entry(r) for r in records],
+                "findings": findings,
+                "chainVerified": verified,
+            },
             "story": self.result.lines,
             "failures": self.result.failures,
         }
+
+
+def _audit_entry(record: dict[str, Any]) -> dict[str, Any]:
+    """The short form of one audit record: seq, kind, action, actor, findings' codes."""
+    actor = record.get("actor") or {}
+    return {
+        "seq": int(record.get("seq") or 0),
+        "recordType": record.get("recordType"),
+        "action": record.get("action"),
+        "actor": actor.get("principalArn"),
+        "quotagov": bool(actor.get("quotagov")),
+        "decision": actor.get("decisionAction"),
+        "findings": [f.get("code") for f in record.get("findings") or [] if isinstance(f, dict)],
+    }
