@@ -126,3 +126,21 @@ def test_progress_callback_reaches_the_total() -> None:
     )
     assert calls[-1] == (20, 20)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_progress_bar_on_a_terminal_for_large_scenarios(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import quotagov.commands.simulate as command
+
+    doc = scenario(2, [share("a", 2, "RESERVE")], [job(f"j{i}", "a", i, 10) for i in range(30)])
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.setattr(command, "PROGRESS_THRESHOLD", 30)
+    monkeypatch.setattr(command.sys.stderr, "isatty", lambda: True)
+    assert main(["simulate", str(path), "--output", "json"]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("\rsimulating [" + "#" * 40 + "] 30/30 jobs settled\n")
+    monkeypatch.setattr(command.sys.stderr, "isatty", lambda: False)
+    assert main(["simulate", str(path), "--output", "json"]) == 0
+    assert capsys.readouterr().err == ""

@@ -22,9 +22,18 @@ the current heads, first step first and, within a step, first head first; the fi
 success restarts the sweep. When a whole sweep starts nothing, every BEST_EFFORT_FIFO
 head is set aside at once and the next sweep runs with the new heads.
 
-A head whose attempt failed is not tried again while nothing it depends on changed
-(the ledger's stamp of its instance type and the engine's configuration epoch): the
-result would be the same. This keeps a pass cheap however long the queues are.
+Where AWS is silent, these are this project's documented choices (per the spec):
+the step order above is a strict priority between steps (a head that fits within quota
+anywhere starts before any reclaim, any reclaim before any borrowing, any borrowing
+before any in-share preemption); ties between heads are broken by submission time, then
+input order, never by share.
+
+Speed, with no change to the outcome: a head whose attempt failed is not tried again
+while nothing it depends on changed (the ledger's stamp of its instance type and the
+engine's epoch, which moves with every priority or share update), and a STRICT_FIFO
+share with such a head is *parked* (not even looked at) until its instance type's
+stamp changes or its queue does (:meth:`QuotaLedger.park`). This keeps a pass cheap
+however many shares and queued jobs there are.
 """
 
 from __future__ import annotations
