@@ -14,6 +14,7 @@ import pytest
 
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.ports import BatchThrottledError
 
 from .conftest import start_moto_server
 from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
@@ -339,3 +340,62 @@ def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
     assert len(world.slack.calls_to("chat.update")) == 1
     assert audit_actions(world).count("EscalationApplied") == 1
     assert audit_actions(world).count("EscalationApproved") == 1
+
+
+def test_failed_application_is_recorded_and_retried_by_the_schedule(world: World) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    world.batch.update_failures.append(
+        BatchThrottledError("UpdateServiceJob", "TooManyRequestsException", "Too Many Requests")
+    )
+    assert world.click(body["escalationId"], "U0CAROL") == 200
+
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.apply_attempts) == (EscalationStatus.APPLY_FAILED, 1)
+    assert stored.error == "UpdateServiceJob: TooManyRequestsException: Too Many Requests"
+    assert world.describe("bg-2")["schedulingPriority"] == 10
+    message = world.slack.messages[0]
+    assert "UpdateServiceJob failed" in message_text(message.blocks)
+
+    world.clock.advance(300)
+    result = world.expire()
+    assert result["retried"] == {body["escalationId"]: "APPLIED"}
+    assert world.describe("bg-2")["schedulingPriority"] == 50
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.apply_attempts, stored.error) == (
+        EscalationStatus.APPLIED,
+        2,
+        None,
+    )
+    assert "*Approved* by <@U0CAROL>" in message_text(world.slack.messages[0].blocks)
+    assert audit_actions(world) == [
+        "EscalationRequested",
+        "EscalationApproved",
+        "EscalationApplyFailed",
+        "EscalationApplied",
+    ]
+    assert world.expire()["retried"] == {}
+
+
+def test_slack_failure_withdraws_the_request_and_refunds_the_budget(
+    dynamodb_endpoint: str, aws_env: None
+) -> None:
+    policy = walkthrough_policy(escalationBudget={"count": 1, "periodSeconds": 604800})
+    world = build_world(policy, dynamodb_endpoint)
+    try:
+        world.slack.fail_next("chat.postMessage", "channel_not_found")
+        status, body = world.request("sub-bg-2", "high", REASON)
+        assert status == 503
+        assert "channel_not_found" in body["message"]
+        assert world.escalations.with_status(EscalationStatus.PENDING) == []
+        # the budget unit came back: the next request is accepted
+        assert world.request("sub-bg-2", "high", REASON)[0] == 201
+        assert audit_actions(world) == [
+            "EscalationRequested",
+            "EscalationWithdrawn",
+            "EscalationRequested",
+        ]
+    finally:
+        world.slack.stop()
+        wiring.reset()

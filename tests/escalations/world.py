@@ -33,7 +33,7 @@ from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_esca
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.adapters.slack import SlackCredentials
 from quotagov.clock import ManualClock
-from quotagov.governance.ports import NullAuditSink
+from quotagov.governance.ports import BatchError, NullAuditSink
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
@@ -88,10 +88,15 @@ class CountingBatch:
         self._batch = batch
         self._lock = threading.Lock()
         self.update_calls: list[dict[str, Any]] = []
+        #: Errors the next ``UpdateServiceJob`` calls raise instead of reaching Batch
+        #: (Batch answering 429 after the client's retries, for example).
+        self.update_failures: list[BatchError] = []
 
     def update_service_job(self, **request: Any) -> dict[str, Any]:
         with self._lock:
             self.update_calls.append(dict(request))
+            if self.update_failures:
+                raise self.update_failures.pop(0)
             answer: dict[str, Any] = self._batch.update_service_job(**request)
             return answer
 
