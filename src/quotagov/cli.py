@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 #: Modules under ``quotagov.commands`` that provide subcommands, in help order.
-COMMAND_MODULES: tuple[str, ...] = ("policy",)
+COMMAND_MODULES: tuple[str, ...] = ("demo", "simulate", "policy")
 
 
 def build_parser() -> argparse.ArgumentParser:

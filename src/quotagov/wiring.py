@@ -223,3 +223,13 @@ def _build_idempotency(services: Services) -> Any:
 
 register("submission_queue", _build_submission_queue)
 register("idempotency", _build_idempotency)
+
+
+def _build_batch(services: Services) -> Any:
+    """The boto3 Batch adapter (imported here so importing wiring does not load boto3)."""
+    from quotagov.adapters.batch_boto3 import build_batch
+
+    return build_batch(services.settings)
+
+
+register("batch", _build_batch)

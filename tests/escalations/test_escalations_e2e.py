@@ -14,7 +14,6 @@ import pytest
 
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
-from quotagov.governance.ports import BatchThrottledError
 
 from .conftest import start_moto_server
 from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
@@ -109,8 +108,8 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
     world.clock.advance(5)
     assert world.click(body["escalationId"], "U0CAROL") == 200
 
-    assert world.batch.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
-    world.batch.run_until(world.clock.now())
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    world.batch.sync()  # the scheduling pass at this instant
     assert world.describe("bg-2")["status"] == "RUNNING"
     assert world.describe("bg-2")["schedulingPriority"] == 50
     assert world.describe("bg-1")["status"] == "RUNNABLE"  # preempted in-share
@@ -136,7 +135,7 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
 
     # A repeated click (double click, Slack retry) changes nothing and says so privately.
     assert world.click(body["escalationId"], "U0ERIN") == 200
-    assert len(world.batch.update_calls) == 1
+    assert len(world.update_calls) == 1
     assert world.slack.message(message.channel, message.ts).edits == 1
     [notice] = world.slack.calls_to("response_url")
     assert notice.params["response_type"] == "ephemeral"
@@ -146,7 +145,7 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
 def test_deny_keeps_the_priority_and_shows_who_denied(world: World) -> None:
     _, body = world.request("sub-bg-2", "high", REASON)
     assert world.click(body["escalationId"], "U0ERIN", "escalation_deny") == 200
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert world.describe("bg-2")["schedulingPriority"] == 10
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.DENIED
@@ -171,7 +170,7 @@ def test_refused_clicks_change_nothing(
     assert world.click(body["escalationId"], clicker) == 200
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert world.slack.messages[0].edits == 0
     [notice] = world.slack.calls_to("response_url")
     assert refusal in notice.params["text"]
@@ -206,7 +205,7 @@ def test_forged_or_stale_clicks_are_401_and_change_nothing(
     )
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert world.slack.calls_to("chat.update") == []
     assert world.slack.calls_to("response_url") == []
 
@@ -222,7 +221,7 @@ def test_missing_signature_headers_are_401(world: World) -> None:
     event["multiValueHeaders"] = None
     response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
     assert response["statusCode"] == 401
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
 
 
 def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: World) -> None:
@@ -231,7 +230,7 @@ def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: W
     assert world.click(first["escalationId"], "U0CAROL") == 200
     stored = world.escalations.get(first["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.EXPIRED
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert "*Expired*" in message_text(world.slack.messages[0].blocks)
 
     # The scheduled function expires the rest.
@@ -287,7 +286,7 @@ def test_direct_level_is_applied_at_once(world: World) -> None:
     status, body = world.request("sub-med-1", "standard", "weekly retrain is late", DAVE)
     assert status == 200
     assert (body["status"], body["direct"]) == ("APPLIED", True)
-    assert world.batch.update_calls == [{"jobId": world.job_ids["med-1"], "schedulingPriority": 10}]
+    assert world.update_calls == [{"jobId": world.job_ids["med-1"], "schedulingPriority": 10}]
     assert world.slack.messages == []
     [applied] = world.audit.decisions
     assert (applied.action, applied.actor) == ("EscalationApplied", DAVE)
@@ -333,7 +332,7 @@ def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
         thread.join()
 
     assert statuses == [200] * 50
-    assert world.batch.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
     applied = world.escalations.with_status(EscalationStatus.APPLIED)
     assert [e.escalation_id for e in applied] == [escalation_id]
     assert world.escalations.with_status(EscalationStatus.PENDING) == []
@@ -344,8 +343,8 @@ def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
 
 def test_failed_application_is_recorded_and_retried_by_the_schedule(world: World) -> None:
     _, body = world.request("sub-bg-2", "high", REASON)
-    world.batch.update_failures.append(
-        BatchThrottledError("UpdateServiceJob", "TooManyRequestsException", "Too Many Requests")
+    world.batch.fail_next(
+        "UpdateServiceJob", code="TooManyRequestsException", message="Too Many Requests"
     )
     assert world.click(body["escalationId"], "U0CAROL") == 200
 

@@ -32,6 +32,14 @@ from quotagov.scheduler.models import (
     ResourceSharingConfiguration,
     ShareConfig,
 )
+from quotagov.scheduler.scenario import (
+    Scenario,
+    ScenarioAction,
+    ScenarioError,
+    load_scenario,
+    validate_scenario,
+)
+from quotagov.scheduler.simulation import build_engine, dump_output, normalize, simulate
 from quotagov.scheduler.state import Preemption, Transition
 
 __all__ = [
@@ -46,9 +54,18 @@ __all__ = [
     "Preemption",
     "PreemptionConfiguration",
     "ResourceSharingConfiguration",
+    "Scenario",
+    "ScenarioAction",
+    "ScenarioError",
     "ShareConfig",
     "ShareUsage",
     "Transition",
     "UnknownJobError",
     "UnknownShareError",
+    "build_engine",
+    "dump_output",
+    "load_scenario",
+    "normalize",
+    "simulate",
+    "validate_scenario",
 ]

@@ -114,7 +114,10 @@ class JobView:
     """A read-only snapshot of one job.
 
     Times in seconds; ``remainingSeconds`` is the RUNNING work still needed as of
-    ``engine.now`` (None: the job never completes by itself); ``misconfigured`` is
+    ``engine.now`` (None: the job never completes by itself); ``runningSeconds`` the
+    RUNNING time over all attempts and ``overheadSeconds`` the part of it spent on
+    restart overhead (at most ``restartOverheadSeconds`` per restarted attempt);
+    ``misconfigured`` is
     True when its share has no capacity limit for its instance type (it stays
     RUNNABLE and is never admitted, as AWS holds such jobs).
     """
@@ -137,6 +140,7 @@ class JobView:
     runningSince: float | None
     remainingSeconds: float | None
     runningSeconds: float
+    overheadSeconds: float
     misconfigured: bool
 
 
@@ -679,9 +683,11 @@ class Engine:
     def _view(self, job: Job) -> JobView:
         remaining = job.remaining
         running = job.running_seconds
+        overhead = job.overhead_seconds
         if job.status == "RUNNING" and job.running_since is not None:
             in_attempt = self._now - job.running_since
             running += in_attempt
+            overhead += min(job.pending_overhead, in_attempt)
             if remaining is not None:
                 remaining = remaining - in_attempt
         share = self._ledger.shares[job.share]
@@ -704,5 +710,6 @@ class Engine:
             runningSince=job.running_since,
             remainingSeconds=remaining,
             runningSeconds=running,
+            overheadSeconds=overhead,
             misconfigured=job.instance_type not in share.limits,
         )

@@ -1,0 +1,846 @@
+"""State and rules of the simulated Batch: queues, quota shares, service jobs, the engine.
+
+This is the "models" half of the simulated Batch (as moto splits a service): it keeps
+the resources, enforces the API's rules and drives one local scheduler
+(:class:`quotagov.scheduler.Engine`) per job queue. Request dictionaries come in
+already checked against the botocore model; response dictionaries are built by
+:mod:`quotagov.adapters.simbatch.responses`.
+
+Time: the engine counts seconds from the simulated Batch's creation
+(``engine time = clock.now() - origin``); the API reports epoch milliseconds
+(``round((origin + t) * 1000)``).
+
+Rules and their sources (reference facts = ``shared/reference/aws-and-slack-facts.md``):
+
+- quota-management queue: ``quotaShareName`` required, ``shareIdentifier`` refused (§1.8);
+- unknown queue, quota share or job: ``ClientException`` "... does not exist";
+- a DISABLED quota share accepts no new jobs (§1.6);
+- ``schedulingPriority`` 0-9999, ``retryStrategy.attempts`` 1-10 (§1.2);
+- ``DeleteQuotaShare`` needs a DISABLED share (§2.1);
+- a job whose instance type its share (or the service environment) cannot provide is
+  accepted and held RUNNABLE with the ``MISCONFIGURATION:...`` statusReason (§1.7).
+
+Choices where AWS is silent or vague, made here and documented once:
+
+- ``UpdateServiceJob`` and ``TerminateServiceJob`` on a SUCCEEDED or FAILED job raise
+  ``ClientException`` (AWS does not say).
+- ``clientToken`` (§2.3, VAGUE): the same token with an identical request returns the
+  first call's response and creates nothing; with a different request it raises
+  ``ClientException``. Tokens are remembered for the simulated Batch's lifetime,
+  account-wide.
+- ``DeleteQuotaShare`` terminates the share's unfinished jobs at once, with
+  statusReason :data:`SHARE_DELETED_REASON` (AWS: "eventually", text SILENT).
+- Status reasons of preempted attempts and of jobs failed because preemption retries
+  ran out (SILENT in AWS) are :func:`preempted_reason` and :func:`retries_exhausted_reason`.
+- ``ListServiceJobs`` sorts newest first (``createdAt``, then submission order) with
+  or without a filter; ``nextToken`` is opaque and stays valid while jobs are added.
+- ``GetJobQueueSnapshot.frontOfQueue`` merges the shares' queues by
+  ``schedulingPriority`` (high first), then submission time; every quota share has an
+  entry in ``frontOfQuotaShares`` (an empty list when it has no RUNNABLE job).
+- Quota shares must be created before the first job is submitted to their queue
+  (the engine takes its shares when it is built); a deleted share can be created
+  again under the same name.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import math
+import random
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from quotagov.adapters.simbatch.payload import (
+    PayloadError,
+    TrainingRequest,
+    parse_training_request,
+)
+from quotagov.adapters.simbatch.records import (
+    Attempt,
+    QuotaShareRecord,
+    ServiceJob,
+)
+from quotagov.adapters.simbatch.responses import (
+    describe_service_job,
+    quota_share_detail,
+    service_job_summary,
+    state_change_event,
+)
+from quotagov.clock import Clock
+from quotagov.governance.ports import BatchClientError, BatchNotFoundError
+from quotagov.scheduler import (
+    Engine,
+    InvalidConfigError,
+    JobSpec,
+    Options,
+    ShareConfig,
+    Transition,
+)
+from quotagov.scheduler.rules import share_faults
+
+CLIENT_EXCEPTION = "ClientException"
+
+SERVICE_ENVIRONMENT_MAX_RESOURCE = (
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated "
+    "with the job queue cannot meet the capacity requirement of the job."
+)
+SHARE_DELETED_REASON = "Quota share deleted"
+
+MAX_SHARES_PER_QUEUE = 20
+MAX_LIST_RESULTS = 100
+MAX_FRONT_OF_QUEUE = 100
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_FILTERS = (
+    "JOB_NAME",
+    "BEFORE_CREATED_AT",
+    "AFTER_CREATED_AT",
+    "SHARE_IDENTIFIER",
+    "QUOTA_SHARE_NAME",
+)
+
+
+def quota_management_limit_reason(share_name: str) -> str:
+    """statusReason of a job its quota share can never run (§1.7: code documented, text ours)."""
+    return (
+        "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Quota share "
+        f"{share_name} cannot meet the capacity requirement of the job."
+    )
+
+
+def preempted_reason(kind: str | None, for_job_arn: str) -> str:
+    """statusReason of a preempted attempt (AWS text SILENT; this project's wording)."""
+    if kind == "IN_SHARE":
+        return f"PREEMPTED:IN_SHARE - preempted by higher-priority job {for_job_arn}"
+    return f"PREEMPTED:CROSS_SHARE - capacity reclaimed for job {for_job_arn}"
+
+
+def retries_exhausted_reason(preemptions: int, retries: int | None) -> str:
+    """statusReason of a job FAILED because its preemption retries ran out (text ours)."""
+    return (
+        f"PREEMPTION_RETRIES_EXHAUSTED - preempted {preemptions} times, "
+        f"preemptionRetriesBeforeTermination is {retries}"
+    )
+
+
+def _client_error(operation: str, message: str) -> BatchClientError:
+    return BatchClientError(operation, CLIENT_EXCEPTION, message)
+
+
+def _not_found(operation: str, message: str) -> BatchNotFoundError:
+    return BatchNotFoundError(operation, CLIENT_EXCEPTION, message)
+
+
+class IdFactory:
+    """Job ids (UUID4), event ids and training-job suffixes; seeded for reproducible runs."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed) if seed is not None else random.SystemRandom()
+
+    def uuid4(self) -> str:
+        """A version-4 UUID string."""
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def hex32(self) -> str:
+        """32 lowercase hex digits."""
+        return f"{self._rng.getrandbits(128):032x}"
+
+
+@dataclass(slots=True)
+class JobQueueState:
+    """One quota-management job queue with its service environment and engine.
+
+    Attributes:
+        name: job queue name.
+        arn: ``arn:aws:batch:<region>:<account>:job-queue/<name>``.
+        capacity: the service environment's instances per instance type.
+        options: the engine's options (startupSeconds, queueing).
+        shares: quota shares by name, in creation order (deleted ones kept, flagged).
+        engine: built at the first submission; None before.
+    """
+
+    name: str
+    arn: str
+    capacity: dict[str, int]
+    options: Options
+    shares: dict[str, QuotaShareRecord] = field(default_factory=dict)
+    engine: Engine | None = None
+
+    def live_shares(self) -> list[QuotaShareRecord]:
+        """The quota shares not deleted, in creation order."""
+        return [s for s in self.shares.values() if not s.deleted]
+
+
+def _share_config(share: QuotaShareRecord) -> ShareConfig:
+    return ShareConfig.from_batch(
+        {
+            "quotaShareName": share.name,
+            "capacityLimits": share.capacity_limits,
+            "resourceSharingConfiguration": share.resource_sharing,
+            "preemptionConfiguration": share.preemption,
+            "state": share.state,
+        }
+    )
+
+
+class SimBatchBackend:
+    """The simulated Batch's resources and rules (no request checking, no throttling).
+
+    Args:
+        region: AWS Region used in ARNs and events.
+        account: account id used in ARNs and events.
+        clock: the injectable clock (epoch seconds).
+        default_checkpoint_interval_seconds: checkpoint interval of jobs whose payload
+            has a ``CheckpointConfig`` and no interval hint.
+        ids: where job ids and ARN suffixes come from.
+
+    Every operation raises :class:`BatchClientError` / :class:`BatchNotFoundError` with
+    code ``ClientException`` for requests Batch refuses (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        *,
+        region: str,
+        account: str,
+        clock: Clock,
+        default_checkpoint_interval_seconds: float,
+        ids: IdFactory,
+    ) -> None:
+        self.region = region
+        self.account = account
+        self.clock = clock
+        self.origin = clock.now()
+        self.default_checkpoint_interval_seconds = default_checkpoint_interval_seconds
+        self.ids = ids
+        self.queues: dict[str, JobQueueState] = {}
+        self.jobs: dict[str, ServiceJob] = {}
+        self._tokens: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._seq = 0
+        self._events: list[dict[str, Any]] = []
+
+    # -- time ------------------------------------------------------------------------
+
+    def engine_time(self) -> float:
+        """Seconds since the simulated Batch was created, by its clock."""
+        return max(0.0, self.clock.now() - self.origin)
+
+    def epoch_ms(self, t: float) -> int:
+        """Engine time ``t`` (seconds) as epoch milliseconds."""
+        return round((self.origin + t) * 1000)
+
+    def now_ms(self) -> int:
+        """The clock's time in epoch milliseconds."""
+        return round(self.clock.now() * 1000)
+
+    # -- events ----------------------------------------------------------------------
+
+    def sync(self, *, flush: bool = True) -> list[dict[str, Any]]:
+        """Advance every queue's engine to the clock; return the events since the last sync.
+
+        With ``flush`` a scheduling pass due at the engine's current time runs even if
+        the clock has not moved; without it, that pass waits until the clock moves on
+        (API calls use this, so that calls made at one instant all happen before that
+        instant's pass, as in the scenario format's same-time order).
+        """
+        t = self.engine_time()
+        for queue in self.queues.values():
+            engine = queue.engine
+            if engine is not None and (flush or t > engine.now):
+                self._apply(engine.advance_to(max(t, engine.now)))
+        events, self._events = self._events, []
+        return events
+
+    def _apply(self, transitions: list[Transition]) -> None:
+        for transition in transitions:
+            job = self.jobs[transition.jobName]
+            self._apply_one(job, transition)
+            self._events.append(
+                state_change_event(
+                    job,
+                    event_id=self.ids.uuid4(),
+                    epoch_ms=self.epoch_ms(transition.at),
+                    region=self.region,
+                    account=self.account,
+                )
+            )
+
+    def _apply_one(self, job: ServiceJob, tr: Transition) -> None:
+        at = self.epoch_ms(tr.at)
+        attempt = job.attempts[-1] if job.attempts else None
+        open_attempt = attempt if job.holding else None
+        if tr.to == "RUNNABLE":
+            job.runnable_since = at
+            if open_attempt is not None:
+                for_arn = self._job_arn(tr.forJob)
+                open_attempt.stopped_at = at
+                open_attempt.status_reason = preempted_reason(tr.kind, for_arn)
+                job.preempted_attempts.insert(0, open_attempt)
+                job.status_reason = open_attempt.status_reason
+            else:
+                job.status_reason = job.misconfiguration
+        elif tr.to == "SCHEDULED":
+            job.attempts.append(Attempt(self._training_job_arn(job), scheduled_at=at))
+            job.scheduled_at = at
+            job.status_reason = None
+        elif tr.to == "RUNNING" and attempt is not None:
+            attempt.started_at = at
+            if job.started_at is None:
+                job.started_at = at
+        elif tr.to == "SUCCEEDED" and attempt is not None:
+            attempt.stopped_at = at
+            attempt.status_reason = "Completed"
+            job.stopped_at = at
+            job.status_reason = None
+        elif tr.to == "FAILED":
+            job.stopped_at = at
+            exhausted = tr.reason == "RETRIES_EXHAUSTED" and not job.is_terminated
+            if exhausted and open_attempt is not None:
+                open_attempt.stopped_at = at
+                open_attempt.status_reason = preempted_reason(tr.kind, self._job_arn(tr.forJob))
+                job.preempted_attempts.insert(0, open_attempt)
+                retries = job.request.get("preemptionConfiguration", {}).get(
+                    "preemptionRetriesBeforeTermination"
+                )
+                job.status_reason = retries_exhausted_reason(len(job.preempted_attempts), retries)
+            else:
+                # TerminateServiceJob (the reason is echoed) or a share refusal.
+                job.status_reason = tr.reason
+                if open_attempt is not None:
+                    open_attempt.stopped_at = at
+                    open_attempt.status_reason = tr.reason
+        job.status = tr.to
+
+    def _job_arn(self, job_id: str | None) -> str:
+        job = self.jobs.get(job_id or "")
+        return job.job_arn if job is not None else str(job_id)
+
+    def _training_job_arn(self, job: ServiceJob) -> str:
+        name = f"AWSBatch{job.training.training_job_name}{self.ids.hex32()}"
+        return f"arn:aws:sagemaker:{self.region}:{self.account}:training-job/{name}"
+
+    # -- job queues ------------------------------------------------------------------
+
+    def add_job_queue(self, name: str, capacity: Mapping[str, int], options: Options) -> str:
+        """Create a quota-management job queue with its own service environment.
+
+        Raises:
+            ValueError: bad name, duplicate queue or negative capacity.
+        """
+        if not _NAME.match(name):
+            raise ValueError(f"job_queue: {name!r} must be 1-128 letters, digits, - or _")
+        if name in self.queues:
+            raise ValueError(f"job_queue: {name!r} already exists")
+        for unit, count in capacity.items():
+            if int(count) < 0:
+                raise ValueError(f"capacity[{unit!r}]: {count} is negative")
+        arn = f"arn:aws:batch:{self.region}:{self.account}:job-queue/{name}"
+        self.queues[name] = JobQueueState(
+            name, arn, {u: int(c) for u, c in capacity.items()}, options
+        )
+        return arn
+
+    def find_queue(self, operation: str, name_or_arn: str) -> JobQueueState:
+        """The job queue named ``name_or_arn`` (name or ARN).
+
+        Raises:
+            BatchNotFoundError: no such queue.
+        """
+        prefix = f"arn:aws:batch:{self.region}:{self.account}:job-queue/"
+        name = name_or_arn[len(prefix) :] if name_or_arn.startswith(prefix) else name_or_arn
+        queue = self.queues.get(name)
+        if queue is None:
+            raise _not_found(operation, f"Job queue {name_or_arn} does not exist.")
+        return queue
+
+    def _engine(self, queue: JobQueueState) -> Engine:
+        if queue.engine is None:
+            configs = [_share_config(s) for s in queue.shares.values()]
+            queue.engine = Engine(queue.capacity, configs, queue.options, self.engine_time())
+        return queue.engine
+
+    # -- quota shares ----------------------------------------------------------------
+
+    def _find_share(self, operation: str, arn: str) -> tuple[JobQueueState, QuotaShareRecord]:
+        for queue in self.queues.values():
+            for share in queue.shares.values():
+                if share.arn == arn and not share.deleted:
+                    return queue, share
+        raise _not_found(operation, f"Quota share {arn} does not exist.")
+
+    def _check_share_config(self, operation: str, share: QuotaShareRecord) -> None:
+        faults = share_faults(_share_config(share), share.name)
+        if faults:
+            raise _client_error(operation, "; ".join(faults))
+
+    def create_quota_share(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``CreateQuotaShare``; returns ``{quotaShareName, quotaShareArn}``."""
+        op = "CreateQuotaShare"
+        queue = self.find_queue(op, request["jobQueue"])
+        name = request["quotaShareName"]
+        if not _NAME.match(name):
+            raise _client_error(
+                op, f"quotaShareName: {name!r} must be 1-128 letters, digits, - or _"
+            )
+        existing = queue.shares.get(name)
+        if existing is not None and not existing.deleted:
+            raise _client_error(op, "Object already exists")
+        if len(queue.live_shares()) >= MAX_SHARES_PER_QUEUE:
+            raise _client_error(
+                op, f"Job queue {queue.name} already has {MAX_SHARES_PER_QUEUE} quota shares"
+            )
+        if queue.engine is not None and existing is None:
+            raise _client_error(
+                op,
+                "the simulated Batch cannot add a quota share to a job queue that already "
+                "has jobs; create the quota shares first",
+            )
+        share = QuotaShareRecord(
+            name=name,
+            arn=f"{queue.arn}/quota-share/{name}",
+            queue_name=queue.name,
+            capacity_limits=copy.deepcopy(list(request["capacityLimits"])),
+            resource_sharing=dict(request["resourceSharingConfiguration"]),
+            preemption=dict(request["preemptionConfiguration"]),
+            state=request.get("state", "ENABLED"),
+            tags=dict(request.get("tags") or {}),
+        )
+        self._check_share_config(op, share)
+        if queue.engine is not None:  # re-creating a deleted share known to the engine
+            self._reconfigure_engine_share(op, queue, share)
+        queue.shares[name] = share
+        return {"quotaShareName": share.name, "quotaShareArn": share.arn}
+
+    def _reconfigure_engine_share(
+        self, operation: str, queue: JobQueueState, share: QuotaShareRecord
+    ) -> None:
+        engine = self._engine(queue)
+        try:
+            engine.update_share(
+                share.name,
+                capacityLimits=share.capacity_limits,
+                resourceSharingConfiguration=share.resource_sharing,
+                preemptionConfiguration=share.preemption,
+                state=share.state,
+            )
+        except InvalidConfigError as exc:
+            raise _client_error(operation, "; ".join(exc.faults)) from exc
+
+    def update_quota_share(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``UpdateQuotaShare``: given members replace the old ones (lists replaced whole)."""
+        op = "UpdateQuotaShare"
+        queue, share = self._find_share(op, request["quotaShareArn"])
+        updated = copy.deepcopy(share)
+        if "capacityLimits" in request:
+            updated.capacity_limits = copy.deepcopy(list(request["capacityLimits"]))
+        if "resourceSharingConfiguration" in request:
+            updated.resource_sharing = dict(request["resourceSharingConfiguration"])
+        if "preemptionConfiguration" in request:
+            updated.preemption = dict(request["preemptionConfiguration"])
+        if "state" in request:
+            updated.state = request["state"]
+        self._check_share_config(op, updated)
+        if queue.engine is not None:
+            self._reconfigure_engine_share(op, queue, updated)
+        queue.shares[share.name] = updated
+        self._refresh_misconfigurations(queue)
+        return {"quotaShareName": updated.name, "quotaShareArn": updated.arn}
+
+    def describe_quota_share(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``DescribeQuotaShare``: configuration, state, status (always VALID) and tags."""
+        queue, share = self._find_share("DescribeQuotaShare", request["quotaShareArn"])
+        return quota_share_detail(share, queue_arn=queue.arn, with_tags=True)
+
+    def list_quota_shares(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``ListQuotaShares``: one page, creation order, ``maxResults`` 1-100."""
+        op = "ListQuotaShares"
+        queue = self.find_queue(op, request["jobQueue"])
+        size = _max_results(op, request)
+        shares = queue.live_shares()
+        start = 0
+        if "nextToken" in request:
+            start = _decode_offset(op, request["nextToken"])
+        page = shares[start : start + size]
+        out: dict[str, Any] = {
+            "quotaShares": [
+                quota_share_detail(s, queue_arn=queue.arn, with_tags=False) for s in page
+            ]
+        }
+        if start + size < len(shares):
+            out["nextToken"] = _encode({"offset": start + size})
+        return out
+
+    def delete_quota_share(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``DeleteQuotaShare``: the share must be DISABLED; its unfinished jobs are terminated."""
+        op = "DeleteQuotaShare"
+        queue, share = self._find_share(op, request["quotaShareArn"])
+        if share.state != "DISABLED":
+            raise _client_error(
+                op, f"Quota share {share.name} must be DISABLED before it can be deleted."
+            )
+        for job in self.jobs.values():
+            mine = job.queue_name == queue.name and job.quota_share_name == share.name
+            if mine and not job.terminal:
+                self._terminate(queue, job, SHARE_DELETED_REASON)
+        share.deleted = True
+        return {}
+
+    # -- service jobs ----------------------------------------------------------------
+
+    def find_job(self, operation: str, job_id: str) -> ServiceJob:
+        """The job with id ``job_id`` (a jobId or a service-job ARN).
+
+        Raises:
+            BatchNotFoundError: no such job.
+        """
+        key = job_id.rsplit("/", 1)[-1] if job_id.startswith("arn:") else job_id
+        job = self.jobs.get(key)
+        if job is None:
+            raise _not_found(operation, f"Job {job_id} does not exist.")
+        return job
+
+    def submit_service_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``SubmitServiceJob``; returns ``{jobArn, jobName, jobId}`` (see module rules)."""
+        op = "SubmitServiceJob"
+        token = request.get("clientToken")
+        body = {k: v for k, v in request.items() if k != "clientToken"}
+        fingerprint = json.dumps(body, sort_keys=True, default=str)
+        if token is not None and token in self._tokens:
+            seen, response = self._tokens[token]
+            if seen != fingerprint:
+                raise _client_error(
+                    op,
+                    f"clientToken {token!r} was already used with a different request.",
+                )
+            return dict(response)
+        queue = self.find_queue(op, request["jobQueue"])
+        share_name = self._check_share_for_job(op, queue, request)
+        share = queue.shares[share_name]
+        _check_job_fields(op, request)
+        try:
+            training = parse_training_request(
+                request,
+                default_checkpoint_interval_seconds=self.default_checkpoint_interval_seconds,
+            )
+        except PayloadError as exc:
+            raise _client_error(op, str(exc)) from exc
+        engine = self._engine(queue)
+        job_id = self.ids.uuid4()
+        self._seq += 1
+        job = ServiceJob(
+            job_id=job_id,
+            job_name=request["jobName"],
+            job_arn=f"arn:aws:batch:{self.region}:{self.account}:service-job/{job_id}",
+            queue_name=queue.name,
+            queue_arn=queue.arn,
+            request=copy.deepcopy(body),
+            training=training,
+            seq=self._seq,
+            created_at=self.now_ms(),
+            scheduling_priority=int(request.get("schedulingPriority", 0)),
+            quota_share_name=share_name,
+        )
+        job.misconfiguration = _misconfiguration(queue, share, training)
+        spec = JobSpec(
+            jobName=job_id,
+            quotaShareName=share_name,
+            instanceType=training.instance_type,
+            instanceCount=training.instance_count,
+            runSeconds=training.run_seconds,
+            schedulingPriority=job.scheduling_priority,
+            preemptionRetriesBeforeTermination=request.get("preemptionConfiguration", {}).get(
+                "preemptionRetriesBeforeTermination"
+            ),
+            checkpointIntervalSeconds=training.checkpoint_interval_seconds,
+            restartOverheadSeconds=training.restart_overhead_seconds,
+        )
+        try:
+            transitions = engine.submit(spec)
+        except InvalidConfigError as exc:
+            raise _client_error(op, "; ".join(exc.faults)) from exc
+        self.jobs[job_id] = job
+        self._apply(transitions)
+        response = {"jobArn": job.job_arn, "jobName": job.job_name, "jobId": job.job_id}
+        if token is not None:
+            self._tokens[token] = (fingerprint, dict(response))
+        return response
+
+    def _check_share_for_job(
+        self, operation: str, queue: JobQueueState, request: Mapping[str, Any]
+    ) -> str:
+        if "shareIdentifier" in request:
+            raise _client_error(
+                operation,
+                f"shareIdentifier: job queue {queue.name} uses a quota-share policy; "
+                "submit with quotaShareName, not shareIdentifier.",
+            )
+        name = request.get("quotaShareName")
+        if name is None:
+            raise _client_error(
+                operation,
+                f"quotaShareName: required for job queue {queue.name}, "
+                "which uses a quota-share scheduling policy.",
+            )
+        share = queue.shares.get(name)
+        if share is None or share.deleted:
+            raise _not_found(
+                operation, f"Quota share {name} does not exist in job queue {queue.name}."
+            )
+        if share.state != "ENABLED":
+            raise _client_error(
+                operation, f"Quota share {name} is DISABLED and does not accept new jobs."
+            )
+        return str(name)
+
+    def update_service_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``UpdateServiceJob``: new ``schedulingPriority`` (0-9999) for an unfinished job."""
+        op = "UpdateServiceJob"
+        job = self.find_job(op, request["jobId"])
+        priority = request["schedulingPriority"]
+        _check_priority(op, priority)
+        if job.terminal:
+            raise _client_error(
+                op, f"Job {job.job_id} is {job.status}; a finished job cannot be updated."
+            )
+        engine = self._engine(self.queues[job.queue_name])
+        engine.update_priority(job.job_id, priority)
+        job.scheduling_priority = priority
+        return {"jobArn": job.job_arn, "jobName": job.job_name, "jobId": job.job_id}
+
+    def terminate_service_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``TerminateServiceJob``: the job becomes FAILED with ``reason`` as statusReason."""
+        op = "TerminateServiceJob"
+        job = self.find_job(op, request["jobId"])
+        if job.terminal:
+            raise _client_error(
+                op, f"Job {job.job_id} is already {job.status}; it cannot be terminated."
+            )
+        self._terminate(self.queues[job.queue_name], job, request["reason"])
+        return {}
+
+    def _terminate(self, queue: JobQueueState, job: ServiceJob, reason: str) -> None:
+        job.is_terminated = True
+        self._apply(self._engine(queue).terminate(job.job_id, reason))
+
+    def describe_service_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``DescribeServiceJob``."""
+        return describe_service_job(self.find_job("DescribeServiceJob", request["jobId"]))
+
+    def list_service_jobs(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``ListServiceJobs`` with Batch's filter semantics (reference facts §2.6)."""
+        op = "ListServiceJobs"
+        size = _max_results(op, request)
+        jobs = list(self.jobs.values())
+        if "jobQueue" in request:
+            queue = self.find_queue(op, request["jobQueue"])
+            jobs = [j for j in jobs if j.queue_name == queue.name]
+        status = request.get("jobStatus")
+        filters = request.get("filters") or []
+        if len(filters) > 1:
+            raise _client_error(op, "filters: only one filter can be used at a time.")
+        if filters:
+            jobs = _filtered(op, jobs, filters[0])
+            if filters[0].get("name") in ("SHARE_IDENTIFIER", "QUOTA_SHARE_NAME") and status:
+                jobs = [j for j in jobs if j.status == status]
+        else:
+            jobs = [j for j in jobs if j.status == (status or "RUNNING")]
+        jobs.sort(key=lambda j: (j.created_at, j.seq), reverse=True)
+        if "nextToken" in request:
+            after = _decode_key(op, request["nextToken"])
+            jobs = [j for j in jobs if (j.created_at, j.seq) < after]
+        page = jobs[:size]
+        out: dict[str, Any] = {"jobSummaryList": [service_job_summary(j) for j in page]}
+        if len(jobs) > size:
+            last = page[-1]
+            out["nextToken"] = _encode({"createdAt": last.created_at, "seq": last.seq})
+        return out
+
+    # -- snapshot --------------------------------------------------------------------
+
+    def get_job_queue_snapshot(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``GetJobQueueSnapshot`` from the engine's queues and usage (reference facts §2.7)."""
+        queue = self.find_queue("GetJobQueueSnapshot", request["jobQueue"])
+        now = self.now_ms()
+        fronts: dict[str, list[dict[str, Any]]] = {}
+        runnable: list[ServiceJob] = []
+        usage: list[dict[str, Any]] = []
+        totals: dict[str, float] = {}
+        for share in queue.live_shares():
+            order = queue.engine.runnable_order(share.name) if queue.engine else []
+            jobs = [self.jobs[name] for name in order]
+            runnable += jobs
+            fronts[share.name] = [_front_entry(j) for j in jobs[:1]]
+            held: dict[str, float] = {}
+            for job in self.jobs.values():
+                mine = job.queue_name == queue.name and job.quota_share_name == share.name
+                if mine and job.holding:
+                    unit = job.training.instance_type
+                    held[unit] = held.get(unit, 0.0) + job.training.instance_count
+            for unit, count in held.items():
+                totals[unit] = totals.get(unit, 0.0) + count
+            if held:
+                usage.append(
+                    {
+                        "quotaShareName": share.name,
+                        "capacityUsage": [
+                            {"capacityUnit": u, "quantity": q} for u, q in sorted(held.items())
+                        ],
+                    }
+                )
+        runnable.sort(key=lambda j: (-j.scheduling_priority, j.created_at, j.seq))
+        usage.sort(
+            key=lambda u: (-sum(c["quantity"] for c in u["capacityUsage"]), u["quotaShareName"])
+        )
+        return {
+            "frontOfQueue": {
+                "jobs": [_front_entry(j) for j in runnable[:MAX_FRONT_OF_QUEUE]],
+                "lastUpdatedAt": now,
+            },
+            "frontOfQuotaShares": {"quotaShares": fronts, "lastUpdatedAt": now},
+            "queueUtilization": {
+                "totalCapacityUsage": [
+                    {"capacityUnit": u, "quantity": q} for u, q in sorted(totals.items())
+                ],
+                "quotaShareUtilization": {"topCapacityUtilization": usage},
+                "lastUpdatedAt": now,
+            },
+        }
+
+    def _refresh_misconfigurations(self, queue: JobQueueState) -> None:
+        for job in self.jobs.values():
+            if job.queue_name != queue.name or job.status != "RUNNABLE":
+                continue
+            share = queue.shares[job.quota_share_name]
+            before = job.misconfiguration
+            job.misconfiguration = _misconfiguration(queue, share, job.training)
+            if job.status_reason == before:
+                job.status_reason = job.misconfiguration
+
+
+def _front_entry(job: ServiceJob) -> dict[str, Any]:
+    return {"jobArn": job.job_arn, "earliestTimeAtPosition": job.runnable_since or job.created_at}
+
+
+def _misconfiguration(
+    queue: JobQueueState, share: QuotaShareRecord, training: TrainingRequest
+) -> str | None:
+    """The MISCONFIGURATION statusReason when the job can never start, else None (§1.7)."""
+    unit, count = training.instance_type, training.instance_count
+    available = queue.capacity.get(unit, 0)
+    if count > available:
+        return SERVICE_ENVIRONMENT_MAX_RESOURCE
+    limit = share.limit(unit)
+    if limit is None:
+        return quota_management_limit_reason(share.name)
+    ceiling = limit
+    if share.resource_sharing.get("strategy") == "LEND_AND_BORROW":
+        borrow = int(share.resource_sharing.get("borrowLimit", -1))
+        ceiling = available if borrow == -1 else limit + math.floor(limit * borrow / 100)
+    if count > min(ceiling, available):
+        return quota_management_limit_reason(share.name)
+    return None
+
+
+def _check_priority(operation: str, priority: int) -> None:
+    if not 0 <= priority <= 9999:
+        raise _client_error(operation, f"schedulingPriority: {priority} is outside 0-9999.")
+
+
+def _check_job_fields(operation: str, request: Mapping[str, Any]) -> None:
+    name = request["jobName"]
+    if not _NAME.match(name):
+        raise _client_error(
+            operation, f"jobName: {name!r} must be 1-128 letters, digits, hyphens or underscores."
+        )
+    _check_priority(operation, int(request.get("schedulingPriority", 0)))
+    attempts = request.get("retryStrategy", {}).get("attempts")
+    if attempts is not None and not 1 <= attempts <= 10:
+        raise _client_error(operation, f"retryStrategy.attempts: {attempts} is outside 1-10.")
+    retries = request.get("preemptionConfiguration", {}).get("preemptionRetriesBeforeTermination")
+    if retries is not None and retries < 0:
+        raise _client_error(
+            operation,
+            f"preemptionConfiguration.preemptionRetriesBeforeTermination: {retries} is negative.",
+        )
+    timeout = request.get("timeoutConfig", {}).get("attemptDurationSeconds")
+    if timeout is not None and timeout < 1:
+        raise _client_error(
+            operation, f"timeoutConfig.attemptDurationSeconds: {timeout} is below 1."
+        )
+
+
+def _max_results(operation: str, request: Mapping[str, Any]) -> int:
+    size = int(request.get("maxResults", MAX_LIST_RESULTS))
+    if not 1 <= size <= MAX_LIST_RESULTS:
+        raise _client_error(operation, f"maxResults: {size} is outside 1-{MAX_LIST_RESULTS}.")
+    return size
+
+
+def _filtered(operation: str, jobs: list[ServiceJob], spec: Mapping[str, Any]) -> list[ServiceJob]:
+    name = spec.get("name")
+    values = [str(v) for v in spec.get("values") or []]
+    if name not in _FILTERS:
+        raise _client_error(
+            operation, f"filters[0].name: {name!r} is not one of {', '.join(_FILTERS)}."
+        )
+    if not values:
+        raise _client_error(operation, "filters[0].values: at least one value is required.")
+    test: Callable[[ServiceJob], bool]
+    if name == "JOB_NAME":
+        test = lambda j: any(_name_matches(j.job_name, v) for v in values)  # noqa: E731
+    elif name in ("BEFORE_CREATED_AT", "AFTER_CREATED_AT"):
+        try:
+            bound = int(values[0])
+        except ValueError:
+            raise _client_error(
+                operation, f"filters[0].values: {values[0]!r} is not epoch milliseconds."
+            ) from None
+        if name == "BEFORE_CREATED_AT":
+            test = lambda j: j.created_at < bound  # noqa: E731
+        else:
+            test = lambda j: j.created_at > bound  # noqa: E731
+    elif name == "QUOTA_SHARE_NAME":
+        test = lambda j: j.quota_share_name in values  # noqa: E731
+    else:
+        test = lambda j: j.request.get("shareIdentifier") in values  # noqa: E731
+    return [j for j in jobs if test(j)]
+
+
+def _name_matches(job_name: str, pattern: str) -> bool:
+    if pattern.endswith("*"):
+        return job_name.lower().startswith(pattern[:-1].lower())
+    return job_name.lower() == pattern.lower()
+
+
+def _encode(data: Mapping[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data, sort_keys=True).encode()).decode()
+
+
+def _decode(operation: str, token: str) -> dict[str, Any]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, binascii.Error):
+        raise _client_error(operation, "nextToken: not a token this API returned.") from None
+    if not isinstance(data, dict):
+        raise _client_error(operation, "nextToken: not a token this API returned.")
+    return data
+
+
+def _decode_offset(operation: str, token: str) -> int:
+    offset = _decode(operation, token).get("offset")
+    if not isinstance(offset, int) or offset < 0:
+        raise _client_error(operation, "nextToken: not a token this API returned.")
+    return offset
+
+
+def _decode_key(operation: str, token: str) -> tuple[int, int]:
+    data = _decode(operation, token)
+    created, seq = data.get("createdAt"), data.get("seq")
+    if not isinstance(created, int) or not isinstance(seq, int):
+        raise _client_error(operation, "nextToken: not a token this API returned.")
+    return created, seq

@@ -1,0 +1,123 @@
+"""State records of the simulated Batch: job queues, quota shares, service jobs, attempts.
+
+These are what the simulated Batch remembers about each resource, in the API's units
+(epoch milliseconds for times, instances for capacities). The wire shapes built from
+them live in :mod:`quotagov.adapters.simbatch.responses`; the rules that change them
+in :mod:`quotagov.adapters.simbatch.models`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from quotagov.adapters.simbatch.payload import TrainingRequest
+
+HOLDING_STATUSES = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
+TERMINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One placement of a job on SageMaker: one training job with its own ARN.
+
+    Attributes:
+        training_job_arn: ``arn:aws:sagemaker:<region>:<account>:training-job/AWSBatch...``.
+        scheduled_at: when the attempt was handed to SageMaker (SCHEDULED), epoch ms.
+        started_at: when it became RUNNING, epoch ms (None if it never did).
+        stopped_at: when it ended (preempted, completed, terminated), epoch ms.
+        status_reason: why it ended.
+    """
+
+    training_job_arn: str
+    scheduled_at: int
+    started_at: int | None = None
+    stopped_at: int | None = None
+    status_reason: str | None = None
+
+
+@dataclass(slots=True)
+class QuotaShareRecord:
+    """A quota share of a job queue, as ``CreateQuotaShare``/``UpdateQuotaShare`` left it.
+
+    Attributes:
+        name: ``quotaShareName``.
+        arn: ``arn:aws:batch:<region>:<account>:job-queue/<queue>/quota-share/<name>``.
+        queue_name: the job queue it belongs to.
+        capacity_limits: ``[{capacityUnit, maxCapacity}]`` (API shape).
+        resource_sharing: ``{strategy, borrowLimit?}`` (API shape).
+        preemption: ``{inSharePreemption}`` (API shape).
+        state: ``ENABLED`` or ``DISABLED``.
+        tags: the share's tags.
+        deleted: set by ``DeleteQuotaShare``; a deleted share is gone from the API.
+    """
+
+    name: str
+    arn: str
+    queue_name: str
+    capacity_limits: list[dict[str, Any]]
+    resource_sharing: dict[str, Any]
+    preemption: dict[str, Any]
+    state: str = "ENABLED"
+    tags: dict[str, str] = field(default_factory=dict)
+    deleted: bool = False
+
+    def limit(self, instance_type: str) -> int | None:
+        """``maxCapacity`` for ``instance_type``; None when the share has no limit for it."""
+        for entry in self.capacity_limits:
+            if entry["capacityUnit"] == instance_type:
+                return int(entry["maxCapacity"])
+        return None
+
+
+@dataclass(slots=True)
+class ServiceJob:
+    """One service job of the simulated Batch.
+
+    Attributes:
+        job_id: UUID4 string; the engine knows the job under this id.
+        job_name: ``jobName`` as submitted (not unique).
+        job_arn: ``arn:aws:batch:<region>:<account>:service-job/<jobId>``.
+        queue_name: the job queue's name.
+        queue_arn: the job queue's ARN (``jobQueue`` in responses).
+        request: the ``SubmitServiceJob`` request as received (without ``clientToken``).
+        training: what was read from the payload and hints.
+        seq: submission order across the whole simulated Batch (tie-break, newest first).
+        status: the API status.
+        misconfiguration: the ``MISCONFIGURATION:...`` statusReason while the job can
+            never start with the current limits; None otherwise.
+        runnable_since: when the job last became RUNNABLE, epoch ms.
+        preempted_attempts: every preempted attempt, most recent first.
+    """
+
+    job_id: str
+    job_name: str
+    job_arn: str
+    queue_name: str
+    queue_arn: str
+    request: dict[str, Any]
+    training: TrainingRequest
+    seq: int
+    created_at: int
+    scheduling_priority: int
+    quota_share_name: str
+    status: str = "SUBMITTED"
+    status_reason: str | None = None
+    misconfiguration: str | None = None
+    scheduled_at: int | None = None
+    started_at: int | None = None
+    stopped_at: int | None = None
+    runnable_since: int | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    preempted_attempts: list[Attempt] = field(default_factory=list)
+    is_terminated: bool = False
+
+    @property
+    def holding(self) -> bool:
+        """True while the job holds its instances (SCHEDULED, STARTING or RUNNING)."""
+        return self.status in HOLDING_STATUSES
+
+    @property
+    def terminal(self) -> bool:
+        """True once SUCCEEDED or FAILED."""
+        return self.status in TERMINAL_STATUSES
