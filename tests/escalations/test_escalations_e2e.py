@@ -7,7 +7,6 @@ Slack requests signed with the test signing secret exactly as Slack signs them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,34 +14,9 @@ import pytest
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
 
-from .conftest import start_moto_server
-from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
+from .world import ALICE, DAVE, ERIN, SIGNING_SECRET, World, build_world, walkthrough_policy
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
-
-
-@pytest.fixture(scope="module")
-def dynamodb_endpoint() -> Iterator[str]:
-    """One loopback moto server for the module; every test makes its own tables."""
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-            env.setenv(name, "testing")
-        env.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-        server, url = start_moto_server()
-        try:
-            yield url
-        finally:
-            server.stop()
-
-
-@pytest.fixture
-def world(dynamodb_endpoint: str, aws_env: None) -> Iterator[World]:
-    built = build_world(walkthrough_policy(), dynamodb_endpoint)
-    try:
-        yield built
-    finally:
-        built.slack.stop()
-        wiring.reset()
 
 
 def message_text(blocks: list[dict[str, Any]]) -> str:
@@ -398,3 +372,39 @@ def test_slack_failure_withdraws_the_request_and_refunds_the_budget(
     finally:
         world.slack.stop()
         wiring.reset()
+
+
+def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world: World) -> None:
+    import base64
+    from urllib.parse import urlencode
+
+    from quotagov.handlers import slack_interactions
+
+    from .conftest import slack_signature
+    from .world import LambdaContext
+
+    _, body = world.request("sub-bg-2", "high", REASON)
+
+    def send(raw: bytes) -> int:
+        event = world.click_event(body["escalationId"], "U0CAROL")
+        ts = event["headers"]["X-Slack-Request-Timestamp"]
+        event["body"] = base64.b64encode(raw).decode()
+        event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
+        event["multiValueHeaders"] = None
+        response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
+        return int(response["statusCode"])
+
+    assert send(b"payload=%7Bnot-json") == 400
+    assert send(b"text=no-payload-field") == 400
+    assert send(urlencode({"payload": '{"type": "view_submission"}'}).encode()) == 400
+    other = {
+        "type": "block_actions",
+        "user": {"id": "U0CAROL"},
+        "actions": [{"action_id": "someone_elses_button", "value": "x"}],
+    }
+    import json
+
+    assert send(urlencode({"payload": json.dumps(other)}).encode()) == 200
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert world.update_calls == []
