@@ -49,7 +49,7 @@ from quotagov.governance.ports import (
     ControllerDecision,
     PostedMessage,
 )
-from quotagov.governance.records import JobsRepository, SubmissionState
+from quotagov.governance.records import JobRecord, JobsRepository, SubmissionState
 from quotagov.governance.slack_messages import (
     outcome_blocks,
     outcome_text,
@@ -134,6 +134,10 @@ class GovernedJobs(Protocol):
         """The job whose quotagov id *or* Batch service job id is ``job_id``, or None."""
         ...
 
+    def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
+        """The job whose Batch service job id is ``batch_job_id``, or None."""
+        ...
+
 
 class JobRecordLookup:
     """:class:`GovernedJobs` over the submission path's :class:`JobsRepository`.
@@ -149,6 +153,14 @@ class JobRecordLookup:
     def find(self, job_id: str) -> GovernedJob | None:
         """The governed job with submission id or Batch job id ``job_id``, or None."""
         record = self.records.get(job_id) or self.records.get_by_batch_job_id(job_id)
+        return self._governed(record)
+
+    def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
+        """The governed job with Batch service job id ``batch_job_id``, or None."""
+        return self._governed(self.records.get_by_batch_job_id(batch_job_id))
+
+    @staticmethod
+    def _governed(record: JobRecord | None) -> GovernedJob | None:
         if record is None or record.state is not SubmissionState.SUBMITTED:
             return None
         return GovernedJob(
