@@ -408,3 +408,26 @@ def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world:
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
     assert world.update_calls == []
+
+
+def test_an_approval_interrupted_before_update_is_taken_over_by_the_schedule(
+    world: World,
+) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    # An invocation recorded APPROVED and died before calling UpdateServiceJob.
+    decided = world.escalations.transition(
+        body["escalationId"],
+        EscalationStatus.PENDING,
+        {
+            "status": EscalationStatus.APPROVED,
+            "decided_by": "U0CAROL",
+            "decided_at": world.clock.now(),
+        },
+    )
+    assert decided is not None
+    world.clock.advance(300)
+    assert world.expire()["retried"] == {}  # could still be in flight
+    world.clock.advance(601)
+    assert world.expire()["retried"] == {body["escalationId"]: "APPLIED"}
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert "*Approved* by <@U0CAROL>" in message_text(world.slack.messages[0].blocks)

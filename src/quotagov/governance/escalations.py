@@ -67,6 +67,11 @@ MAX_APPLY_ATTEMPTS = 5
 #: Batch statuses after which a job never runs again (spec/scenario-format.md).
 TERMINAL_JOB_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 
+#: An APPROVED request older than this (seconds) whose ``UpdateServiceJob`` never
+#: finished belongs to an invocation that died (Lambda's longest timeout is 900 s);
+#: :meth:`Escalations.retry_failed` takes it over.
+STALE_APPROVAL_SECONDS = 900
+
 #: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
 QUOTAGOV = "quotagov"
 
@@ -746,8 +751,21 @@ class Escalations:
         """Call ``UpdateServiceJob`` again for APPLY_FAILED requests with attempts left.
 
         Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional),
-        so concurrent runs never call Batch twice for the same request.
+        so concurrent runs never call Batch twice for the same request. An APPROVED
+        request decided more than :data:`STALE_APPROVAL_SECONDS` ago (its invocation
+        died before recording the outcome) is first marked APPLY_FAILED, then retried.
         """
+        now = self.clock.now()
+        for stuck in self.repository.with_status(EscalationStatus.APPROVED):
+            if stuck.decided_at is not None and now - stuck.decided_at > STALE_APPROVAL_SECONDS:
+                self.repository.transition(
+                    stuck.escalation_id,
+                    EscalationStatus.APPROVED,
+                    {
+                        "status": EscalationStatus.APPLY_FAILED,
+                        "error": "interrupted before UpdateServiceJob was recorded",
+                    },
+                )
         done = []
         for failed in self.repository.with_status(EscalationStatus.APPLY_FAILED):
             if failed.apply_attempts >= MAX_APPLY_ATTEMPTS:
