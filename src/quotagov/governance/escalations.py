@@ -375,6 +375,10 @@ class Escalations:
             raise self._refuse(
                 request, f"team: {job.team!r} of job {request.job_id!r} is not in the policy"
             )
+        if job.quota_share_name not in {s.quotaShareName for s in self.policy.quotaShares}:
+            raise self._refuse(
+                request, f"quotaShareName: share {job.quota_share_name!r} is not in the policy"
+            )
         member = next((m for m in team.members if m.principal == request.requester), None)
         if member is None:
             raise self._refuse(request, f"caller is not a member of team {job.team!r}", 403)
