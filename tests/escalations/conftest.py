@@ -81,3 +81,32 @@ def start_moto_server() -> tuple[AtomicMotoServer, str]:
     server.start()
     host, port = server.get_host_and_port()
     return server, f"http://{host}:{port}"
+
+
+@pytest.fixture(scope="module")
+def dynamodb_endpoint() -> Iterator[str]:
+    """One loopback moto server per test module; every test makes its own tables."""
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            env.setenv(name, "testing")
+        env.setenv("AWS_DEFAULT_REGION", REGION)
+        server, url = start_moto_server()
+        try:
+            yield url
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def world(dynamodb_endpoint: str, aws_env: None) -> Iterator[Any]:
+    """The walkthrough at t=900 (see ``world.py``), wired into ``quotagov.wiring``."""
+    from quotagov import wiring
+
+    from .world import build_world, walkthrough_policy
+
+    built = build_world(walkthrough_policy(), dynamodb_endpoint)
+    try:
+        yield built
+    finally:
+        built.slack.stop()
+        wiring.reset()

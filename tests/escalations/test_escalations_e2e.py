@@ -7,7 +7,6 @@ Slack requests signed with the test signing secret exactly as Slack signs them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,34 +14,9 @@ import pytest
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
 
-from .conftest import start_moto_server
-from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
+from .world import ALICE, DAVE, ERIN, SIGNING_SECRET, World, build_world, walkthrough_policy
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
-
-
-@pytest.fixture(scope="module")
-def dynamodb_endpoint() -> Iterator[str]:
-    """One loopback moto server for the module; every test makes its own tables."""
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-            env.setenv(name, "testing")
-        env.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-        server, url = start_moto_server()
-        try:
-            yield url
-        finally:
-            server.stop()
-
-
-@pytest.fixture
-def world(dynamodb_endpoint: str, aws_env: None) -> Iterator[World]:
-    built = build_world(walkthrough_policy(), dynamodb_endpoint)
-    try:
-        yield built
-    finally:
-        built.slack.stop()
-        wiring.reset()
 
 
 def message_text(blocks: list[dict[str, Any]]) -> str:
@@ -108,8 +82,8 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
     world.clock.advance(5)
     assert world.click(body["escalationId"], "U0CAROL") == 200
 
-    assert world.batch.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
-    world.batch.run_until(world.clock.now())
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    world.batch.sync()  # the scheduling pass at this instant
     assert world.describe("bg-2")["status"] == "RUNNING"
     assert world.describe("bg-2")["schedulingPriority"] == 50
     assert world.describe("bg-1")["status"] == "RUNNABLE"  # preempted in-share
@@ -135,7 +109,7 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
 
     # A repeated click (double click, Slack retry) changes nothing and says so privately.
     assert world.click(body["escalationId"], "U0ERIN") == 200
-    assert len(world.batch.update_calls) == 1
+    assert len(world.update_calls) == 1
     assert world.slack.message(message.channel, message.ts).edits == 1
     [notice] = world.slack.calls_to("response_url")
     assert notice.params["response_type"] == "ephemeral"
@@ -145,7 +119,7 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
 def test_deny_keeps_the_priority_and_shows_who_denied(world: World) -> None:
     _, body = world.request("sub-bg-2", "high", REASON)
     assert world.click(body["escalationId"], "U0ERIN", "escalation_deny") == 200
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert world.describe("bg-2")["schedulingPriority"] == 10
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.DENIED
@@ -170,7 +144,7 @@ def test_refused_clicks_change_nothing(
     assert world.click(body["escalationId"], clicker) == 200
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert world.slack.messages[0].edits == 0
     [notice] = world.slack.calls_to("response_url")
     assert refusal in notice.params["text"]
@@ -205,7 +179,7 @@ def test_forged_or_stale_clicks_are_401_and_change_nothing(
     )
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert world.slack.calls_to("chat.update") == []
     assert world.slack.calls_to("response_url") == []
 
@@ -221,7 +195,7 @@ def test_missing_signature_headers_are_401(world: World) -> None:
     event["multiValueHeaders"] = None
     response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
     assert response["statusCode"] == 401
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
 
 
 def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: World) -> None:
@@ -230,7 +204,7 @@ def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: W
     assert world.click(first["escalationId"], "U0CAROL") == 200
     stored = world.escalations.get(first["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.EXPIRED
-    assert world.batch.update_calls == []
+    assert world.update_calls == []
     assert "*Expired*" in message_text(world.slack.messages[0].blocks)
 
     # The scheduled function expires the rest.
@@ -286,7 +260,7 @@ def test_direct_level_is_applied_at_once(world: World) -> None:
     status, body = world.request("sub-med-1", "standard", "weekly retrain is late", DAVE)
     assert status == 200
     assert (body["status"], body["direct"]) == ("APPLIED", True)
-    assert world.batch.update_calls == [{"jobId": world.job_ids["med-1"], "schedulingPriority": 10}]
+    assert world.update_calls == [{"jobId": world.job_ids["med-1"], "schedulingPriority": 10}]
     assert world.slack.messages == []
     [applied] = world.audit.decisions
     assert (applied.action, applied.actor) == ("EscalationApplied", DAVE)
@@ -332,10 +306,128 @@ def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
         thread.join()
 
     assert statuses == [200] * 50
-    assert world.batch.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
     applied = world.escalations.with_status(EscalationStatus.APPLIED)
     assert [e.escalation_id for e in applied] == [escalation_id]
     assert world.escalations.with_status(EscalationStatus.PENDING) == []
     assert len(world.slack.calls_to("chat.update")) == 1
     assert audit_actions(world).count("EscalationApplied") == 1
     assert audit_actions(world).count("EscalationApproved") == 1
+
+
+def test_failed_application_is_recorded_and_retried_by_the_schedule(world: World) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    world.batch.fail_next(
+        "UpdateServiceJob", code="TooManyRequestsException", message="Too Many Requests"
+    )
+    assert world.click(body["escalationId"], "U0CAROL") == 200
+
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.apply_attempts) == (EscalationStatus.APPLY_FAILED, 1)
+    assert stored.error == "UpdateServiceJob: TooManyRequestsException: Too Many Requests"
+    assert world.describe("bg-2")["schedulingPriority"] == 10
+    message = world.slack.messages[0]
+    assert "UpdateServiceJob failed" in message_text(message.blocks)
+
+    world.clock.advance(300)
+    result = world.expire()
+    assert result["retried"] == {body["escalationId"]: "APPLIED"}
+    assert world.describe("bg-2")["schedulingPriority"] == 50
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.apply_attempts, stored.error) == (
+        EscalationStatus.APPLIED,
+        2,
+        None,
+    )
+    assert "*Approved* by <@U0CAROL>" in message_text(world.slack.messages[0].blocks)
+    assert audit_actions(world) == [
+        "EscalationRequested",
+        "EscalationApproved",
+        "EscalationApplyFailed",
+        "EscalationApplied",
+    ]
+    assert world.expire()["retried"] == {}
+
+
+def test_slack_failure_withdraws_the_request_and_refunds_the_budget(
+    dynamodb_endpoint: str, aws_env: None
+) -> None:
+    policy = walkthrough_policy(escalationBudget={"count": 1, "periodSeconds": 604800})
+    world = build_world(policy, dynamodb_endpoint)
+    try:
+        world.slack.fail_next("chat.postMessage", "channel_not_found")
+        status, body = world.request("sub-bg-2", "high", REASON)
+        assert status == 503
+        assert "channel_not_found" in body["message"]
+        assert world.escalations.with_status(EscalationStatus.PENDING) == []
+        # the budget unit came back: the next request is accepted
+        assert world.request("sub-bg-2", "high", REASON)[0] == 201
+        assert audit_actions(world) == [
+            "EscalationRequested",
+            "EscalationWithdrawn",
+            "EscalationRequested",
+        ]
+    finally:
+        world.slack.stop()
+        wiring.reset()
+
+
+def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world: World) -> None:
+    import base64
+    from urllib.parse import urlencode
+
+    from quotagov.handlers import slack_interactions
+
+    from .conftest import slack_signature
+    from .world import LambdaContext
+
+    _, body = world.request("sub-bg-2", "high", REASON)
+
+    def send(raw: bytes) -> int:
+        event = world.click_event(body["escalationId"], "U0CAROL")
+        ts = event["headers"]["X-Slack-Request-Timestamp"]
+        event["body"] = base64.b64encode(raw).decode()
+        event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
+        event["multiValueHeaders"] = None
+        response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
+        return int(response["statusCode"])
+
+    assert send(b"payload=%7Bnot-json") == 400
+    assert send(b"text=no-payload-field") == 400
+    assert send(urlencode({"payload": '{"type": "view_submission"}'}).encode()) == 400
+    other = {
+        "type": "block_actions",
+        "user": {"id": "U0CAROL"},
+        "actions": [{"action_id": "someone_elses_button", "value": "x"}],
+    }
+    import json
+
+    assert send(urlencode({"payload": json.dumps(other)}).encode()) == 200
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert world.update_calls == []
+
+
+def test_an_approval_interrupted_before_update_is_taken_over_by_the_schedule(
+    world: World,
+) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)
+    # An invocation recorded APPROVED and died before calling UpdateServiceJob.
+    decided = world.escalations.transition(
+        body["escalationId"],
+        EscalationStatus.PENDING,
+        {
+            "status": EscalationStatus.APPROVED,
+            "decided_by": "U0CAROL",
+            "decided_at": world.clock.now(),
+        },
+    )
+    assert decided is not None
+    world.clock.advance(300)
+    assert world.expire()["retried"] == {}  # could still be in flight
+    world.clock.advance(601)
+    assert world.expire()["retried"] == {body["escalationId"]: "APPLIED"}
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert "*Approved* by <@U0CAROL>" in message_text(world.slack.messages[0].blocks)

@@ -75,7 +75,7 @@ def test_fake_answers_like_slack_for_missing_token_and_empty_message(slack: Fake
     assert missing.value.response["error"] == "not_authed"
 
     client = WebClient(token=TOKEN, base_url=slack.base_url)
-    with pytest.raises(SlackApiError) as empty:
+    with pytest.raises(SlackApiError) as empty, pytest.warns(UserWarning, match="`text`"):
         client.chat_postMessage(channel="C0GOVERN", text="")
     assert empty.value.response["error"] == "no_text"
 

@@ -115,3 +115,23 @@ def test_undecodable_base64_is_refused() -> None:
     headers = {"X-Slack-Request-Timestamp": str(SLACK_TS), "X-Slack-Signature": SLACK_SIGNATURE}
     bad = {"body": "%%%not-base64", "isBase64Encoded": True, "headers": headers}
     assert verify_slack_request(bad, SLACK_SECRET, ManualClock(SLACK_TS)) is None
+
+
+def test_sample_event_verifies_and_re_signs() -> None:
+    import json
+    from pathlib import Path
+
+    from quotagov.local.fake_slack import sign_event
+
+    sample = json.loads(
+        (Path(__file__).resolve().parents[2] / "events/slack_interactions-approve.json").read_text()
+    )
+    ts = int(sample["headers"]["X-Slack-Request-Timestamp"])
+    body = verify_slack_request(sample, "quotagov-example-signing-secret", ManualClock(ts))
+    assert body is not None and body.startswith(b"payload=")
+    assert verify_slack_request(sample, "another-secret", ManualClock(ts)) is None
+    resigned = sign_event(sample, "another-secret", ts + 7200)
+    assert verify_slack_request(resigned, "another-secret", ManualClock(ts + 7200)) == body
+    assert resigned["multiValueHeaders"]["X-Slack-Signature"] == [
+        resigned["headers"]["X-Slack-Signature"]
+    ]

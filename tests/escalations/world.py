@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ import boto3
 import yaml
 
 from quotagov import wiring
-from quotagov.adapters.batch_sim import SimulatedBatch
+from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.adapters.slack import SlackCredentials
@@ -81,36 +80,23 @@ class LambdaContext:
         return 3000
 
 
-class CountingBatch:
-    """The simulated Batch, counting ``UpdateServiceJob`` calls (thread-safe)."""
-
-    def __init__(self, batch: SimulatedBatch) -> None:
-        self._batch = batch
-        self._lock = threading.Lock()
-        self.update_calls: list[dict[str, Any]] = []
-
-    def update_service_job(self, **request: Any) -> dict[str, Any]:
-        with self._lock:
-            self.update_calls.append(dict(request))
-            answer: dict[str, Any] = self._batch.update_service_job(**request)
-            return answer
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._batch, name)
-
-
 @dataclass
 class World:
     """Everything a test needs, plus helpers that speak to the handlers."""
 
     clock: ManualClock
     policy: Policy
-    batch: CountingBatch
+    batch: SimulatedBatch
     slack: FakeSlack
     jobs: DynamoDBJobsRepository
     escalations: EscalationsTable
     audit: NullAuditSink
     job_ids: dict[str, str] = field(default_factory=dict)  # job name -> Batch job id
+
+    @property
+    def update_calls(self) -> list[dict[str, Any]]:
+        """Every ``UpdateServiceJob`` request the simulated Batch received, in order."""
+        return [request for op, request in self.batch.requests if op == "UpdateServiceJob"]
 
     # -- the escalation API -----------------------------------------------------------
 
@@ -198,33 +184,34 @@ def _decode_payload(b64_body: str) -> dict[str, Any]:
     return payload
 
 
-def _payload(name: str) -> str:
-    return json.dumps(
-        {
-            "TrainingJobName": name,
-            "RoleArn": "arn:aws:iam::111122223333:role/sm-exec-research",
-            "AlgorithmSpecification": {
-                "TrainingImage": "111122223333.dkr.ecr.eu-west-1.amazonaws.com/train:1",
-                "TrainingInputMode": "File",
-            },
-            "ResourceConfig": {
-                "InstanceType": "ml.g5.xlarge",
-                "InstanceCount": 1,
-                "VolumeSizeInGB": 50,
-            },
-            "OutputDataConfig": {"S3OutputPath": "s3://example-ml-artifacts-euw1/out/"},
-            "CheckpointConfig": {"S3Uri": f"s3://example-ml-artifacts-euw1/ckpt/{name}/"},
-            "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-        }
-    )
+def _payload(name: str, checkpointing: bool) -> str:
+    request: dict[str, Any] = {
+        "TrainingJobName": name,
+        "RoleArn": "arn:aws:iam::111122223333:role/sm-exec-research",
+        "AlgorithmSpecification": {
+            "TrainingImage": "111122223333.dkr.ecr.eu-west-1.amazonaws.com/train:1",
+            "TrainingInputMode": "File",
+        },
+        "ResourceConfig": {
+            "InstanceType": "ml.g5.xlarge",
+            "InstanceCount": 1,
+            "VolumeSizeInGB": 50,
+        },
+        "OutputDataConfig": {"S3OutputPath": "s3://example-ml-artifacts-euw1/out/"},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+    }
+    if checkpointing:
+        request["CheckpointConfig"] = {"S3Uri": f"s3://example-ml-artifacts-euw1/ckpt/{name}/"}
+    return json.dumps(request)
 
 
-#: (job name, team, share, level, submitted at (s from t=0), owner, checkpoint interval)
+#: (job name, team, share, level, submitted at (s from t=0), owner, checkpoint interval,
+#: run seconds), as in shared/scenarios/aws-walkthrough.json
 WALKTHROUGH_JOBS = [
-    ("bg-1", "research", "background", "standard", 0, ALICE, 600),
-    ("bg-2", "research", "background", "standard", 0, ALICE, 600),
-    ("res-1", "release", "reserved", "low", 300, None, None),
-    ("med-1", "applied", "medium", "low", 600, DAVE, None),
+    ("bg-1", "research", "background", "standard", 0, ALICE, 600, 3600),
+    ("bg-2", "research", "background", "standard", 0, ALICE, 600, 3600),
+    ("res-1", "release", "reserved", "low", 300, None, None, 1800),
+    ("med-1", "applied", "medium", "low", 600, DAVE, None, 1200),
 ]
 
 
@@ -241,26 +228,27 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
     scenario = json.loads(
         (ROOT / "src" / "quotagov" / "examples" / "aws-walkthrough.json").read_text()
     )
-    simulated = SimulatedBatch(
-        clock=clock,
-        job_queue=policy.jobQueue,
-        capacity=dict(scenario["capacity"]),
-        options=dict(scenario["options"]),
+    batch = SimulatedBatch.from_policy(
+        policy, capacity=dict(scenario["capacity"]), options=dict(scenario["options"]), clock=clock
     )
-    for share in policy.quotaShares:
-        simulated.create_quota_share(**share.to_create_request(policy.jobQueue))
-    batch = CountingBatch(simulated)
     job_ids: dict[str, str] = {}
-    for name, team, share, level, at, owner, checkpoint in WALKTHROUGH_JOBS:
-        simulated.run_until(T0 + at)
+    for name, team, share, level, at, owner, checkpoint, run_seconds in WALKTHROUGH_JOBS:
+        if clock.now() < T0 + at:
+            clock.set(T0 + at)
+            batch.sync()
         priority = policy.level(level).schedulingPriority
-        answer = simulated.submit_service_job(
+        payload = _payload(name, checkpoint is not None)
+        answer = batch.submit_service_job(
             jobName=name,
             jobQueue=policy.jobQueue,
             serviceJobType="SAGEMAKER_TRAINING",
             quotaShareName=share,
             schedulingPriority=priority,
-            serviceRequestPayload=_payload(name),
+            serviceRequestPayload=payload,
+            tags={
+                "quotagov:simRunSeconds": str(run_seconds),
+                "quotagov:simCheckpointIntervalSeconds": str(checkpoint or 600),
+            },
         )
         job_ids[name] = answer["jobId"]
         jobs.create(
@@ -275,7 +263,7 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
                 quotaShareName=share,
                 schedulingPriority=priority,
                 checkpointIntervalSeconds=checkpoint,
-                serviceRequestPayload=_payload(name),
+                serviceRequestPayload=payload,
                 instanceType="ml.g5.xlarge",
                 instanceCount=1,
                 batchJobId=answer["jobId"],
@@ -283,7 +271,8 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
                 createdAt=int(T0 + at),
             )
         )
-    simulated.run_until(T0 + 900)
+    clock.set(T0 + 900)
+    batch.sync()
 
     slack = FakeSlack(token=BOT_TOKEN, channels=["C0GOVERN", "C0PLATFORM"]).start()
     audit = NullAuditSink()

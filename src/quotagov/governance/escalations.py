@@ -49,7 +49,7 @@ from quotagov.governance.ports import (
     ControllerDecision,
     PostedMessage,
 )
-from quotagov.governance.records import JobsRepository, SubmissionState
+from quotagov.governance.records import JobRecord, JobsRepository, SubmissionState
 from quotagov.governance.slack_messages import (
     outcome_blocks,
     outcome_text,
@@ -66,6 +66,11 @@ MAX_APPLY_ATTEMPTS = 5
 
 #: Batch statuses after which a job never runs again (spec/scenario-format.md).
 TERMINAL_JOB_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
+
+#: An APPROVED request older than this (seconds) whose ``UpdateServiceJob`` never
+#: finished belongs to an invocation that died (Lambda's longest timeout is 900 s);
+#: :meth:`Escalations.retry_failed` takes it over.
+STALE_APPROVAL_SECONDS = 900
 
 #: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
 QUOTAGOV = "quotagov"
@@ -134,6 +139,10 @@ class GovernedJobs(Protocol):
         """The job whose quotagov id *or* Batch service job id is ``job_id``, or None."""
         ...
 
+    def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
+        """The job whose Batch service job id is ``batch_job_id``, or None."""
+        ...
+
 
 class JobRecordLookup:
     """:class:`GovernedJobs` over the submission path's :class:`JobsRepository`.
@@ -149,6 +158,14 @@ class JobRecordLookup:
     def find(self, job_id: str) -> GovernedJob | None:
         """The governed job with submission id or Batch job id ``job_id``, or None."""
         record = self.records.get(job_id) or self.records.get_by_batch_job_id(job_id)
+        return self._governed(record)
+
+    def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
+        """The governed job with Batch service job id ``batch_job_id``, or None."""
+        return self._governed(self.records.get_by_batch_job_id(batch_job_id))
+
+    @staticmethod
+    def _governed(record: JobRecord | None) -> GovernedJob | None:
         if record is None or record.state is not SubmissionState.SUBMITTED:
             return None
         return GovernedJob(
@@ -357,6 +374,10 @@ class Escalations:
         if team is None:
             raise self._refuse(
                 request, f"team: {job.team!r} of job {request.job_id!r} is not in the policy"
+            )
+        if job.quota_share_name not in {s.quotaShareName for s in self.policy.quotaShares}:
+            raise self._refuse(
+                request, f"quotaShareName: share {job.quota_share_name!r} is not in the policy"
             )
         member = next((m for m in team.members if m.principal == request.requester), None)
         if member is None:
@@ -734,8 +755,21 @@ class Escalations:
         """Call ``UpdateServiceJob`` again for APPLY_FAILED requests with attempts left.
 
         Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional),
-        so concurrent runs never call Batch twice for the same request.
+        so concurrent runs never call Batch twice for the same request. An APPROVED
+        request decided more than :data:`STALE_APPROVAL_SECONDS` ago (its invocation
+        died before recording the outcome) is first marked APPLY_FAILED, then retried.
         """
+        now = self.clock.now()
+        for stuck in self.repository.with_status(EscalationStatus.APPROVED):
+            if stuck.decided_at is not None and now - stuck.decided_at > STALE_APPROVAL_SECONDS:
+                self.repository.transition(
+                    stuck.escalation_id,
+                    EscalationStatus.APPROVED,
+                    {
+                        "status": EscalationStatus.APPLY_FAILED,
+                        "error": "interrupted before UpdateServiceJob was recorded",
+                    },
+                )
         done = []
         for failed in self.repository.with_status(EscalationStatus.APPLY_FAILED):
             if failed.apply_attempts >= MAX_APPLY_ATTEMPTS:

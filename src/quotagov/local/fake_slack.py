@@ -28,6 +28,10 @@ Example::
 
 from __future__ import annotations
 
+import base64
+import copy
+import hashlib
+import hmac
 import itertools
 import json
 import threading
@@ -395,3 +399,36 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() != "bearer" or not value.strip():
         return None
     return value.strip()
+
+
+def slack_signature(signing_secret: str, timestamp: int | str, body: bytes) -> str:
+    """``X-Slack-Signature`` as Slack computes it: ``v0=`` + HMAC-SHA256 hex of
+    ``v0:<timestamp>:<raw body>`` keyed with the signing secret (reference §7.1)."""
+    base = b"v0:" + str(timestamp).encode() + b":" + body
+    return "v0=" + hmac.new(signing_secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def sign_event(event: dict[str, Any], signing_secret: str, timestamp: float) -> dict[str, Any]:
+    """A copy of an API Gateway REST event with fresh Slack signature headers.
+
+    For replaying ``events/slack_interactions-*.json`` against a runtime with another
+    signing secret or clock (``quotagov invoke``, the local runtime). The body is
+    signed as it travels (base64-decoded first when ``isBase64Encoded``); the
+    signature headers replace any of theirs, in ``headers`` and ``multiValueHeaders``.
+    """
+    signed = copy.deepcopy(event)
+    body = str(signed.get("body") or "")
+    raw = base64.b64decode(body) if signed.get("isBase64Encoded") else body.encode()
+    ts = str(int(timestamp))
+    fresh = {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": slack_signature(signing_secret, ts, raw),
+    }
+    drop = {name.lower() for name in fresh}
+    headers = {k: v for k, v in (signed.get("headers") or {}).items() if k.lower() not in drop}
+    signed["headers"] = {**headers, **fresh}
+    multi = {
+        k: v for k, v in (signed.get("multiValueHeaders") or {}).items() if k.lower() not in drop
+    }
+    signed["multiValueHeaders"] = {**multi, **{k: [v] for k, v in fresh.items()}}
+    return signed
