@@ -1,4 +1,4 @@
-"""``quotagov simulate`` and ``quotagov demo``: table, JSON, exit 2, determinism."""
+"""``quotagov simulate``: table, JSON, exit 2, determinism."""
 
 from __future__ import annotations
 
@@ -76,8 +76,10 @@ def test_table_output_has_timeline_jobs_and_summary(capsys: pytest.CaptureFixtur
     assert rows  # timeline rows per job are present
 
 
-def test_demo_runs_the_walkthrough(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo"]) == 0
+def test_simulate_runs_the_packaged_walkthrough(capsys: pytest.CaptureFixture[str]) -> None:
+    # ``quotagov demo`` is now the end-to-end controller demo (tests/local/test_local_demo.py)
+    walkthrough = Path(__file__).resolve().parents[2] / "src/quotagov/examples/aws-walkthrough.json"
+    assert main(["simulate", str(walkthrough)]) == 0
     out = capsys.readouterr().out
     assert "Scenario: aws-walkthrough" in out
     assert "IN_SHARE at 900 for bg-2" in out
