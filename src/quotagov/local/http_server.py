@@ -79,7 +79,7 @@ def _make_handler(runtime: LocalRuntime) -> type[BaseHTTPRequestHandler]:
                 method,
                 path,
                 principal=self.headers.get(PRINCIPAL_HEADER),
-                body=body if body or method in ("POST", "PUT", "PATCH") else None,
+                body=body or None,
                 headers=headers,
                 query=query,
             )
