@@ -8,15 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
 GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
 
 
-@pytest.fixture(scope="module")
-def demo() -> dict[str, Any]:
+def run_demo() -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "quotagov.cli", "demo", "--json"],
         cwd=ROOT,
@@ -29,12 +26,12 @@ def demo() -> dict[str, Any]:
     return document
 
 
-def test_every_check_passed(demo: dict[str, Any]) -> None:
+def check_every_check_passed(demo: dict[str, Any]) -> None:
     assert demo["failures"] == []
     assert any("audit verify: every chain intact" in line for line in demo["story"])
 
 
-def test_refused_submission_has_its_reason(demo: dict[str, Any]) -> None:
+def check_refused_submission_has_its_reason(demo: dict[str, Any]) -> None:
     refused = [s for s in demo["submissions"] if s["state"] == "REFUSED"]
     assert [s["jobName"] for s in refused] == ["nightly-eval"]
     assert refused[0]["httpStatus"] == 422
@@ -43,7 +40,7 @@ def test_refused_submission_has_its_reason(demo: dict[str, Any]) -> None:
     assert accepted == {"bg-1", "bg-2", "res-1", "med-1", "med-2", "res-2", "res-3"}
 
 
-def test_preemptions_are_the_walkthroughs_and_the_second_of_bg1(demo: dict[str, Any]) -> None:
+def check_preemptions_are_the_walkthroughs_and_the_second_of_bg1(demo: dict[str, Any]) -> None:
     assert demo["preemptions"][:3] == [
         {"jobName": "bg-2", "kind": "CROSS_SHARE", "forJob": "med-1", "at": 600},
         {"jobName": "bg-1", "kind": "IN_SHARE", "forJob": "bg-2", "at": 900},
@@ -51,7 +48,7 @@ def test_preemptions_are_the_walkthroughs_and_the_second_of_bg1(demo: dict[str, 
     ]
 
 
-def test_escalation_applied_by_an_approver_other_than_the_requester(demo: dict[str, Any]) -> None:
+def check_escalation_applied_by_an_approver_other_than_the_requester(demo: dict[str, Any]) -> None:
     (escalation,) = demo["escalations"]
     assert escalation["jobName"] == "bg-2"
     assert escalation["status"] == "APPLIED"
@@ -62,7 +59,7 @@ def test_escalation_applied_by_an_approver_other_than_the_requester(demo: dict[s
     assert victims[0]["unsavedSeconds"] == 180.0  # at t=780, last checkpoint at 600
 
 
-def test_retries_exhausted_job_is_reclassified(demo: dict[str, Any]) -> None:
+def check_retries_exhausted_job_is_reclassified(demo: dict[str, Any]) -> None:
     (disposition,) = demo["dispositions"]
     assert disposition["jobName"] == "bg-1"
     assert disposition["action"] == "reclassify"
@@ -74,7 +71,7 @@ def test_retries_exhausted_job_is_reclassified(demo: dict[str, Any]) -> None:
     assert disposition["lostWorkSeconds"] == 500  # 300 s at t=900, 200 s at t=2000
 
 
-def test_audit_records_the_lowered_reserved_limit_and_verifies(demo: dict[str, Any]) -> None:
+def check_audit_records_the_lowered_reserved_limit_and_verifies(demo: dict[str, Any]) -> None:
     audit = demo["audit"]
     assert audit["chainVerified"] is True
     lowered = [f for f in audit["findings"] if f["code"] == "CAPACITY_LIMIT_BELOW_USE"]
@@ -84,7 +81,7 @@ def test_audit_records_the_lowered_reserved_limit_and_verifies(demo: dict[str, A
     assert audit["records"] >= 3  # raise, UpdateServiceJob of the approval, lowering
 
 
-def test_audit_ties_quotagovs_own_batch_call_to_its_decision(demo: dict[str, Any]) -> None:
+def check_audit_ties_quotagovs_own_batch_call_to_its_decision(demo: dict[str, Any]) -> None:
     entries = demo["audit"]["entries"]
     update = [
         e for e in entries if e["recordType"] == "CloudTrail" and e["action"] == "UpdateServiceJob"
@@ -98,3 +95,15 @@ def test_audit_ties_quotagovs_own_batch_call_to_its_decision(demo: dict[str, Any
     decisions = [e["action"] for e in entries if e["recordType"] == "Decision"]
     assert "SubmissionRefused" in decisions and "EscalationApproved" in decisions
     assert "DispositionApplied" in decisions
+
+
+def test_demo_json_reports_every_step_with_real_values() -> None:
+    """One run (the demo takes seconds), every aspect checked by its own helper."""
+    demo = run_demo()
+    check_every_check_passed(demo)
+    check_refused_submission_has_its_reason(demo)
+    check_preemptions_are_the_walkthroughs_and_the_second_of_bg1(demo)
+    check_escalation_applied_by_an_approver_other_than_the_requester(demo)
+    check_retries_exhausted_job_is_reclassified(demo)
+    check_audit_records_the_lowered_reserved_limit_and_verifies(demo)
+    check_audit_ties_quotagovs_own_batch_call_to_its_decision(demo)
