@@ -181,3 +181,24 @@ def test_failed_async_invocation_is_retried_then_sent_to_the_on_failure_queue(
     assert record["requestContext"]["approximateInvokeCount"] == 2
     assert record["requestPayload"]["detail"]["jobId"] == "j2"
     assert record["responsePayload"] == {"errorMessage": "RuntimeError: asked to fail"}
+
+
+def test_a_template_that_cannot_be_provisioned_leaves_nothing_behind(tmp_path: Path) -> None:
+    import os
+
+    from quotagov.local.stack import TemplateError
+
+    broken = tmp_path / "template.yaml"
+    broken.write_text(
+        "Resources:\n"
+        "  Queue:\n"
+        "    Type: AWS::SQS::Queue\n"
+        "    Properties:\n"
+        "      RedrivePolicy: {deadLetterTargetArn: !GetAtt Missing.Arn, maxReceiveCount: 1}\n"
+    )
+    before = dict(os.environ)
+    runtime = LocalRuntime(RuntimeOptions(template=broken, simulated_batch=False))
+    with pytest.raises(TemplateError, match=r"cannot provision \['Queue'\]"):
+        runtime.start()
+    assert dict(os.environ) == before
+    assert runtime.slack is None

@@ -224,11 +224,15 @@ class LocalRuntime:
         from quotagov.local.fake_slack import FakeSlack
 
         self.slack = FakeSlack(token=self.options.slack_bot_token).start()
-        self._provision()
-        if self.options.simulated_batch:
-            self._build_batch()
-        else:
-            wiring.override(Settings.from_env(), clock=self.clock)
+        try:
+            self._provision()
+            if self.options.simulated_batch:
+                self._build_batch()
+            else:
+                wiring.override(Settings.from_env(), clock=self.clock)
+        except BaseException:
+            self.stop()  # leave no moto patch, thread or environment change behind
+            raise
         return self
 
     def stop(self) -> None:
