@@ -581,9 +581,9 @@ class Engine:
             self._finish(victim, "FAILED", REASON_RETRIES_EXHAUSTED, **details)
         else:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
+            self._ledger.activate(share)  # before the push: a dormant share catches up first
             share.queue.push(victim)
             self._queue_changes += 1
-            self._ledger.activate(share)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -612,9 +612,9 @@ class Engine:
             self._finish(job, "FAILED", REASON_SHARE_DISABLED)
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
+        self._ledger.activate(share)
         share.queue.push(job)
         self._queue_changes += 1
-        self._ledger.activate(share)
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:

@@ -140,6 +140,11 @@ class RunnableQueue:
             self._blocked[u] = (job.count, stamp)
         self._head = None
 
+    def waiting_types(self, stamps: Mapping[str, int]) -> dict[str, int]:
+        """``{type: stamp}`` of the types of the set-aside jobs (which cover the passed-over
+        jobs too), with their current stamps."""
+        return {u: stamps.get(u, 0) for u in {job.instance_type for job in self._set_aside}}
+
     def set_aside_jobs(self) -> list[Job]:
         """The jobs set aside in the current pass."""
         return list(self._set_aside)
