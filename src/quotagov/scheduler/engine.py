@@ -267,7 +267,7 @@ class Engine:
         mark = len(self._buffer)
         self._apply_submission(job)
         self._pass_due = True
-        return self._buffer[mark:]
+        return self._take(mark)
 
     def schedule_submission(self, spec: JobSpec) -> None:
         """Register a job to be submitted at ``spec.submittedAt`` (>= ``now``).
@@ -409,7 +409,7 @@ class Engine:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
         self._pass_due = True
-        return self._buffer[mark:]
+        return self._take(mark)
 
     # -- advancing ---------------------------------------------------------------------
 
@@ -437,9 +437,7 @@ class Engine:
             self._scheduling_pass()
         if t > self._now:
             self._now = t
-        out = self._buffer[mark:]
-        del self._buffer[mark:]
-        return out
+        return self._take(mark)
 
     def next_event_time(self) -> float | None:
         """The time of the next pending event, or None when nothing is pending."""
@@ -668,6 +666,12 @@ class Engine:
         self._buffer.append(transition)
         for listener in self._listeners:
             listener(transition)
+
+    def _take(self, mark: int) -> list[Transition]:
+        """The transitions recorded since ``mark``, removed from the buffer."""
+        out = self._buffer[mark:]
+        del self._buffer[mark:]
+        return out
 
     def _push_event(self, at: float, kind: int, payload: Any) -> None:
         self._event_seq += 1
