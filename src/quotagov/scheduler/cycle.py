@@ -126,7 +126,11 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
     """
     started = 0
     stamps = ledger.stamp
-    set_aside_in: list[ShareRuntime] = []
+    ledger.in_pass = True
+    ledger.failing_sweeps = 0
+    set_aside_in = ledger.set_aside_shares
+    set_aside_in.clear()
+    settled = False
     try:
         while True:
             epoch = act.epoch
@@ -176,19 +180,32 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                         ledger.park(share, job.instance_type)
             # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
             if not known_failing:
-                return all(
-                    job.failed_epoch == epoch
-                    and job.failed_stamp == stamps.get(job.instance_type, 0)
-                    for share in set_aside_in
-                    for job in share.queue.set_aside_jobs()
-                )
+                settled = True
+                for share in set_aside_in:
+                    if _all_known_failing(share, epoch, stamps):
+                        ledger.make_dormant(share, share.queue.waiting_types(stamps), epoch)
+                    else:
+                        settled = False
+                return settled
+            ledger.failing_sweeps += 1
             for job, share in known_failing:
                 share.queue.set_aside(job, stamps)
-                set_aside_in.append(share)
+                set_aside_in[share] = None
     finally:
+        ledger.in_pass = False
         for share in set_aside_in:
             share.queue.restore()
-            ledger.activate(share)
+            if share not in ledger.dormant:
+                ledger.activate(share)
+        set_aside_in.clear()
+
+
+def _all_known_failing(share: ShareRuntime, epoch: int, stamps: dict[str, int]) -> bool:
+    """Whether every job the share set aside failed in the current state."""
+    return all(
+        job.failed_epoch == epoch and job.failed_stamp == stamps.get(job.instance_type, 0)
+        for job in share.queue.set_aside_jobs()
+    )
 
 
 def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:

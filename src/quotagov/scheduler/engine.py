@@ -267,7 +267,7 @@ class Engine:
         mark = len(self._buffer)
         self._apply_submission(job)
         self._pass_due = True
-        return self._buffer[mark:]
+        return self._take(mark)
 
     def schedule_submission(self, spec: JobSpec) -> None:
         """Register a job to be submitted at ``spec.submittedAt`` (>= ``now``).
@@ -409,7 +409,7 @@ class Engine:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
         self._pass_due = True
-        return self._buffer[mark:]
+        return self._take(mark)
 
     # -- advancing ---------------------------------------------------------------------
 
@@ -437,9 +437,7 @@ class Engine:
             self._scheduling_pass()
         if t > self._now:
             self._now = t
-        out = self._buffer[mark:]
-        del self._buffer[mark:]
-        return out
+        return self._take(mark)
 
     def next_event_time(self) -> float | None:
         """The time of the next pending event, or None when nothing is pending."""
@@ -581,9 +579,9 @@ class Engine:
             self._finish(victim, "FAILED", REASON_RETRIES_EXHAUSTED, **details)
         else:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
+            self._ledger.activate(share)  # before the push: a dormant share catches up first
             share.queue.push(victim)
             self._queue_changes += 1
-            self._ledger.activate(share)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -612,9 +610,9 @@ class Engine:
             self._finish(job, "FAILED", REASON_SHARE_DISABLED)
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
+        self._ledger.activate(share)
         share.queue.push(job)
         self._queue_changes += 1
-        self._ledger.activate(share)
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:
@@ -668,6 +666,12 @@ class Engine:
         self._buffer.append(transition)
         for listener in self._listeners:
             listener(transition)
+
+    def _take(self, mark: int) -> list[Transition]:
+        """The transitions recorded since ``mark``, removed from the buffer."""
+        out = self._buffer[mark:]
+        del self._buffer[mark:]
+        return out
 
     def _push_event(self, at: float, kind: int, payload: Any) -> None:
         self._event_seq += 1

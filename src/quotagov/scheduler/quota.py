@@ -126,6 +126,13 @@ class QuotaLedger:
         #: STRICT_FIFO shares whose head is known to fail until its type's stamp changes.
         self.active: dict[ShareRuntime, None] = {}
         self.parked: dict[str, list[ShareRuntime]] = {}
+        #: BEST_EFFORT_FIFO shares whose whole queue is known to fail: the stamps of
+        #: their queue's instance types and the epoch when they went dormant.
+        self.dormant: dict[ShareRuntime, tuple[dict[str, int], int]] = {}
+        #: The pass in progress: failing sweeps so far and shares with set-aside jobs.
+        self.in_pass = False
+        self.failing_sweeps = 0
+        self.set_aside_shares: dict[ShareRuntime, None] = {}
         self.meter = UsageMeter(start)
         self._recompute_all(start)
 
@@ -139,12 +146,20 @@ class QuotaLedger:
         return sorted(found)
 
     def activate(self, share: ShareRuntime) -> None:
-        """The share's queue changed: the pass must look at its head again."""
+        """The share's queue or an instance type it waits on changed: look at it again.
+
+        A dormant BEST_EFFORT_FIFO share woken during a pass first catches up with the
+        set-asides the pass made so far (:meth:`_catch_up`).
+        """
+        record = self.dormant.pop(share, None)
+        if record is not None and self.in_pass and self.failing_sweeps:
+            self._catch_up(share, *record)
         self.active[share] = None
 
     def activate_all(self) -> None:
         """Priorities or configurations changed: every share's head is worth a look."""
         self.parked.clear()
+        self.dormant.clear()
         for share in self.share_list:
             self.active[share] = None
 
@@ -152,6 +167,31 @@ class QuotaLedger:
         """The share's head cannot start until the state of ``instance_type`` changes."""
         self.active.pop(share, None)
         self.parked.setdefault(instance_type, []).append(share)
+
+    def make_dormant(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
+        """A BEST_EFFORT_FIFO share whose every job is known to fail in the current state
+        sleeps until one of the types in ``stamps`` changes or its queue does."""
+        self.active.pop(share, None)
+        self.dormant[share] = (stamps, epoch)
+        for u in stamps:
+            self.parked.setdefault(u, []).append(share)
+
+    def _catch_up(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
+        """Set aside the heads a dormant share would have set aside in this pass so far.
+
+        While dormant its state was unchanged, so in each failing sweep its head was a
+        job known to fail (in the state given by ``stamps``) and was set aside: replaying
+        that is exactly what the pass would have done.
+        """
+        queue = share.queue
+        for _ in range(self.failing_sweeps):
+            job = queue.head(stamps) if queue.size else None
+            if job is None:
+                break
+            job.failed_epoch = epoch
+            job.failed_stamp = stamps.get(job.instance_type, 0)
+            queue.set_aside(job, stamps)
+        self.set_aside_shares[share] = None
 
     @property
     def change_count(self) -> int:
@@ -223,7 +263,7 @@ class QuotaLedger:
         parked = self.parked.pop(u, None)
         if parked:
             for waiting in parked:
-                self.active[waiting] = None
+                self.activate(waiting)
 
     def _recompute_all(self, now: float) -> None:
         self.activate_all()
