@@ -247,6 +247,24 @@ class Demo:
                 )
         return sorted(seen.values(), key=lambda p: (p["at"], p["jobName"]))
 
+    def lost_work(self, name: str) -> list[tuple[int, int]]:
+        """``(runSeconds, lostWorkSeconds)`` of each preemption of ``name``, from its record."""
+        facts = (self.job(name).get("jobState") or {}).get("jobState") or {}
+        return [
+            (int(p.get("runSeconds") or 0), int(p.get("lostWorkSeconds") or 0))
+            for p in facts.get("preemptions") or []
+        ]
+
+    def check_lost_work(self, name: str, interval: int) -> None:
+        """Check that each preemption of ``name`` lost the work since its last checkpoint."""
+        lost = self.lost_work(name)
+        self.check(
+            bool(lost) and all(work == run % interval for run, work in lost),
+            f"{name}: each preemption lost the work since its last checkpoint (got {lost})",
+        )
+        for run, work in lost:
+            self.say(f"  {name}'s record: the attempt ran {run} s, lost {work} s of work")
+
     def running(self) -> list[str]:
         """Names of the jobs whose latest published status is RUNNING."""
         latest: dict[str, str] = {}
@@ -442,10 +460,12 @@ class Demo:
             f"bg-2 preempted CROSS_SHARE for med-1 (saw {found})",
         )
         self.check("med-1" in self.running(), "med-1 RUNNING")
+        self.check_lost_work("bg-2", 600)
         self.say(
             "dave submits med-1 to medium: medium's instance is lent to bg-2, so Batch "
-            "preempts bg-2 (CROSS_SHARE) and med-1 starts; bg-2 checkpointed at 600 s, "
-            "so it loses nothing and waits RUNNABLE"
+            "preempts bg-2 (CROSS_SHARE) and med-1 starts; bg-2 waits RUNNABLE. (The "
+            "submit worker paces SubmitServiceJob to 2 calls/s, so bg-2 started 0.5 s "
+            "after bg-1 and was preempted just before its first checkpoint.)"
         )
 
     def escalation(self) -> None:
@@ -466,7 +486,13 @@ class Demo:
             f"alice asks to raise bg-2 to 'high' ({escalation.get('requestedPriority')}): "
             f"escalation {escalation.get('escalationId')} PENDING approval"
         )
-        self.say(f"  impact preview: {json.dumps(preview, sort_keys=True)[:400]}")
+        victims = ", ".join(
+            f"{v.get('jobName')} ({v.get('kind')}, {v.get('unsavedSeconds'):g} s unsaved)"
+            for v in preview.get("preempted") or []
+        )
+        self.say(f"  impact preview: {preview.get('outcome')}; would preempt: {victims or 'none'}")
+        if preview.get("summary"):
+            self.say(f"  preview summary: {preview['summary']}")
         self.check("bg-1" in json.dumps(preview), "the preview names bg-1 as the job to preempt")
         where = escalation.get("message")
         if not self.check(isinstance(where, dict), f"escalation answer: {escalation}"):
@@ -517,6 +543,7 @@ class Demo:
             bool(found) and found[0]["kind"] == "IN_SHARE" and found[0]["forJob"] == "bg-2",
             f"bg-1 preempted IN_SHARE for bg-2 (saw {found})",
         )
+        self.check_lost_work("bg-1", 600)
         self.say(
             "UpdateServiceJob raised bg-2 to 50: background is at its limit with in-share "
             "preemption on, so Batch preempts bg-1 (IN_SHARE, 300 s of unsaved work lost) "
