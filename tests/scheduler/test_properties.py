@@ -258,3 +258,41 @@ def test_same_scenario_gives_byte_identical_output(doc: dict[str, Any]) -> None:
     first = dump_output(simulate(validate_scenario(doc)))
     second = dump_output(simulate(validate_scenario(doc)))
     assert first == second
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_speed_shortcuts_do_not_change_the_outcome(doc: dict[str, Any]) -> None:
+    """Parking, dormant shares and skipped settled passes give the plain pass's result."""
+    scenario = validate_scenario(doc)
+    assert dump_output(simulate(scenario)) == _plain(scenario)
+
+
+def _plain(scenario: Any) -> str:
+    """Output with the speed shortcuts switched off."""
+    import pytest
+
+    from quotagov.scheduler.engine import Engine as EngineClass
+    from quotagov.scheduler.quota import QuotaLedger
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(QuotaLedger, "park", lambda self, share, instance_type: None)
+        mp.setattr(QuotaLedger, "make_dormant", lambda self, share, stamps, epoch: None)
+        mp.setattr(EngineClass, "_signature", lambda self: object())
+        return dump_output(simulate(scenario))
+
+
+def test_speed_shortcuts_do_not_change_a_2000_job_trace() -> None:
+    """The benchmark's trace (20 shares, mixed everything) at 2,000 jobs, both queueings:
+    large enough for dormant BEST_EFFORT_FIFO shares to be woken in mid-pass."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "simulate_scale.py"
+    spec = importlib.util.spec_from_file_location("simulate_scale", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for queueing in ("BEST_EFFORT_FIFO", "STRICT_FIFO"):
+        scenario = validate_scenario(module.build_trace(2000, seed=2000, queueing=queueing))
+        assert dump_output(simulate(scenario)) == _plain(scenario), queueing
