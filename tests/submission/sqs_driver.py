@@ -106,13 +106,14 @@ def drain(stack: Stack, *, batch_size: int = 10, max_invocations: int = 500) -> 
         report.invocations += 1
         report.replies.append(reply)
         failed = {f["itemIdentifier"] for f in reply["batchItemFailures"]}
+        done = []
         for message in messages:
             if message["MessageId"] in failed:
                 report.failures.append(message["MessageId"])
                 in_flight[message["MessageId"]] = message["ReceiptHandle"]
             else:
                 report.processed += 1
-                stack.sqs.delete_message(
-                    QueueUrl=stack.queue_url, ReceiptHandle=message["ReceiptHandle"]
-                )
+                done.append({"Id": str(len(done)), "ReceiptHandle": message["ReceiptHandle"]})
+        if done:  # the event source mapping deletes the processed messages
+            stack.sqs.delete_message_batch(QueueUrl=stack.queue_url, Entries=done)
     return report

@@ -1,0 +1,86 @@
+"""A burst of 300 submissions against a simulated Batch that throttles above 5 calls/s.
+
+The queue is moto SQS with the template's visibility timeout and redrive policy; the
+driver (``sqs_driver.drain``) plays the event source mapping on a virtual clock, so the
+whole run takes a few seconds of wall time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from quotagov import wiring
+from quotagov.clock import ManualClock
+from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+
+from .conftest import ALICE, BOB, Stack, submission, training_payload
+from .sqs_driver import drain, queue_depth
+
+COUNT = 300
+
+
+class RecordingPacer:
+    """The real :class:`Pacer`, also noting the virtual time of every paced call."""
+
+    def __init__(self, rate: float, clock: ManualClock) -> None:
+        self._pacer = Pacer(rate, clock, clock.advance)
+        self._clock = clock
+        self.times: list[float] = []
+
+    def __call__(self) -> None:
+        self._pacer()
+        self.times.append(self._clock.now())
+
+
+def _send_burst(stack: Stack, count: int) -> None:
+    for start in range(0, count, 10):
+        entries = []
+        for i in range(start, min(start + 10, count)):
+            body = submission(
+                clientRequestId=f"burst-{i}",
+                serviceRequestPayload=training_payload(f"burst-{i}"),
+            )
+            principal = ALICE if i % 2 else BOB
+            entries.append(
+                {
+                    "Id": str(i),
+                    "MessageBody": json.dumps(body),
+                    "MessageAttributes": {
+                        "principal": {"DataType": "String", "StringValue": principal}
+                    },
+                }
+            )
+        sent = stack.sqs.send_message_batch(QueueUrl=stack.queue_url, Entries=entries)
+        assert len(sent["Successful"]) == len(entries)
+
+
+def test_burst_of_300_ends_as_300_service_jobs_and_an_empty_dlq(stack: Stack, batch: Any) -> None:
+    """Paced at 2 calls/s per worker (reserved concurrency 2: at most 4/s), under the 5/s."""
+    rate = SUBMIT_CALLS_PER_SECOND
+    batch.throttle_above(5.0, burst=5, operations=["SubmitServiceJob"])
+    pacer = RecordingPacer(rate, stack.clock)
+    wiring.services().set("submit_pacer", pacer)
+    _send_burst(stack, COUNT)
+
+    report = drain(stack)
+
+    assert queue_depth(stack) == (0, 0)
+    assert queue_depth(stack, stack.dlq_url) == (0, 0)
+    submitted = [
+        i
+        for i in stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+        if i["state"]["S"] == "SUBMITTED"
+    ]
+    assert len(submitted) == COUNT
+    job_ids = {i["batchJobId"]["S"] for i in submitted}
+    assert len(job_ids) == COUNT
+    accepted = [request for op, request in batch.requests if op == "SubmitServiceJob"]
+    assert len({r["clientToken"] for r in accepted}) == COUNT
+    # Paced under the limit: Batch never throttled, nothing was retried.
+    assert report.failures == []
+    per_second = Counter(int(t) for t in pacer.times)
+    assert max(per_second.values()) <= 5
+    assert len(accepted) == COUNT
+    assert report.invocations == COUNT // 10
