@@ -22,9 +22,18 @@ the current heads, first step first and, within a step, first head first; the fi
 success restarts the sweep. When a whole sweep starts nothing, every BEST_EFFORT_FIFO
 head is set aside at once and the next sweep runs with the new heads.
 
-A head whose attempt failed is not tried again while nothing it depends on changed
-(the ledger's stamp of its instance type and the engine's configuration epoch): the
-result would be the same. This keeps a pass cheap however long the queues are.
+Where AWS is silent, these are this project's documented choices (per the spec):
+the step order above is a strict priority between steps (a head that fits within quota
+anywhere starts before any reclaim, any reclaim before any borrowing, any borrowing
+before any in-share preemption); ties between heads are broken by submission time, then
+input order, never by share.
+
+Speed, with no change to the outcome: a head whose attempt failed is not tried again
+while nothing it depends on changed (the ledger's stamp of its instance type and the
+engine's epoch, which moves with every priority or share update), and a STRICT_FIFO
+share with such a head is *parked* (not even looked at) until its instance type's
+stamp changes or its queue does (:meth:`QuotaLedger.park`). This keeps a pass cheap
+however many shares and queued jobs there are.
 """
 
 from __future__ import annotations
@@ -106,56 +115,99 @@ STEPS = (
 )
 
 
-def _first_key(job: Job) -> tuple[float, int]:
-    """Across shares: earliest submitted first, then earlier in the input."""
-    return (job.submitted_at, job.order)
+def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
+    """Run one scheduling pass; set-aside heads are put back in their queues at the end.
 
-
-def run_pass(ledger: QuotaLedger, act: Actuator) -> int:
-    """Run one scheduling pass; returns the number of jobs started.
-
-    Set-aside heads are put back in their queues before returning.
+    Returns:
+        True when the pass ends *settled*: running it again on the same state (same
+        queues, stamps and epoch) would start nothing. False only when a job set aside
+        under BEST_EFFORT_FIFO was set aside before a later start changed its
+        instance type's state (at the next event time it deserves another try).
     """
     started = 0
     stamps = ledger.stamp
-    shares = ledger.share_list
+    ledger.in_pass = True
+    ledger.failing_sweeps = 0
+    set_aside_in = ledger.set_aside_shares
+    set_aside_in.clear()
+    settled = False
     try:
         while True:
-            heads: list[tuple[Job, ShareRuntime]] = []
-            for share in shares:
-                if share.queue.size:
-                    head = share.queue.head(stamps)
-                    if head is not None:
-                        heads.append((head, share))
-            if not heads:
-                return started
-            heads.sort(key=lambda hs: _first_key(hs[0]))
             epoch = act.epoch
-            live = [
-                (job, share)
-                for job, share in heads
-                if job.failed_at != (epoch, stamps.get(job.instance_type, 0))
-            ]
-            progressed = False
-            for step in STEPS:
-                for job, share in live:
-                    if step(ledger, act, share, job):
-                        progressed = True
+            # Heads that may start, in cross-share order ("first" = earliest submitted,
+            # then earlier in the input); and memoized heads known to fail as things are.
+            live: list[tuple[float, int, Job, ShareRuntime]] = []
+            known_failing: list[tuple[Job, ShareRuntime]] = []
+            active = ledger.active
+            for share in list(active):
+                queue = share.queue
+                job = queue.head(stamps) if queue.size else None
+                if job is None:
+                    # Nothing startable: back on the next push or reconfiguration. A
+                    # BEST_EFFORT_FIFO share whose jobs are only passed over stays, as a
+                    # start of their type later in the pass makes them eligible again.
+                    if not share.best_effort or not queue.size:
+                        del active[share]
+                    continue
+                if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
+                    job.instance_type, 0
+                ):
+                    if share.best_effort:
+                        known_failing.append((job, share))
+                    else:
+                        ledger.park(share, job.instance_type)
+                    continue
+                live.append((job.submitted_at, job.order, job, share))
+            if live:
+                live.sort(key=_first)
+                progressed = False
+                for step in STEPS:
+                    for _, _, job, share in live:
+                        if step(ledger, act, share, job):
+                            progressed = True
+                            break
+                    if progressed:
                         break
                 if progressed:
-                    break
-            if progressed:
-                started += 1
-                continue
-            for job, _share in live:
-                job.failed_at = (epoch, stamps.get(job.instance_type, 0))
-            advanced = False
-            for job, share in heads:
-                if share.best_effort:
-                    share.queue.set_aside(job, stamps)
-                    advanced = True
-            if not advanced:
-                return started
+                    started += 1
+                    continue
+                for _, _, job, share in live:
+                    job.failed_epoch = epoch
+                    job.failed_stamp = stamps.get(job.instance_type, 0)
+                    if share.best_effort:
+                        known_failing.append((job, share))
+                    else:
+                        ledger.park(share, job.instance_type)
+            # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
+            if not known_failing:
+                settled = True
+                for share in set_aside_in:
+                    if _all_known_failing(share, epoch, stamps):
+                        ledger.make_dormant(share, share.queue.waiting_types(stamps), epoch)
+                    else:
+                        settled = False
+                return settled
+            ledger.failing_sweeps += 1
+            for job, share in known_failing:
+                share.queue.set_aside(job, stamps)
+                set_aside_in[share] = None
     finally:
-        for share in shares:
+        ledger.in_pass = False
+        for share in set_aside_in:
             share.queue.restore()
+            if share not in ledger.dormant:
+                ledger.activate(share)
+        set_aside_in.clear()
+
+
+def _all_known_failing(share: ShareRuntime, epoch: int, stamps: dict[str, int]) -> bool:
+    """Whether every job the share set aside failed in the current state."""
+    return all(
+        job.failed_epoch == epoch and job.failed_stamp == stamps.get(job.instance_type, 0)
+        for job in share.queue.set_aside_jobs()
+    )
+
+
+def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:
+    """Across shares: earliest submitted first, then earlier in the input."""
+    return (item[0], item[1])

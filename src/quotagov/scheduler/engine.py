@@ -217,6 +217,8 @@ class Engine:
         self._listeners: list[Listener] = []
         self._buffer: list[Transition] = []
         self._pass_due = False
+        self._queue_changes = 0
+        self._settled_signature: tuple[int, int, int] | None = None
 
     # -- clock and listeners -----------------------------------------------------------
 
@@ -265,7 +267,7 @@ class Engine:
         mark = len(self._buffer)
         self._apply_submission(job)
         self._pass_due = True
-        return self._buffer[mark:]
+        return self._take(mark)
 
     def schedule_submission(self, spec: JobSpec) -> None:
         """Register a job to be submitted at ``spec.submittedAt`` (>= ``now``).
@@ -321,6 +323,7 @@ class Engine:
         if job.status == "RUNNABLE":
             self._ledger.shares[job.share].queue.reprioritize(job)
         self._epoch += 1
+        self._ledger.activate_all()
         self._pass_due = True
         return []
 
@@ -376,6 +379,7 @@ class Engine:
             raise InvalidConfigError(faults)
         self._ledger.reconfigure(share, new, self._now)
         self._epoch += 1
+        self._ledger.activate_all()
         self._pass_due = True
         return []
 
@@ -399,11 +403,13 @@ class Engine:
         share = self._ledger.shares[job.share]
         if job.status == "RUNNABLE":
             share.queue.discard(job)
+            self._queue_changes += 1
+            self._ledger.activate(share)
         elif job.status in HOLDING_STATES:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
         self._pass_due = True
-        return self._buffer[mark:]
+        return self._take(mark)
 
     # -- advancing ---------------------------------------------------------------------
 
@@ -431,9 +437,7 @@ class Engine:
             self._scheduling_pass()
         if t > self._now:
             self._now = t
-        out = self._buffer[mark:]
-        del self._buffer[mark:]
-        return out
+        return self._take(mark)
 
     def next_event_time(self) -> float | None:
         """The time of the next pending event, or None when nothing is pending."""
@@ -530,9 +534,8 @@ class Engine:
         """Instance-second integrals up to ``now`` per (share, type):
         ``[used, borrowed, lent, used within limit, limit]`` (see :mod:`.usage`)."""
         ledger = self._ledger
-        for u in ledger.types():
-            ledger.meter.advance(ledger, u, self._now)
-        return {k: list(v) for k, v in ledger.meter.integrals.items()}
+        ledger.meter.flush(ledger, self._now)
+        return ledger.meter.integrals
 
     # -- the pass's actuator -----------------------------------------------------------
 
@@ -576,7 +579,9 @@ class Engine:
             self._finish(victim, "FAILED", REASON_RETRIES_EXHAUSTED, **details)
         else:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
+            self._ledger.activate(share)  # before the push: a dormant share catches up first
             share.queue.push(victim)
+            self._queue_changes += 1
 
     # -- internals ---------------------------------------------------------------------
 
@@ -605,7 +610,9 @@ class Engine:
             self._finish(job, "FAILED", REASON_SHARE_DISABLED)
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
+        self._ledger.activate(share)
         share.queue.push(job)
+        self._queue_changes += 1
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:
@@ -660,13 +667,30 @@ class Engine:
         for listener in self._listeners:
             listener(transition)
 
+    def _take(self, mark: int) -> list[Transition]:
+        """The transitions recorded since ``mark``, removed from the buffer."""
+        out = self._buffer[mark:]
+        del self._buffer[mark:]
+        return out
+
     def _push_event(self, at: float, kind: int, payload: Any) -> None:
         self._event_seq += 1
         heapq.heappush(self._events, (at, kind, self._event_seq, payload))
 
+    def _signature(self) -> tuple[int, int, int]:
+        return (self._ledger.change_count, self._epoch, self._queue_changes)
+
     def _scheduling_pass(self) -> None:
+        """Run the pass, unless nothing changed since a pass that ended settled.
+
+        Skipping is exact: the pass's outcome depends only on the queues, the ledger
+        and the epoch (see :func:`~quotagov.scheduler.cycle.run_pass`).
+        """
         self._pass_due = False
-        run_pass(self._ledger, self)
+        if self._settled_signature == self._signature():
+            return
+        settled = run_pass(self._ledger, self)
+        self._settled_signature = self._signature() if settled else None
 
     def _job(self, name: str) -> Job:
         job = self._jobs.get(name)

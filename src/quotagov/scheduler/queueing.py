@@ -51,6 +51,11 @@ class RunnableQueue:
         self.size = 0
         self.configured_types: frozenset[str] = frozenset()
 
+    def set_configured_types(self, types: frozenset[str]) -> None:
+        """The instance types the share has capacity limits for (others never head)."""
+        self.configured_types = types
+        self._head = None
+
     def push(self, job: Job) -> None:
         """Add a job that became RUNNABLE (submitted or preempted)."""
         self.size += 1
@@ -90,21 +95,36 @@ class RunnableQueue:
         Args:
             stamps: the ledger's per-type stamps (see the module docstring).
         """
-        if self._head is not None and not self._blocked:
-            return self._head
+        head = self._head
+        if head is not None and not self._blocked:
+            return head
         best: Entry | None = None
         configured = self.configured_types
         blocked = self._blocked
-        for (u, count), heap in self._sub.items():
+        empty: list[tuple[str, int]] = []
+        for key, heap in self._sub.items():
+            if not heap:
+                empty.append(key)
+                continue
+            u = key[0]
             if u not in configured:
                 continue
             if blocked:
                 b = blocked.get(u)
-                if b is not None and count >= b[0] and b[1] == stamps.get(u, 0):
+                if b is not None and key[1] >= b[0] and b[1] == stamps.get(u, 0):
                     continue
-            top = self._top(heap)
-            if top is not None and (best is None or top < best):
+            top = heap[0]
+            job = top[4]
+            if top[3] != job.queue_token or job.status != "RUNNABLE":
+                found = self._top(heap)
+                if found is None:
+                    empty.append(key)
+                    continue
+                top = found
+            if best is None or top < best:
                 best = top
+        for key in empty:
+            del self._sub[key]
         self._head = best[4] if best is not None else None
         return self._head
 
@@ -134,16 +154,26 @@ class RunnableQueue:
             self._blocked[u] = (job.count, stamp)
         self._head = None
 
+    def waiting_types(self, stamps: Mapping[str, int]) -> dict[str, int]:
+        """``{type: stamp}`` of the types of the set-aside jobs (which cover the passed-over
+        jobs too), with their current stamps."""
+        return {u: stamps.get(u, 0) for u in {job.instance_type for job in self._set_aside}}
+
+    def set_aside_jobs(self) -> list[Job]:
+        """The jobs set aside in the current pass."""
+        return list(self._set_aside)
+
     def restore(self) -> None:
         """Put set-aside jobs back in place (at the next event time)."""
-        if self._set_aside:
-            for job in self._set_aside:
-                if job.status == "RUNNABLE":
-                    heapq.heappush(
-                        self._sub[(job.instance_type, job.count)],
-                        (-job.priority, job.submitted_at, job.order, job.queue_token, job),
-                    )
-            self._set_aside.clear()
+        if not self._set_aside and not self._blocked:
+            return
+        for job in self._set_aside:
+            if job.status == "RUNNABLE":
+                heapq.heappush(
+                    self._sub.setdefault((job.instance_type, job.count), []),
+                    (-job.priority, job.submitted_at, job.order, job.queue_token, job),
+                )
+        self._set_aside.clear()
         self._blocked.clear()
         self._head = None
 

@@ -66,7 +66,7 @@ class ShareRuntime:
         self.reserve = strategy == "RESERVE"
         self.lend_and_borrow = strategy == "LEND_AND_BORROW"
         self.in_share_enabled = config.preemptionConfiguration.inSharePreemption == "ENABLED"
-        self.queue.configured_types = frozenset(self.limits)
+        self.queue.set_configured_types(frozenset(self.limits))
 
     @property
     def enabled(self) -> bool:
@@ -116,8 +116,23 @@ class QuotaLedger:
         self.free: dict[str, int] = {}
         self.borrowed_total: dict[str, int] = {}
         self.reserve_idle: dict[str, int] = {}
+        #: Per type, the idle quota of the shares that lend (not RESERVE).
+        self.lend_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
+        #: Per type, the capacity no share's limit covers.
+        self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
+        #: Shares the scheduling pass must look at (dict as an ordered set), and the
+        #: STRICT_FIFO shares whose head is known to fail until its type's stamp changes.
+        self.active: dict[ShareRuntime, None] = {}
+        self.parked: dict[str, list[ShareRuntime]] = {}
+        #: BEST_EFFORT_FIFO shares whose whole queue is known to fail: the stamps of
+        #: their queue's instance types and the epoch when they went dormant.
+        self.dormant: dict[ShareRuntime, tuple[dict[str, int], int]] = {}
+        #: The pass in progress: failing sweeps so far and shares with set-aside jobs.
+        self.in_pass = False
+        self.failing_sweeps = 0
+        self.set_aside_shares: dict[ShareRuntime, None] = {}
         self.meter = UsageMeter(start)
         self._recompute_all(start)
 
@@ -129,6 +144,59 @@ class QuotaLedger:
         for share in self.share_list:
             found.update(share.limits)
         return sorted(found)
+
+    def activate(self, share: ShareRuntime) -> None:
+        """The share's queue or an instance type it waits on changed: look at it again.
+
+        A dormant BEST_EFFORT_FIFO share woken during a pass first catches up with the
+        set-asides the pass made so far (:meth:`_catch_up`).
+        """
+        record = self.dormant.pop(share, None)
+        if record is not None and self.in_pass and self.failing_sweeps:
+            self._catch_up(share, *record)
+        self.active[share] = None
+
+    def activate_all(self) -> None:
+        """Priorities or configurations changed: every share's head is worth a look."""
+        self.parked.clear()
+        self.dormant.clear()
+        for share in self.share_list:
+            self.active[share] = None
+
+    def park(self, share: ShareRuntime, instance_type: str) -> None:
+        """The share's head cannot start until the state of ``instance_type`` changes."""
+        self.active.pop(share, None)
+        self.parked.setdefault(instance_type, []).append(share)
+
+    def make_dormant(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
+        """A BEST_EFFORT_FIFO share whose every job is known to fail in the current state
+        sleeps until one of the types in ``stamps`` changes or its queue does."""
+        self.active.pop(share, None)
+        self.dormant[share] = (stamps, epoch)
+        for u in stamps:
+            self.parked.setdefault(u, []).append(share)
+
+    def _catch_up(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
+        """Set aside the heads a dormant share would have set aside in this pass so far.
+
+        While dormant its state was unchanged, so in each failing sweep its head was a
+        job known to fail (in the state given by ``stamps``) and was set aside: replaying
+        that is exactly what the pass would have done.
+        """
+        queue = share.queue
+        for _ in range(self.failing_sweeps):
+            job = queue.head(stamps) if queue.size else None
+            if job is None:
+                break
+            job.failed_epoch = epoch
+            job.failed_stamp = stamps.get(job.instance_type, 0)
+            queue.set_aside(job, stamps)
+        self.set_aside_shares[share] = None
+
+    @property
+    def change_count(self) -> int:
+        """Grows with every change of any ``used`` value or configuration."""
+        return self._stamp_counter
 
     def free_of(self, instance_type: str) -> int:
         """``free(u)``."""
@@ -163,21 +231,20 @@ class QuotaLedger:
     def acquire(self, share: ShareRuntime, job: Job, now: float) -> None:
         """``job`` of ``share`` starts holding its instances (it entered SCHEDULED)."""
         u = job.instance_type
-        self.meter.advance(self, u, now)
+        self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
         share.holding.setdefault(u, {})[job] = None
 
     def release(self, share: ShareRuntime, job: Job, now: float) -> None:
         """``job`` of ``share`` stops holding its instances."""
         u = job.instance_type
-        self.meter.advance(self, u, now)
+        self.meter.touch(self, share, u, now)
         del share.holding[u][job]
         self._change_used(share, u, -job.count)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum."""
-        for u in self.types():
-            self.meter.advance(self, u, now)
+        self.meter.flush(self, now)
         share.configure(config)
         self._recompute_all(now)
 
@@ -189,15 +256,25 @@ class QuotaLedger:
         self.borrowed_total[u] = self.borrowed_total.get(u, 0) + share.borrowed(u) - old_b
         if share.reserve:
             self.reserve_idle[u] = self.reserve_idle.get(u, 0) + share.idle(u) - old_i
+        else:
+            self.lend_idle[u] = self.lend_idle.get(u, 0) + share.idle(u) - old_i
         self._stamp_counter += 1
         self.stamp[u] = self._stamp_counter
+        parked = self.parked.pop(u, None)
+        if parked:
+            for waiting in parked:
+                self.activate(waiting)
 
     def _recompute_all(self, now: float) -> None:
+        self.activate_all()
         for u in self.types():
+            covered = sum(s.limits.get(u, 0) for s in self.share_list)
+            self.unassigned[u] = max(0, self.capacity.get(u, 0) - covered)
             used = sum(s.used.get(u, 0) for s in self.share_list)
             self.free[u] = self.capacity.get(u, 0) - used
             self.borrowed_total[u] = sum(s.borrowed(u) for s in self.share_list)
             self.reserve_idle[u] = sum(s.idle(u) for s in self.share_list if s.reserve)
+            self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
             self.stamp[u] = self._stamp_counter
-            self.meter.advance(self, u, now)
+        self.meter.flush(self, now)

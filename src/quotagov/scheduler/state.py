@@ -96,7 +96,10 @@ class Job:
 
     ``remaining`` is the RUNNING work still needed (None: never completes);
     ``order`` the input position used for tie-breaks; ``start_seq`` the global start
-    sequence number of the current attempt (later in a pass = larger).
+    sequence number of the current attempt (later in a pass = larger); ``name``,
+    ``share``, ``instance_type`` and ``count`` copy the spec's ``jobName``,
+    ``quotaShareName``, ``instanceType`` and ``instanceCount``; ``failed_epoch`` and
+    ``failed_stamp`` memoize the last failed attempt to start (see :mod:`.cycle`).
     """
 
     spec: JobSpec
@@ -119,27 +122,19 @@ class Job:
     overhead_seconds: float = 0.0
     pending_overhead: float = 0.0
     borrowed_start: bool = False
-    failed_at: tuple[int, int] | None = None
+    failed_epoch: int = -1
+    failed_stamp: int = -1
+    name: str = field(init=False)
+    share: str = field(init=False)
+    instance_type: str = field(init=False)
+    count: int = field(init=False)
 
-    @property
-    def name(self) -> str:
-        """The job's ``jobName``."""
-        return self.spec.jobName
-
-    @property
-    def share(self) -> str:
-        """The job's ``quotaShareName``."""
-        return self.spec.quotaShareName
-
-    @property
-    def instance_type(self) -> str:
-        """The job's ``instanceType``."""
-        return self.spec.instanceType
-
-    @property
-    def count(self) -> int:
-        """The job's ``instanceCount``."""
-        return self.spec.instanceCount
+    def __post_init__(self) -> None:
+        # Copies of the spec's fields the scheduling pass reads most (plain attributes).
+        self.name = self.spec.jobName
+        self.share = self.spec.quotaShareName
+        self.instance_type = self.spec.instanceType
+        self.count = self.spec.instanceCount
 
     @property
     def lost_seconds(self) -> float:

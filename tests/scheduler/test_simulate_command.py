@@ -1,0 +1,146 @@
+"""``quotagov simulate`` and ``quotagov demo``: table, JSON, exit 2, determinism."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from quotagov.cli import main
+from quotagov.commands.simulate import ProgressBar
+from quotagov.scheduler import dump_output, load_scenario, simulate
+
+from .builders import job, scenario, share
+
+WALKTHROUGH = Path(__file__).resolve().parents[2] / "src/quotagov/examples/aws-walkthrough.json"
+
+
+def test_json_output_is_the_spec_document(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(WALKTHROUGH), "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(doc) == ["jobs", "metrics", "scenario", "transitions"]
+    assert doc["scenario"] == "aws-walkthrough"
+    assert doc["jobs"]["bg-2"] == {
+        "status": "SUCCEEDED",
+        "quotaShareName": "background",
+        "submittedAt": 0,
+        "firstStartedAt": 0,
+        "stoppedAt": 3900,
+        "attempts": 2,
+        "preemptions": [{"at": 600, "kind": "CROSS_SHARE", "forJob": "med-1", "lostSeconds": 0}],
+        "lostSeconds": 0,
+        "statusReason": None,
+    }
+    assert doc["transitions"][2] == {
+        "at": 0,
+        "jobName": "bg-1",
+        "from": "RUNNABLE",
+        "to": "SCHEDULED",
+        "reason": "WITHIN_QUOTA",
+    }
+    assert sorted(doc["metrics"]["shares"]) == ["background", "medium", "reserved"]
+
+
+def test_json_output_is_byte_identical_across_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["simulate", str(WALKTHROUGH), "--output", "json"])
+    first = capsys.readouterr().out
+    main(["simulate", str(WALKTHROUGH), "--output", "json"])
+    assert capsys.readouterr().out == first
+    assert first == dump_output(simulate(load_scenario(WALKTHROUGH)))
+
+
+def test_float_times_are_stable() -> None:
+    doc = scenario(
+        1, [share("a", 1, "RESERVE")], [job("a1", "a", 0.1, 0.2), job("a2", "a", 0.1, 1 / 3)]
+    )
+    out = simulate(load_scenario(json.dumps(doc)))
+    assert out["jobs"]["a1"]["stoppedAt"] == 0.3
+    assert out["jobs"]["a2"]["stoppedAt"] == 0.633333
+    assert dump_output(out) == dump_output(simulate(load_scenario(json.dumps(doc))))
+
+
+def test_table_output_has_timeline_jobs_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(WALKTHROUGH)]) == 0
+    out = capsys.readouterr().out
+    assert "Timeline" in out and "Jobs" in out and "Per-share summary (4800 s simulated)" in out
+    rows = {
+        line.split()[0]: line.split()
+        for line in out.splitlines()
+        if line.startswith(("bg-", "res-", "med-"))
+    }
+    assert "PREEMPTED_IN_SHARE" in out and "for bg-2, lost 300 s" in out
+    background = next(line for line in out.splitlines() if line.startswith("background"))
+    assert background.split()[:4] == ["background", "7500", "2700", "0"]
+    assert rows  # timeline rows per job are present
+
+
+def test_demo_runs_the_walkthrough(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "Scenario: aws-walkthrough" in out
+    assert "IN_SHARE at 900 for bg-2" in out
+
+
+def test_invalid_scenario_exits_2_with_messages_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "capacity: {ml.g5.xlarge: 1}\n"
+        "shares:\n"
+        "  - quotaShareName: a\n"
+        "    capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 1}]\n"
+        "    resourceSharingConfiguration: {strategy: LEND, borrowLimit: 10}\n"
+        "jobs:\n"
+        "  - {jobName: j, quotaShareName: gpu, instanceType: ml.g5.xlarge,\n"
+        "     submittedAt: 0, runSeconds: 1}\n"
+    )
+    assert main(["simulate", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        "shares[0].resourceSharingConfiguration.borrowLimit: only valid with LEND_AND_BORROW"
+        in captured.err
+    )
+    assert "jobs[0].quotaShareName: unknown share 'gpu'" in captured.err
+
+
+def test_progress_bar_draws_in_place() -> None:
+    stream = io.StringIO()
+    bar = ProgressBar(stream, width=10)
+    bar(5, 10)
+    bar(10, 10)
+    bar.close()
+    assert stream.getvalue() == (
+        "\rsimulating [#####-----] 5/10 jobs settled\rsimulating [##########] 10/10 jobs settled\n"
+    )
+
+
+def test_progress_callback_reaches_the_total() -> None:
+    doc = scenario(2, [share("a", 2, "RESERVE")], [job(f"j{i}", "a", i, 10) for i in range(20)])
+    calls: list[tuple[int, int]] = []
+    simulate(
+        load_scenario(json.dumps(doc)), progress=lambda done, total: calls.append((done, total))
+    )
+    assert calls[-1] == (20, 20)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_progress_bar_on_a_terminal_for_large_scenarios(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import quotagov.commands.simulate as command
+
+    doc = scenario(2, [share("a", 2, "RESERVE")], [job(f"j{i}", "a", i, 10) for i in range(30)])
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.setattr(command, "PROGRESS_THRESHOLD", 30)
+    monkeypatch.setattr(command.sys.stderr, "isatty", lambda: True)
+    assert main(["simulate", str(path), "--output", "json"]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("\rsimulating [" + "#" * 40 + "] 30/30 jobs settled\n")
+    monkeypatch.setattr(command.sys.stderr, "isatty", lambda: False)
+    assert main(["simulate", str(path), "--output", "json"]) == 0
+    assert capsys.readouterr().err == ""
