@@ -45,6 +45,7 @@ from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
     BatchNotFoundError,
+    BatchPort,
     BatchServerError,
     BatchThrottledError,
 )
@@ -235,3 +236,9 @@ def build_batch(settings: Settings, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS)
     """
     del settings
     return Boto3Batch(make_batch_client(max_attempts=max_attempts))
+
+
+if TYPE_CHECKING:  # mypy checks that the boto3 adapter satisfies the port
+
+    def _is_a_batch_port(batch: Boto3Batch) -> BatchPort:
+        return batch

@@ -46,7 +46,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -55,7 +55,7 @@ from quotagov.adapters.batch_model import request_faults, validate_response
 from quotagov.adapters.simbatch.models import IdFactory, SimBatchBackend
 from quotagov.adapters.simbatch.throttle import TokenBucket
 from quotagov.clock import Clock, ManualClock, SystemClock
-from quotagov.governance.ports import BatchClientError, BatchThrottledError
+from quotagov.governance.ports import BatchClientError, BatchPort, BatchThrottledError
 from quotagov.policy.models import Policy
 from quotagov.scheduler import Engine, Options, load_scenario
 
@@ -448,3 +448,9 @@ class SimulatedBatch:
         return self._call(
             "DeleteQuotaShare", {"quotaShareArn": quotaShareArn}, self._backend.delete_quota_share
         )
+
+
+if TYPE_CHECKING:  # mypy checks that the simulated Batch satisfies the port
+
+    def _is_a_batch_port(batch: SimulatedBatch) -> BatchPort:
+        return batch
