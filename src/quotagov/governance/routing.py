@@ -214,6 +214,9 @@ def route(policy: Policy, request: SubmissionRequest, principal: str) -> Routing
     """
     team = authorize(policy, request.team, principal)
     workload_class, reasons = _class_faults(request, request.team, team, policy)
+    # A job the class itself refuses is not also checked against each share (the
+    # share faults would repeat the class faults).
+    check_shares = not reasons
     reasons += _level_faults(request, request.team, team, policy)
     if workload_class is None:
         return RoutingDecision(None, reasons)
@@ -227,10 +230,9 @@ def route(policy: Policy, request: SubmissionRequest, principal: str) -> Routing
             )
         else:
             share = _known_share(policy, request.quotaShareName, reasons)
-            if share is not None:
-                faults = share_faults(share, request, workload_class)
-                reasons += faults
-    else:
+            if share is not None and check_shares:
+                reasons += share_faults(share, request, workload_class)
+    elif check_shares:
         candidates: list[str] = []
         for name in workload_class.shares:
             candidate = _known_share(policy, name, candidates)

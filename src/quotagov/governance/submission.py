@@ -356,7 +356,7 @@ def submit_to_batch(
         return _fail(record, deps, reasons, "SubmissionFailed")
     record = _with_current_routing(record, deps.policy)
     if recheck:
-        found = _find_service_job(deps.batch, record)
+        found = _find_service_job(deps.batch, record, deps.governed_queue)
         if found is not None:
             return _mark_submitted(record, deps, found)
     request = service_job_request(record, deps.governed_queue)
@@ -365,7 +365,11 @@ def submit_to_batch(
     try:
         response = deps.batch.submit_service_job(**request)
     except BatchClientError as exc:
-        found = _find_service_job(deps.batch, record) if "token" in exc.message.lower() else None
+        found = (
+            _find_service_job(deps.batch, record, deps.governed_queue)
+            if "token" in exc.message.lower()
+            else None
+        )
         if found is not None:
             return _mark_submitted(record, deps, found)
         reason = f"Batch refused SubmitServiceJob: {exc.code}: {exc.message}"
@@ -404,7 +408,7 @@ def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
     )
 
 
-def _find_service_job(batch: BatchPort, record: JobRecord) -> dict[str, Any] | None:
+def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dict[str, Any] | None:
     """A service job of the governed queue tagged with this submission, or None.
 
     Lists jobs by name (``JOB_NAME`` filter, all statuses, newest first) and describes
@@ -413,6 +417,7 @@ def _find_service_job(batch: BatchPort, record: JobRecord) -> dict[str, Any] | N
     token: str | None = None
     while True:
         request: dict[str, Any] = {
+            "jobQueue": job_queue,
             "filters": [{"name": "JOB_NAME", "values": [record.jobName]}],
             "maxResults": 100,
         }

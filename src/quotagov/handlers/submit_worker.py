@@ -151,6 +151,12 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     recheck = int(record.attributes.approximate_receive_count or "1") > 1
     try:
         result = _submit_once(submission_id, recheck)
+    except LookupError:
+        # A reference to a submission that was never stored can never succeed.
+        stored = record_unusable_message(
+            record.message_id, [f"submissionId: no submission {submission_id}"], submission_deps()
+        )
+        return _outcome(record, stored.pk, str(stored.state), stored.reasons)
     except TransientSubmitError as exc:
         if exc.cause.code in ("TooManyRequestsException", "ThrottlingException") or (
             "Throttl" in type(exc.cause).__name__

@@ -1,0 +1,264 @@
+"""Submit path figures: worker CPU time per message, and handler import times.
+
+Run: ``.venv/bin/python benchmarks/submit_path.py``
+
+1. CPU time (``time.process_time``) of the submit worker handler per SQS message,
+   warm, with every AWS call replaced by an in-memory stand-in (job records,
+   Idempotency persistence, Batch) so only quotagov's and Powertools' own work is
+   measured. Target: < 2 ms per message.
+2. Import time of each handler module in a fresh interpreter, next to a bare
+   ``import boto3`` measured in the same run. Target: <= 1.5x boto3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyItemAlreadyExistsError,
+    IdempotencyItemNotFoundError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+
+from quotagov import wiring
+from quotagov.clock import SystemClock
+from quotagov.governance.records import (
+    JobRecord,
+    JobRecordConflictError,
+    JobRecordExistsError,
+    JobRecordNotFoundError,
+    SubmissionState,
+    client_token_for,
+)
+from quotagov.policy.loading import FilePolicySource
+from quotagov.settings import Settings
+
+HANDLERS = ("quotagov.handlers.submit_worker", "quotagov.handlers.jobs_api")
+MESSAGES = 2000
+BATCH = 10
+
+
+class MemoryJobs:
+    """In-memory JobsRepository (conditional writes as in DynamoDB)."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, JobRecord] = {}
+
+    def create(self, record: JobRecord) -> JobRecord:
+        if record.pk in self.items:
+            raise JobRecordExistsError(record.pk, "exists")
+        stored = record.model_copy(update={"version": 1})
+        self.items[record.pk] = stored
+        return stored
+
+    def get(self, submission_id: str) -> JobRecord | None:
+        return self.items.get(submission_id)
+
+    def get_by_batch_job_id(self, batch_job_id: str) -> JobRecord | None:
+        return next((r for r in self.items.values() if r.batchJobId == batch_job_id), None)
+
+    def update(
+        self,
+        submission_id: str,
+        changes: Mapping[str, Any],
+        *,
+        expected_version: int | None = None,
+        expected_states: Collection[SubmissionState] | None = None,
+    ) -> JobRecord:
+        current = self.items.get(submission_id)
+        if current is None:
+            raise JobRecordNotFoundError(submission_id, "missing")
+        if (expected_version is not None and current.version != expected_version) or (
+            expected_states and current.state not in expected_states
+        ):
+            raise JobRecordConflictError(submission_id, "conflict", current)
+        data = {**current.to_item(), **changes, "version": current.version + 1}
+        stored = JobRecord.model_validate({k: v for k, v in data.items() if v is not None})
+        self.items[submission_id] = stored
+        return stored
+
+
+class MemoryPersistence(BasePersistenceLayer):  # type: ignore[misc]
+    """In-memory Powertools Idempotency persistence."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: dict[str, DataRecord] = {}
+
+    def _get_record(self, idempotency_key: str) -> DataRecord:
+        try:
+            return self.records[idempotency_key]
+        except KeyError:
+            raise IdempotencyItemNotFoundError from None
+
+    def _put_record(self, data_record: DataRecord) -> None:
+        existing = self.records.get(data_record.idempotency_key)
+        if existing is not None and existing.status == "COMPLETED":
+            raise IdempotencyItemAlreadyExistsError
+        self.records[data_record.idempotency_key] = data_record
+
+    def _update_record(self, data_record: DataRecord) -> None:
+        self.records[data_record.idempotency_key] = data_record
+
+    def _delete_record(self, data_record: DataRecord) -> None:
+        self.records.pop(data_record.idempotency_key, None)
+
+
+class InstantBatch:
+    """Answers SubmitServiceJob at once, like Batch's response shape."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def submit_service_job(self, **request: Any) -> dict[str, Any]:
+        self.count += 1
+        job_id = f"{self.count:08x}-0000-4000-8000-000000000000"
+        return {
+            "jobId": job_id,
+            "jobName": request["jobName"],
+            "jobArn": f"arn:aws:batch:eu-west-1:111122223333:service-job/{job_id}",
+        }
+
+
+class Context:
+    function_name = "bench"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:111122223333:function:bench"
+    aws_request_id = "bench"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+def _payload(name: str) -> str:
+    return json.dumps(
+        {
+            "TrainingJobName": name,
+            "RoleArn": "arn:aws:iam::111122223333:role/sm-exec-research",
+            "AlgorithmSpecification": {"TrainingInputMode": "File", "TrainingImage": "img"},
+            "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
+            "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 1},
+            "CheckpointConfig": {"S3Uri": f"s3://bucket/ckpt/{name}/"},
+        }
+    )
+
+
+def worker_cpu_per_message() -> float:
+    """Median CPU milliseconds per message over batches of queued-submission messages."""
+    from importlib import resources
+
+    from quotagov.handlers import submit_worker
+
+    path = resources.files("quotagov.examples").joinpath("policy.yaml")
+    jobs, batch = MemoryJobs(), InstantBatch()
+    wiring.override(
+        Settings(job_queue="ml-gov-queue"),
+        jobs=jobs,
+        batch=batch,
+        idempotency=MemoryPersistence(),
+        policy_source=FilePolicySource(str(path)),
+        submit_pacer=lambda: None,
+        clock=SystemClock(),
+    )
+    # FilePolicySource re-reads the file per call; Lambda's SSM source is cached, so
+    # give the worker the parsed policy once, like a warm Lambda holds it.
+    wiring.services().set("policy", wiring.services().get("policy_source").current())
+    now = int(time.time())
+    alice = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
+    for i in range(MESSAGES + 100):
+        pk = f"sub-{i:06d}"
+        jobs.create(
+            JobRecord(
+                pk=pk,
+                state=SubmissionState.QUEUED,
+                team="research",
+                workloadClass="exploratory",
+                priorityLevel="standard",
+                jobName=f"job-{i}",
+                principal=alice,
+                checkpointIntervalSeconds=600,
+                serviceRequestPayload=_payload(f"job-{i}"),
+                instanceType="ml.g5.xlarge",
+                instanceCount=1,
+                clientToken=client_token_for(pk),
+                createdAt=now,
+                updatedAt=now,
+            )
+        )
+
+    def event(start: int) -> dict[str, Any]:
+        return {
+            "Records": [
+                {
+                    "messageId": f"m-{i}",
+                    "receiptHandle": "r",
+                    "body": json.dumps({"submissionId": f"sub-{i:06d}"}),
+                    "attributes": {"ApproximateReceiveCount": "1"},
+                    "messageAttributes": {},
+                    "md5OfBody": "0",
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": "arn:aws:sqs:eu-west-1:111122223333:q",
+                    "awsRegion": "eu-west-1",
+                }
+                for i in range(start, start + BATCH)
+            ]
+        }
+
+    context = Context()
+    samples = []
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):
+        for start in range(0, 100, BATCH):  # warm-up
+            submit_worker.handler(event(start), context)
+        for start in range(100, 100 + MESSAGES, BATCH):
+            ev = event(start)
+            t0 = time.process_time()
+            reply = submit_worker.handler(ev, context)
+            samples.append((time.process_time() - t0) * 1000 / BATCH)
+            assert reply == {"batchItemFailures": []}, reply
+    assert batch.count == MESSAGES + 100
+    return statistics.median(samples)
+
+
+def import_seconds(module: str, runs: int = 5) -> float:
+    """Median wall time of ``import module`` in a fresh interpreter."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Print the figures."""
+    cpu = worker_cpu_per_message()
+    print(
+        f"submit worker CPU per message (warm, AWS stubbed, batches of {BATCH}): "
+        f"{cpu:.3f} ms (target < 2 ms)"
+    )
+    base = import_seconds("boto3")
+    print(f"import boto3: {base * 1000:.0f} ms")
+    for module in HANDLERS:
+        seconds = import_seconds(module)
+        print(
+            f"import {module}: {seconds * 1000:.0f} ms = {seconds / base:.2f}x boto3 "
+            "(target <= 1.5x)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""The jobs API through its handler (REST proxy events), with moto DynamoDB/SQS/SSM."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from quotagov.governance.records import SubmissionState
+
+from .api import get_job, post_jobs
+from .conftest import ALICE, BOB, DAVE, FRANK, Stack, submission, training_payload
+from .sqs_driver import drain, queue_depth
+
+
+def test_accepted_submission_is_queued_with_its_routing(stack: Stack) -> None:
+    status, reply = post_jobs(submission())
+    assert status == 202
+    assert reply == {
+        "submissionId": reply["submissionId"],
+        "state": "QUEUED",
+        "quotaShareName": "background",
+        "schedulingPriority": 10,
+        "preemptionRetriesBeforeTermination": 1,
+        "batchJobId": None,
+    }
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.QUEUED
+    assert record.principal == ALICE and record.ownerSlackUserId == "U0ALICE"
+    assert record.instanceType == "ml.g5.xlarge" and record.instanceCount == 1
+    assert record.checkpointIntervalSeconds == 600
+    assert json.loads(record.serviceRequestPayload) == training_payload()
+    messages = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"]
+    assert [json.loads(m["Body"]) for m in messages] == [{"submissionId": record.pk}]
+
+
+def test_retry_with_the_same_client_request_id_is_one_submission(stack: Stack) -> None:
+    first = post_jobs(submission(clientRequestId="try-1"))
+    second = post_jobs(submission(clientRequestId="try-1"))
+    assert first[0] == second[0] == 202
+    assert first[1]["submissionId"] == second[1]["submissionId"]
+    assert len(stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]) == 1
+
+
+def test_submission_for_another_team_is_forbidden(stack: Stack) -> None:
+    status, reply = post_jobs(submission(team="applied", workloadClass="scheduled"), ALICE)
+    assert status == 403
+    assert reply == {
+        "message": f"team: {ALICE} is not a member of team 'applied' and may not submit for it"
+    }
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
+    assert queue_depth(stack) == (0, 0)
+    assert [d.action for d in stack.audit.decisions] == ["SubmissionForbidden"]
+
+
+def test_caller_without_identity_is_forbidden(stack: Stack) -> None:
+    status, reply = post_jobs(submission(), None)
+    assert status == 403
+    assert reply["message"].startswith("team: (anonymous) is not a member")
+
+
+def test_identity_in_the_body_is_a_schema_fault(stack: Stack) -> None:
+    status, reply = post_jobs(submission(principal=BOB))
+    assert status == 400
+    assert reply["faults"] == ["principal: Extra inputs are not permitted"]
+
+
+def test_schema_faults_are_400_naming_each_field(stack: Stack) -> None:
+    payload = training_payload()
+    payload["ResourceConfig"]["InstanceCount"] = 0
+    payload["TrainingJobName"] = "bad_name"
+    body = submission(
+        priorityLevel=None, checkpointIntervalSeconds=-5, serviceRequestPayload=payload
+    )
+    status, reply = post_jobs(body)
+    assert status == 400
+    assert reply["message"] == "invalid request"
+    assert sorted(f.split(":")[0] for f in reply["faults"]) == [
+        "checkpointIntervalSeconds",
+        "priorityLevel",
+        "serviceRequestPayload.ResourceConfig.InstanceCount",
+        "serviceRequestPayload.TrainingJobName",
+    ]
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
+
+
+def test_body_that_is_not_json_is_400(stack: Stack) -> None:
+    status, reply = post_jobs(None, raw="{not json")
+    assert status == 400
+    assert reply["faults"]
+
+
+def test_payload_over_10_kib_is_400(stack: Stack) -> None:
+    payload = training_payload(HyperParameters={f"p{i}": "x" * 200 for i in range(60)})
+    status, reply = post_jobs(submission(serviceRequestPayload=payload))
+    assert status == 400
+    assert len(reply["faults"]) == 1
+    assert reply["faults"][0].startswith("serviceRequestPayload: Value error, the request is ")
+    assert "Batch accepts at most 10240" in reply["faults"][0]
+
+
+def test_instance_groups_are_refused(stack: Stack) -> None:
+    payload = training_payload()
+    payload["ResourceConfig"] = {"InstanceGroups": [{"InstanceType": "ml.g5.xlarge"}]}
+    status, reply = post_jobs(submission(serviceRequestPayload=payload))
+    assert status == 400
+    assert reply["faults"][0].startswith(
+        "serviceRequestPayload.ResourceConfig: Value error, InstanceGroups is not supported"
+    )
+
+
+def _no_checkpoint(**changes: Any) -> dict[str, Any]:
+    payload = training_payload()
+    del payload["CheckpointConfig"]
+    return submission(serviceRequestPayload=payload, **changes)
+
+
+@pytest.mark.parametrize(
+    ("body", "principal", "reasons"),
+    [
+        pytest.param(
+            submission(workloadClass="release"),
+            ALICE,
+            ["workloadClass: team 'research' may not use class 'release' (allowed: exploratory)"],
+            id="class-not-allowed-for-team",
+        ),
+        pytest.param(
+            submission(workloadClass="overnight"),
+            ALICE,
+            ["workloadClass: unknown workload class 'overnight'"],
+            id="unknown-class",
+        ),
+        pytest.param(
+            submission(priorityLevel="urgent"),
+            ALICE,
+            [
+                "priorityLevel: level 'urgent' needs an approved escalation; submit at one of "
+                "standard and request 'urgent' with POST /jobs/{jobId}/escalations"
+            ],
+            id="level-needs-escalation",
+        ),
+        pytest.param(
+            submission(priorityLevel="low"),
+            ALICE,
+            ["priorityLevel: team 'research' may not use level 'low' (direct levels: standard)"],
+            id="level-not-allowed",
+        ),
+        pytest.param(
+            submission(priorityLevel="asap"),
+            ALICE,
+            ["priorityLevel: unknown priority level 'asap'"],
+            id="unknown-level",
+        ),
+        pytest.param(
+            _no_checkpoint(),
+            ALICE,
+            [
+                "serviceRequestPayload.CheckpointConfig: class 'exploratory' requires "
+                "checkpointing (its jobs can be preempted and must resume), but the request "
+                "has no CheckpointConfig.S3Uri"
+            ],
+            id="no-checkpoint-config",
+        ),
+        pytest.param(
+            submission(checkpointIntervalSeconds=None),
+            ALICE,
+            [
+                "checkpointIntervalSeconds: class 'exploratory' requires checkpointing; declare "
+                "how often the job writes a checkpoint, in seconds"
+            ],
+            id="no-checkpoint-interval",
+        ),
+        pytest.param(
+            submission(
+                serviceRequestPayload=training_payload(
+                    ResourceConfig={"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 1}
+                )
+            ),
+            ALICE,
+            [
+                "serviceRequestPayload.ResourceConfig.InstanceType: class 'exploratory' may not "
+                "use ml.p4d.24xlarge (allowed: ml.g5.xlarge)"
+            ],
+            id="instance-type-not-allowed",
+        ),
+        pytest.param(
+            submission(
+                serviceRequestPayload=training_payload(
+                    ResourceConfig={"InstanceType": "ml.g5.xlarge", "InstanceCount": 2}
+                )
+            ),
+            ALICE,
+            [
+                "serviceRequestPayload.ResourceConfig.InstanceCount: 2 exceeds class "
+                "'exploratory' maximum of 1"
+            ],
+            id="too-many-instances",
+        ),
+        pytest.param(
+            submission(quotaShareName="reserved"),
+            ALICE,
+            [
+                "quotaShareName: class 'exploratory' may not use share 'reserved' "
+                "(allowed: background, medium)"
+            ],
+            id="share-not-allowed-for-class",
+        ),
+    ],
+)
+def test_policy_refusals_are_422_with_each_reason(
+    stack: Stack, body: dict[str, Any], principal: str, reasons: list[str]
+) -> None:
+    status, reply = post_jobs(body, principal)
+    assert status == 422
+    assert reply == {"submissionId": reply["submissionId"], "state": "REFUSED", "reasons": reasons}
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.REFUSED
+    assert record.reasons == reasons
+    assert queue_depth(stack) == (0, 0)
+    assert [(d.action, d.details["reasons"]) for d in stack.audit.decisions] == [
+        ("SubmissionRefused", reasons)
+    ]
+
+
+def test_all_reasons_are_listed_together(stack: Stack) -> None:
+    status, reply = post_jobs(
+        submission(
+            priorityLevel="urgent", checkpointIntervalSeconds=None, quotaShareName="reserved"
+        )
+    )
+    assert status == 422
+    assert [r.split(":")[0] for r in reply["reasons"]] == [
+        "checkpointIntervalSeconds",
+        "priorityLevel",
+        "quotaShareName",
+    ]
+
+
+def test_disabled_share_is_skipped_and_the_next_share_is_used(stack: Stack) -> None:
+    from .conftest import policy_text
+
+    text = policy_text().replace(
+        "    preemptionConfiguration: {inSharePreemption: ENABLED}\n",
+        "    preemptionConfiguration: {inSharePreemption: ENABLED}\n    state: DISABLED\n",
+    )
+    stack.put_policy(text)
+    status, reply = post_jobs(submission())
+    assert status == 202 and reply["quotaShareName"] == "medium"
+    status, reply = post_jobs(submission(quotaShareName="background"))
+    assert status == 422
+    assert reply["reasons"] == [
+        "quotaShareName: share 'background' is DISABLED and accepts no new jobs"
+    ]
+
+
+def test_queue_failure_answers_503_and_leaves_the_record_failed(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack.sqs.delete_queue(QueueUrl=stack.queue_url)
+    status, reply = post_jobs(submission(clientRequestId="q-1"))
+    assert status == 503
+    assert reply["message"].startswith("try again later: SQS SendMessage failed")
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert [i["state"]["S"] for i in items] == ["FAILED"]
+    assert items[0]["reasons"]["L"][0]["S"].startswith("submission queue: the submission could not")
+
+
+def test_get_shows_refusal_reasons(stack: Stack) -> None:
+    _, reply = post_jobs(submission(priorityLevel="low"))
+    status, view = get_job(reply["submissionId"])
+    assert status == 200
+    assert view["state"] == "REFUSED"
+    assert view["reasons"] == [
+        "priorityLevel: team 'research' may not use level 'low' (direct levels: standard)"
+    ]
+    assert "batchJobId" not in view
+
+
+def test_get_of_unknown_or_foreign_submission(stack: Stack) -> None:
+    status, view = get_job("does-not-exist")
+    assert status == 404 and view == {"message": "no submission does-not-exist"}
+    _, reply = post_jobs(submission())
+    assert get_job(reply["submissionId"], BOB)[0] == 200  # same team
+    status, view = get_job(reply["submissionId"], DAVE)
+    assert status == 403
+    assert view["message"] == f"{DAVE} may not see submission {reply['submissionId']}"
+    assert get_job(reply["submissionId"], FRANK)[0] == 403
+
+
+def test_get_of_a_waiting_job_shows_status_reason_and_front_of_share(
+    stack: Stack, batch: Any
+) -> None:
+    # Two exploratory jobs: the first runs (background has one instance and borrows),
+    # the others wait behind it.
+    ids = []
+    for i in range(5):
+        status, reply = post_jobs(
+            submission(clientRequestId=f"w-{i}", serviceRequestPayload=training_payload(f"w-{i}"))
+        )
+        assert status == 202
+        ids.append(reply["submissionId"])
+    drain(stack)
+    batch.advance(60)
+    views = [get_job(i)[1] for i in ids]
+    assert all(v["state"] == "SUBMITTED" for v in views)
+    waiting = [v for v in views if v["batch"]["status"] == "RUNNABLE"]
+    assert waiting, [v["batch"] for v in views]
+    fronts = [v for v in waiting if v["batch"]["frontOfShare"]["atFront"]]
+    assert len(fronts) == 1
+    front = fronts[0]
+    assert front["batch"]["frontOfShare"]["jobArn"] == front["batchJobArn"]
+    for v in waiting:
+        assert v["quotaShareName"] == "background"
+        assert v["batch"]["frontOfShare"]["jobArn"] == front["batchJobArn"]
+        assert v["schedulingPriority"] == 10 and v["preemptionRetriesBeforeTermination"] == 1
+        job = batch.describe_service_job(jobId=v["batchJobId"])
+        assert v["batch"]["statusReason"] == job.get("statusReason")
+    assert views[0]["chain"] == {
+        "predecessorId": None,
+        "originalId": None,
+        "successorIds": [],
+        "resubmitCount": 0,
+    }

@@ -1,0 +1,44 @@
+"""The sample events under events/ run through the handlers (as `sam local invoke` would)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quotagov.governance.records import SubmissionState
+from quotagov.handlers import jobs_api, submit_worker
+
+from .conftest import ALICE, BOB, LambdaContext, Stack, load_event
+
+
+def test_submit_sample_is_accepted_and_get_sample_shape_resolves(stack: Stack) -> None:
+    reply = jobs_api.handler(load_event("jobs_api-submit"), LambdaContext())
+    assert reply["statusCode"] == 202
+    body = json.loads(reply["body"])
+    record = stack.jobs.get(body["submissionId"])
+    assert record is not None and record.principal == ALICE
+
+    event = load_event("jobs_api-get")
+    event["path"] = f"/jobs/{record.pk}"
+    event["pathParameters"] = {"jobId": record.pk}
+    reply = jobs_api.handler(event, LambdaContext())
+    assert reply["statusCode"] == 200
+    assert json.loads(reply["body"])["state"] == "QUEUED"
+
+
+def test_worker_batch_sample(stack: Stack, batch: Any) -> None:
+    """One reference to an unknown submission (poison, FAILED) and one direct submission."""
+    reply = submit_worker.handler(load_event("submit_worker-batch"), LambdaContext())
+    assert reply == {"batchItemFailures": []}
+    records = [
+        stack.jobs.get(i["pk"]["S"])
+        for i in stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    ]
+    by_state = {r.state: r for r in records if r is not None}
+    assert set(by_state) == {SubmissionState.FAILED, SubmissionState.SUBMITTED}
+    assert by_state[SubmissionState.FAILED].reasons == [
+        "submissionId: no submission 8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f"
+    ]
+    submitted = by_state[SubmissionState.SUBMITTED]
+    assert submitted.principal == BOB and submitted.jobName == "resnet-sweep-018"
+    assert batch.describe_service_job(jobId=submitted.batchJobId)["quotaShareName"] == "background"
