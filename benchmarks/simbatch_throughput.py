@@ -72,8 +72,9 @@ def run(n: int, check_model: bool) -> None:
         batch.submit_service_job(**_request(i))
         clock.advance(0.2)
     submitted = time.perf_counter()
-    while batch.list_service_jobs(jobStatus="RUNNABLE", maxResults=1)["jobSummaryList"] or (
-        batch.list_service_jobs(maxResults=1)["jobSummaryList"]
+    while (
+        batch.list_service_jobs(jobStatus="RUNNABLE", maxResults=1)["jobSummaryList"]
+        or (batch.list_service_jobs(maxResults=1)["jobSummaryList"])
     ):
         clock.advance(600)
     finished = time.perf_counter()

@@ -19,8 +19,14 @@ Shape (JSON, absent parts left out)::
       },
       "chain": {"predecessorId": null, "originalId": null, "successorIds": [],
                 "resubmitCount": 0},
-      "jobState": {...}                                # fields added by the job-state handler
+      "jobState": {"status": "RUNNING", "attempts": 2, "preemptionCount": 1, ...},
+      "disposition": {"status": "pending-owner", "choices": [...], ...}
     }
+
+``jobState`` and ``disposition`` are written by the job-state handler
+(:mod:`quotagov.governance.job_state_updates`); its bookkeeping (the folded event facts
+and the optimistic-lock version) and the kept payload are not shown. ``GET /jobs/{id}``
+adds ``chain.links``, every record of the resubmission chain.
 
 Times from Batch are epoch milliseconds; the record's times are epoch seconds.
 """
@@ -35,7 +41,9 @@ from quotagov.governance.records import JobRecord, SubmissionState
 #: Batch statuses in which a service job is still waiting for capacity.
 WAITING_STATUSES = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 
-_DECLARED_HIDDEN = frozenset({"serviceRequestPayload", "clientToken", "version"})
+_HIDDEN = frozenset(
+    {"serviceRequestPayload", "clientToken", "version", "jobStateFacts", "jobStateVersion"}
+)
 
 
 def job_view(record: JobRecord, batch: BatchPort | None, job_queue: str) -> dict[str, Any]:
@@ -72,9 +80,9 @@ def job_view(record: JobRecord, batch: BatchPort | None, job_queue: str) -> dict
         view["batchJobArn"] = record.batchJobArn
         if batch is not None:
             view["batch"] = _batch_view(record, batch, job_queue)
-    extra = {k: v for k, v in (record.model_extra or {}).items() if k not in _DECLARED_HIDDEN}
-    if extra:
-        view["jobState"] = extra
+    for key, value in (record.model_extra or {}).items():
+        if key not in _HIDDEN and key not in view:
+            view[key] = value
     return view
 
 

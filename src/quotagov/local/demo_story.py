@@ -249,7 +249,7 @@ class Demo:
 
     def lost_work(self, name: str) -> list[tuple[int, int]]:
         """``(runSeconds, lostWorkSeconds)`` of each preemption of ``name``, from its record."""
-        facts = (self.job(name).get("jobState") or {}).get("jobState") or {}
+        facts = self.job(name).get("jobState") or {}
         return [
             (int(p.get("runSeconds") or 0), int(p.get("lostWorkSeconds") or 0))
             for p in facts.get("preemptions") or []
@@ -579,9 +579,8 @@ class Demo:
         )
         view = self.job("bg-1")
         successors = (view.get("chain") or {}).get("successorIds") or []
-        state = view.get("jobState") or {}
-        disposition = state.get("disposition") or {}
-        facts = state.get("jobState") or {}
+        disposition = view.get("disposition") or {}
+        facts = view.get("jobState") or {}
         self.check(bool(successors), f"bg-1 has a successor job (chain: {view.get('chain')})")
         self.check(
             disposition.get("policyAction") == "reclassify"
