@@ -1,4 +1,9 @@
-"""The sample events under events/ are real envelopes the handler accepts."""
+"""The sample events under events/ are real envelopes the handler accepts.
+
+The template invokes ``JobStateFunction`` from its EventBridge rule directly; the
+handler also takes the SQS-fed form (an SQS queue as the rule's target), kept as a test
+fixture because ``events/`` holds one sample per trigger the template declares.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from .conftest import START, World
 from .lambda_support import FakeContext
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def test_sample_envelopes_parse() -> None:
@@ -22,7 +28,7 @@ def test_sample_envelopes_parse() -> None:
 
 
 def test_sample_sqs_batch_is_processed_without_failures(world: World) -> None:
-    batch = json.loads((EVENTS / "job_state-sqs-batch.json").read_text())
+    batch = json.loads((FIXTURES / "sqs-batch.json").read_text())
     job_id = json.loads(batch["Records"][0]["body"])["detail"]["jobId"]
     world.clock.set(START + 4000)
     world.record("explore-sample", batch_job_id=job_id, instance_count=2)
