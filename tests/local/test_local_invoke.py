@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from quotagov.cli import main
-from quotagov.local.stack import Stack, load_template
+from quotagov.deploy.template import load_template
+from quotagov.local.stack import Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = sorted((ROOT / "events").glob("*.json"))

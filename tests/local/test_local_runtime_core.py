@@ -186,7 +186,7 @@ def test_failed_async_invocation_is_retried_then_sent_to_the_on_failure_queue(
 def test_a_template_that_cannot_be_provisioned_leaves_nothing_behind(tmp_path: Path) -> None:
     import os
 
-    from quotagov.local.stack import TemplateError
+    from quotagov.deploy.template import TemplateError
 
     broken = tmp_path / "template.yaml"
     broken.write_text(

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from quotagov.local.stack import TemplateError
+from quotagov.deploy.template import TemplateError
 
 
 def register(subparsers: Any) -> None:

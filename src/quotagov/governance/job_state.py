@@ -33,21 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
+
+from quotagov.scheduler.state import JobStatus
 
 _T = TypeVar("_T", int, float, str)
 
 #: Statuses of a service job (``DescribeServiceJob.status``, botocore ``batch`` model).
-SERVICE_JOB_STATUSES = (
-    "SUBMITTED",
-    "PENDING",
-    "RUNNABLE",
-    "SCHEDULED",
-    "STARTING",
-    "RUNNING",
-    "SUCCEEDED",
-    "FAILED",
-)
+SERVICE_JOB_STATUSES: tuple[str, ...] = get_args(JobStatus)
 TERMINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 
 #: Order of statuses inside one attempt (reference §3.1); terminal ones rank highest.

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations import EscalationRefusedError, EscalationRequest
-from quotagov.handlers._identity import caller_principal
+from quotagov.handlers.identity import principal_of
 from quotagov.wiring import services
 
 logger = Logger()
@@ -59,8 +59,8 @@ def create_escalation(
     body: Annotated[EscalationBody, Body()],
 ) -> Response[str]:
     """Check the request, then apply it (direct level) or ask the approvers in Slack."""
-    principal = caller_principal(app.current_event.raw_event)
-    if principal is None:
+    principal = principal_of(app.current_event.raw_event)
+    if not principal:
         return _json(401, {"message": "no authenticated caller in the request context"})
     request = EscalationRequest(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal

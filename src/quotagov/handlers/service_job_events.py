@@ -18,20 +18,10 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from quotagov.governance.job_state import StateEvent
+from quotagov.scheduler.state import JobStatus
 
 DETAIL_TYPE = "Batch Service Job State Change"
 SOURCE = "aws.batch"
-
-ServiceJobStatus = Literal[
-    "SUBMITTED",
-    "PENDING",
-    "RUNNABLE",
-    "SCHEDULED",
-    "STARTING",
-    "RUNNING",
-    "SUCCEEDED",
-    "FAILED",
-]
 
 
 class _Open(BaseModel):
@@ -72,7 +62,7 @@ class ServiceJobStateDetail(_Open):
     """``detail`` of the event; ``jobId`` and ``status`` are required, the rest optional."""
 
     jobId: str = Field(min_length=1)
-    status: ServiceJobStatus
+    status: JobStatus
     jobArn: str | None = None
     jobName: str | None = None
     jobQueue: str | None = None

@@ -21,7 +21,8 @@ from typing import Any
 
 import boto3
 
-from quotagov.local.stack import ACCOUNT_ID, REGION, STACK_NAME, Stack, TemplateError
+from quotagov.deploy.template import TemplateError
+from quotagov.local.stack import ACCOUNT_ID, REGION, STACK_NAME, Stack
 
 #: Property values the runtime supplies instead of the template's (by logical id).
 ValueOverrides = Mapping[str, str]

@@ -47,6 +47,7 @@ from typing import Any
 
 from quotagov import wiring
 from quotagov.clock import ManualClock
+from quotagov.deploy.template import load_template
 from quotagov.local.cloudtrail import CloudTrailRecordingBatch
 from quotagov.local.eventbus import LocalEventBus
 from quotagov.local.lambda_events import (
@@ -64,7 +65,6 @@ from quotagov.local.stack import (
     FunctionSpec,
     Stack,
     default_template_path,
-    load_template,
 )
 from quotagov.settings import Settings
 
@@ -158,7 +158,7 @@ class LocalRuntime:
     """The embedded runtime; use as a context manager or call :meth:`start`/:meth:`stop`.
 
     Raises:
-        quotagov.local.stack.TemplateError: from :meth:`start` when the template cannot
+        quotagov.deploy.template.TemplateError: from :meth:`start` when the template cannot
             be provisioned.
     """
 

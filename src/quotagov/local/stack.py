@@ -20,76 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from quotagov.deploy.template import TemplateError
 
 #: The account and Region the local runtime pretends to run in (the policy examples use them).
 ACCOUNT_ID = "111122223333"
 REGION = "eu-west-1"
 STACK_NAME = "quotagov-local"
-
-_SHORT_TAGS = (
-    "Ref",
-    "GetAtt",
-    "Sub",
-    "Join",
-    "Select",
-    "Split",
-    "If",
-    "Equals",
-    "Not",
-    "And",
-    "Or",
-    "FindInMap",
-    "Base64",
-    "GetAZs",
-    "ImportValue",
-    "Condition",
-)
-
-
-class TemplateError(ValueError):
-    """The template cannot be read or uses something the local runtime cannot resolve."""
-
-
-class _CfnLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """A YAML loader that turns CloudFormation short-form tags into long-form dicts."""
-
-
-def _construct(tag: str) -> Any:
-    long_name = tag if tag in ("Ref", "Condition") else f"Fn::{tag}"
-
-    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-        value: Any
-        if isinstance(node, yaml.ScalarNode):
-            value = loader.construct_scalar(node)
-            if tag == "GetAtt":
-                value = str(value).split(".", 1)
-        elif isinstance(node, yaml.SequenceNode):
-            value = loader.construct_sequence(node, deep=True)
-        else:
-            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-        return {long_name: value}
-
-    return construct
-
-
-for _tag in _SHORT_TAGS:
-    _CfnLoader.add_constructor(f"!{_tag}", _construct(_tag))
-
-
-def load_template(path: Path) -> dict[str, Any]:
-    """Read a CloudFormation/SAM template, intrinsic tags in long form.
-
-    Raises:
-        TemplateError: when the file is missing or is not a YAML mapping with ``Resources``.
-    """
-    try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)
-    except (OSError, yaml.YAMLError) as exc:
-        raise TemplateError(f"{path}: cannot read template: {exc}") from exc
-    if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
-        raise TemplateError(f"{path}: template has no Resources mapping")
-    return document
 
 
 @dataclass(frozen=True)
