@@ -262,3 +262,25 @@ def test_yaml_that_is_not_a_mapping_or_not_yaml() -> None:
     with pytest.raises(PolicyError) as caught:
         load_policy("quotaShares: [unclosed\n")
     assert caught.value.faults[0].startswith("(document): not valid YAML")
+
+
+@pytest.mark.parametrize(
+    "queue",
+    ["arn:aws:batch:eu-west-1:1111:job-queue/ml", "job queue with spaces", "arn:aws:s3:::bucket"],
+)
+def test_job_queue_that_is_neither_an_arn_nor_a_name(queue: str) -> None:
+    data = _example()
+    data["jobQueue"] = queue
+    assert _faults(data) == [
+        f"jobQueue: {queue!r} is neither a job queue ARN "
+        "(arn:aws:batch:<region>:<account>:job-queue/<name>) nor a job queue name"
+    ]
+
+
+@pytest.mark.parametrize(
+    "queue", ["ml-gov-queue", "arn:aws-cn:batch:cn-north-1:111122223333:job-queue/ml_gov"]
+)
+def test_job_queue_name_or_arn_is_valid(queue: str) -> None:
+    data = _example()
+    data["jobQueue"] = queue
+    assert parse_policy(data).jobQueue == queue

@@ -7,6 +7,7 @@ or ``workloadClasses.exploratory.shares[1]``. Rules: the models in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,8 +45,22 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return out or "(document)"
 
 
+#: A job queue ARN (``arn:<partition>:batch:<region>:<account>:job-queue/<name>``) or a
+#: bare name (up to 128 letters, digits, hyphens and underscores), as Batch accepts in
+#: ``jobQueue`` (botocore ``batch`` model; AWS Batch User Guide, "Job queues").
+_JOB_QUEUE = re.compile(
+    r"^(arn:aws[a-z-]*:batch:[a-z0-9-]+:\d{12}:job-queue/[A-Za-z0-9_-]{1,128}"
+    r"|[A-Za-z0-9_-]{1,128})$"
+)
+
+
 def _cross_reference_faults(policy: Policy) -> list[str]:
     faults: list[str] = []
+    if not _JOB_QUEUE.match(policy.jobQueue):
+        faults.append(
+            f"jobQueue: {policy.jobQueue!r} is neither a job queue ARN "
+            "(arn:aws:batch:<region>:<account>:job-queue/<name>) nor a job queue name"
+        )
     share_names = [s.quotaShareName for s in policy.quotaShares]
     if len(policy.quotaShares) > MAX_SHARES_PER_QUEUE:
         faults.append(
