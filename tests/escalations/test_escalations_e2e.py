@@ -87,6 +87,9 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
     assert world.describe("bg-2")["status"] == "RUNNING"
     assert world.describe("bg-2")["schedulingPriority"] == 50
     assert world.describe("bg-1")["status"] == "RUNNABLE"  # preempted in-share
+    record = world.jobs.get_by_batch_job_id(world.job_ids["bg-2"])
+    assert record is not None
+    assert (record.priorityLevel, record.schedulingPriority) == ("high", 50)
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None
     assert (stored.status, stored.decided_by, stored.apply_attempts) == (

@@ -143,6 +143,15 @@ class GovernedJobs(Protocol):
         """The job whose Batch service job id is ``batch_job_id``, or None."""
         ...
 
+    def record_priority(self, job_id: str, level: str, priority: int) -> None:
+        """Note on the job's record that Batch now runs it at ``priority`` (``level``).
+
+        Raises:
+            Exception: whatever the store raises; callers log it and go on, since
+                Batch already holds the new priority.
+        """
+        ...
+
 
 class JobRecordLookup:
     """:class:`GovernedJobs` over the submission path's :class:`JobsRepository`.
@@ -163,6 +172,10 @@ class JobRecordLookup:
     def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
         """The governed job with Batch service job id ``batch_job_id``, or None."""
         return self._governed(self.records.get_by_batch_job_id(batch_job_id))
+
+    def record_priority(self, job_id: str, level: str, priority: int) -> None:
+        """Set the record's ``priorityLevel`` and ``schedulingPriority`` (0-9999)."""
+        self.records.update(job_id, {"priorityLevel": level, "schedulingPriority": priority})
 
     @staticmethod
     def _governed(record: JobRecord | None) -> GovernedJob | None:
@@ -472,6 +485,7 @@ class Escalations:
             expires_at=now,
         )
         self.repository.put_new(applied)
+        self._note_priority(applied)
         self._record(
             "EscalationApplied",
             escalation.requester,
@@ -679,6 +693,8 @@ class Escalations:
                 "apply_attempts": attempts,
             },
         )
+        if applied is not None:
+            self._note_priority(applied)
         self._record(
             "EscalationApplied",
             approved.decided_by or QUOTAGOV,
@@ -695,6 +711,15 @@ class Escalations:
             attempt=attempts,
         )
         return applied or approved
+
+    def _note_priority(self, applied: Escalation) -> None:
+        """Keep the job's record in step with Batch after an APPLIED escalation."""
+        try:
+            self.jobs.record_priority(
+                applied.job_id, applied.requested_level, applied.requested_priority
+            )
+        except Exception:  # Batch holds the priority; the record is only a view of it
+            logger.exception("could not note the new priority on job %s", applied.job_id)
 
     def update_message(self, escalation: Escalation) -> bool:
         """Show ``escalation``'s outcome in its Slack message (``chat.update``).
