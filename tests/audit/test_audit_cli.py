@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -118,3 +119,30 @@ def test_verify_with_an_empty_table(
     finally:
         wiring.reset()
     assert capsys.readouterr().out == "no audit chains found\n"
+
+
+def test_no_table_named_is_exit_2_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("AUDIT_TABLE", raising=False)
+    wiring.reset()
+    try:
+        assert main(["audit", "verify"]) == 2
+    finally:
+        wiring.reset()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["quotagov audit verify: setting AUDIT_TABLE is not set in the environment"]
+
+
+def test_a_missing_table_is_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], chains: DynamoDBChainStore
+) -> None:
+    for name in ("AUDIT_TABLE", "AWS_REGION", "AWS_DEFAULT_REGION"):  # restored after the test
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+    wiring.reset()
+    try:
+        assert main(["audit", "show", "--table", "no-such-table", "--region", "eu-west-1"]) == 2
+    finally:
+        wiring.reset()
+    err = capsys.readouterr().err
+    assert err.startswith("quotagov audit show: ") and "ResourceNotFoundException" in err

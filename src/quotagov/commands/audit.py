@@ -3,13 +3,20 @@
 ``verify`` walks every hash chain of the audit table (or the ``--queue`` ones) and
 exits 0 when all are intact, 1 naming the first broken record of each broken chain.
 ``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
-record's difference and findings. The table comes from ``--table`` or ``AUDIT_TABLE``.
+record's difference and findings. The table comes from ``--table`` or ``AUDIT_TABLE``
+(the stack output ``AuditTableName``), the Region from ``--region`` or the usual boto3
+settings (``AWS_REGION``, the profile). Exit 2, with one line on stderr, when the
+table cannot be read (no table named, no Region or credentials, a failing AWS call).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from quotagov.governance.audit_review import describe_record, history, parse_time, verify
 from quotagov.wiring import services
@@ -23,13 +30,40 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     check = actions.add_parser("verify", help="check every hash chain; exit 1 on a break")
     check.add_argument("--queue", action="append", help="only this job queue (repeatable)")
-    check.set_defaults(func=run_verify)
+    _table_options(check)
+    check.set_defaults(func=_guarded(run_verify))
 
     show = actions.add_parser("show", help="print the history with differences")
     show.add_argument("--share", help="only records about this quota share and its jobs")
     show.add_argument("--since", help="only records at or after T (ISO-8601 or epoch seconds)")
     show.add_argument("--queue", action="append", help="only this job queue (repeatable)")
-    show.set_defaults(func=run_show)
+    _table_options(show)
+    show.set_defaults(func=_guarded(run_show))
+
+
+def _table_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--table", help="the audit table (default: $AUDIT_TABLE)")
+    parser.add_argument("--region", help="its AWS Region (default: boto3's, e.g. $AWS_REGION)")
+
+
+def _guarded(
+    run: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """``run`` with the table options applied and AWS/setting failures turned into exit 2."""
+
+    def guarded(args: argparse.Namespace) -> int:
+        if args.table:
+            os.environ["AUDIT_TABLE"] = args.table
+        if args.region:
+            os.environ["AWS_REGION"] = args.region
+            os.environ["AWS_DEFAULT_REGION"] = args.region
+        try:
+            return run(args)
+        except (BotoCoreError, ClientError, RuntimeError) as exc:
+            print(f"quotagov audit {args.audit_command}: {exc}", file=sys.stderr)
+            return 2
+
+    return guarded
 
 
 def run_verify(args: argparse.Namespace) -> int:
