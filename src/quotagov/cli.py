@@ -13,7 +13,15 @@ import sys
 from collections.abc import Sequence
 
 #: Modules under ``quotagov.commands`` that provide subcommands, in help order.
-COMMAND_MODULES: tuple[str, ...] = ("policy", "simulate", "demo", "serve", "invoke", "audit")
+COMMAND_MODULES: tuple[str, ...] = (
+    "policy",
+    "simulate",
+    "demo",
+    "serve",
+    "slack_click",
+    "invoke",
+    "audit",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -209,6 +209,44 @@ def test_submit_escalate_approve_in_slack_over_http(base_url: str) -> None:
     assert "APPLIED" in updated["text"] and "U0ERIN" in updated["text"]
     status, view = call(base_url, "GET", f"/jobs/{third}", headers=as_alice())
     assert view["batch"]["schedulingPriority"] == 50
+    assert (view["priorityLevel"], view["schedulingPriority"]) == ("high", 50)
+
+
+def test_slack_click_command_denies_over_http(
+    base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quotagov.cli import main
+
+    # the README's example submission, as shipped
+    example = json.loads((ROOT / "src/quotagov/examples/job.json").read_text())
+    status, answer = call(base_url, "POST", "/jobs", example, as_alice())
+    assert status == 202, answer
+    job = answer["submissionId"]
+    call(base_url, "POST", "/_local/clock", {"advance": 30})
+    status, escalation = call(
+        base_url,
+        "POST",
+        f"/jobs/{job}/escalations",
+        {"level": "high", "reason": "rerun for the camera-ready"},
+        as_alice(),
+    )
+    assert status == 201, escalation
+    click = ["slack-click", escalation["escalationId"], "--url", base_url, "--secret"]
+    # alice may not decide her own request (four-eyes): Slack gets 200 and a private notice
+    assert main([*click, SECRET, "--user", "U0ALICE", "--action", "deny"]) == 0
+    _, slack = call(base_url, "GET", "/_local/slack/messages")
+    message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
+    assert message["edits"] == 0 and "DENIED" not in message["text"]
+    assert main([*click, "forged", "--user", "U0CAROL", "--action", "deny"]) == 1
+    assert "HTTP 401" in capsys.readouterr().out
+    assert main([*click, SECRET, "--user", "U0CAROL", "--action", "deny"]) == 0
+    _, slack = call(base_url, "GET", "/_local/slack/messages")
+    message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
+    assert "DENIED by U0CAROL" in message["text"]
+    status, view = call(base_url, "GET", f"/jobs/{job}", headers=as_alice())
+    assert (view["priorityLevel"], view["batch"]["schedulingPriority"]) == ("standard", 10)
+    # the decided message has no buttons left
+    assert main([*click, SECRET, "--user", "U0CAROL", "--action", "approve"]) == 2
 
 
 def test_local_endpoints_refuse_bad_input(base_url: str) -> None:

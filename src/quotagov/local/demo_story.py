@@ -43,16 +43,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
-import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from slack_sdk.signature import SignatureVerifier
-
 from quotagov.local.lambda_events import iso_time
 from quotagov.local.runtime import ApiResponse, LocalRuntime
+from quotagov.local.slack_clicks import ButtonNotFoundError, block_actions_payload, signed_form
 from quotagov.local.stack import ACCOUNT_ID
 
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"
@@ -288,62 +285,18 @@ class Demo:
         signing secret, reference section 7.1) unless ``sign`` is False, in which case
         a signature made with a wrong secret is sent.
         """
-        button = None
-        for block in message.blocks:
-            for element in block.get("elements") or []:
-                if element.get("action_id") == action_id:
-                    button = (block.get("block_id"), element)
-        if button is None:
-            raise AssertionError(f"no button {action_id} in message {message.ts}")
-        block_id, element = button
-        payload = {
-            "type": "block_actions",
-            "user": {
-                "id": user,
-                "username": user.lower(),
-                "name": user.lower(),
-                "team_id": "T0DEMO",
-            },
-            "api_app_id": "A0QUOTAGOV",
-            "token": "legacy-unused",
-            "team": {"id": "T0DEMO", "domain": "quotagov-demo"},
-            "trigger_id": f"{int(time.time())}.1.demo",
-            "container": {
-                "type": "message",
-                "message_ts": message.ts,
-                "channel_id": message.channel,
-                "is_ephemeral": False,
-            },
-            "channel": {"id": message.channel, "name": "ml-governance"},
-            "message": {
-                "type": "message",
-                "ts": message.ts,
-                "text": message.text,
-                "blocks": message.blocks,
-            },
-            "response_url": self.rt.slack.response_url_for(message.channel, message.ts),
-            "actions": [
-                {
-                    "type": "button",
-                    "action_id": action_id,
-                    "block_id": block_id,
-                    "value": element.get("value"),
-                    "text": element.get("text"),
-                    "action_ts": f"{self.rt.clock.now():.6f}",
-                }
-            ],
-        }
-        body = "payload=" + urllib.parse.quote(json.dumps(payload), safe="")
-        timestamp = str(int(self.rt.clock.now()))
+        try:
+            payload = block_actions_payload(
+                user=user,
+                message=message.as_dict(),
+                action_id=action_id,
+                response_url=self.rt.slack.response_url_for(message.channel, message.ts),
+                action_ts=self.rt.clock.now(),
+            )
+        except ButtonNotFoundError:
+            raise AssertionError(f"no button {action_id} in message {message.ts}") from None
         secret = self.rt.signing_secret if sign else "not-the-signing-secret"
-        signature = str(
-            SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
-        )
-        headers = {
-            "Content-Type": "application/x-www-form-urlencoded",
-            "X-Slack-Request-Timestamp": timestamp,
-            "X-Slack-Signature": signature,
-        }
+        body, headers = signed_form(payload, secret, self.rt.clock.now())
         return self.rt.api("POST", "/slack/interactions", body=body, headers=headers)
 
     # -- the timeline ------------------------------------------------------------------

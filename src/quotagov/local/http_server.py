@@ -7,6 +7,8 @@ server only, from the header :data:`PRINCIPAL_HEADER` (the header itself is not
 forwarded to the handler). Local control endpoints:
 
 - ``GET /_local/slack/messages``: the fake Slack's messages (current state);
+- ``POST /_local/slack/response-url`` with ``{"channel", "ts"}``: a new ``response_url``
+  for an interaction with that message, as Slack puts in a ``block_actions`` payload;
 - ``GET /_local/clock``, ``POST /_local/clock`` with ``{"advance": seconds}`` or
   ``{"to": epoch seconds}``: read or advance the virtual clock (runs the simulated
   Batch forward and delivers its events, queued messages and schedules);
@@ -93,6 +95,8 @@ def _make_handler(runtime: LocalRuntime) -> type[BaseHTTPRequestHandler]:
                 return
             if path == "/_local/slack/messages" and method == "GET":
                 self._json(200, {"messages": [m.as_dict() for m in runtime.slack.messages]})
+            elif path == "/_local/slack/response-url" and method == "POST":
+                self._response_url(payload)
             elif path == "/_local/clock" and method == "GET":
                 now = runtime.clock.now()
                 self._json(200, {"now": now, "time": iso_time(now)})
@@ -118,6 +122,13 @@ def _make_handler(runtime: LocalRuntime) -> type[BaseHTTPRequestHandler]:
                 )
             else:
                 self._json(404, {"message": f"no local endpoint {method} {path}"})
+
+        def _response_url(self, payload: dict[str, Any]) -> None:
+            channel, ts = payload.get("channel"), payload.get("ts")
+            if not isinstance(channel, str) or not isinstance(ts, str):
+                self._json(400, {"message": 'give {"channel": "C...", "ts": "<message ts>"}'})
+                return
+            self._json(200, {"responseUrl": runtime.slack.response_url_for(channel, ts)})
 
         def _clock(self, payload: dict[str, Any]) -> None:
             try:
