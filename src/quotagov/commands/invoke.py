@@ -35,6 +35,12 @@ def register(subparsers: Any) -> None:
         "--event", "-e", required=True, type=Path, help="event JSON file ('-' for stdin)"
     )
     parser.add_argument("--template", type=Path, default=None, help="SAM template (template.yaml)")
+    parser.add_argument(
+        "--resign-slack",
+        action="store_true",
+        help="sign the event's body anew with the runtime's Slack signing secret and clock "
+        "(a recorded Slack request is otherwise stale or signed with another secret: 401)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -45,6 +51,7 @@ def _read_event(path: Path) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run the handler; print its result; return the exit code."""
+    from quotagov.local.fake_slack import sign_event
     from quotagov.local.runtime import LocalRuntime, RuntimeOptions
 
     try:
@@ -68,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 2
+            if args.resign_slack and isinstance(event, dict):
+                event = sign_event(event, runtime.signing_secret, runtime.clock.now())
             record = runtime.invoke(args.function, event)
             runtime.pump()
         finally:
