@@ -71,6 +71,8 @@ def test_table_output_has_timeline_jobs_and_summary(capsys: pytest.CaptureFixtur
         if line.startswith(("bg-", "res-", "med-"))
     }
     assert "PREEMPTED_IN_SHARE" in out and "for bg-2, lost 300 s" in out
+    timeline = [line.split() for line in out.splitlines() if line.startswith("0 ")]
+    assert ["0", "bg-2", "RUNNABLE", "->", "SCHEDULED", "->", "RUNNING", "BORROWED"] in timeline
     background = next(line for line in out.splitlines() if line.startswith("background"))
     assert background.split()[:4] == ["background", "7500", "2700", "0"]
     assert rows  # timeline rows per job are present

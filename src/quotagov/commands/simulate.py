@@ -122,12 +122,15 @@ def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
     """The human-readable report of an output document: timeline, jobs, per-share summary."""
     lines = [f"Scenario: {document['scenario']}", "", "Timeline"]
     timeline = []
-    scheduled_at: dict[str, Any] = {}
+    scheduled: dict[str, dict[str, Any]] = {}
     for t in document["transitions"]:
         if t["to"] == "SCHEDULED":
-            scheduled_at[t["jobName"]] = t["at"]
-        if t["to"] == "RUNNING" and scheduled_at.get(t["jobName"]) == t["at"]:
-            continue  # no startup time: RUNNING at once, shown by its SCHEDULED row
+            scheduled[t["jobName"]] = t = {**t}
+        start = scheduled.get(t["jobName"])
+        if t["to"] == "RUNNING" and start is not None and start["at"] == t["at"]:
+            # no startup time: RUNNING at once, folded into its SCHEDULED row
+            start["to"] = "SCHEDULED -> RUNNING"
+            continue
         if t["to"] in _TIMELINE_TO:
             timeline.append(t)
     details: dict[tuple[Any, str], dict[str, Any]] = {}
