@@ -146,3 +146,16 @@ def test_invoke_cli_exit_codes(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "broken.json" in bad.stderr
+
+
+def test_function_specs_carry_the_template_memory_and_timeout() -> None:
+    functions = Stack(
+        load_template(ROOT / "template.yaml"),
+        {"JobQueueArn": "arn:aws:batch:eu-west-1:111122223333:job-queue/q"},
+    ).functions()
+    template = load_template(ROOT / "template.yaml")
+    default_memory = template["Globals"]["Function"]["MemorySize"]
+    for logical_id, spec in functions.items():
+        properties = template["Resources"][logical_id]["Properties"]
+        assert spec.memory_mb == properties.get("MemorySize", default_memory), logical_id
+    assert {spec.memory_mb for spec in functions.values()} == {512, 1024}

@@ -395,7 +395,9 @@ class LocalRuntime:
                 os.environ["AWS_LAMBDA_FUNCTION_NAME"] = function
                 self._caller.append(function_principal(function))
                 try:
-                    record.result = handler(event, LambdaContext(function, spec.timeout_seconds))
+                    record.result = handler(
+                        event, LambdaContext(function, spec.timeout_seconds, spec.memory_mb)
+                    )
                 finally:
                     self._caller.pop()
             except Exception as exc:

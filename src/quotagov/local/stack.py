@@ -83,6 +83,8 @@ class FunctionSpec:
     handler: str
     environment: dict[str, Any] = field(default_factory=dict)
     timeout_seconds: int = 3
+    #: ``MemorySize`` (MB; SAM's default 128), reported by the Lambda context.
+    memory_mb: int = 128
     #: ``EventInvokeConfig.MaximumRetryAttempts`` (Lambda's default for async invokes: 2).
     async_retries: int = 2
     #: logical id of the SQS queue of ``EventInvokeConfig.DestinationConfig.OnFailure``.
@@ -269,6 +271,7 @@ class Stack:
             env = dict(global_env)
             env.update((properties.get("Environment") or {}).get("Variables") or {})
             timeout = properties.get("Timeout", self._globals().get("Timeout", 3))
+            memory = properties.get("MemorySize", self._globals().get("MemorySize", 128))
             invoke_config = properties.get("EventInvokeConfig") or {}
             on_failure = ((invoke_config.get("DestinationConfig") or {}).get("OnFailure")) or {}
             destination = on_failure.get("Destination")
@@ -282,6 +285,7 @@ class Stack:
                 handler=str(handler),
                 environment=env,
                 timeout_seconds=int(self.resolve(timeout)),
+                memory_mb=int(self.resolve(memory)),
                 async_retries=int(invoke_config.get("MaximumRetryAttempts", 2)),
                 on_failure_queue=failure_queue,
             )
