@@ -30,6 +30,7 @@ from quotagov.scheduler import (
     simulate,
     validate_scenario,
 )
+from quotagov.scheduler.queueing import RunnableQueue
 
 TYPES = ["ml.g5.xlarge", "ml.p4d.24xlarge"]
 
@@ -279,7 +280,29 @@ def _plain(scenario: Any) -> str:
         mp.setattr(QuotaLedger, "park", lambda self, share, instance_type: None)
         mp.setattr(QuotaLedger, "make_dormant", lambda self, share, stamps, epoch: None)
         mp.setattr(EngineClass, "_signature", lambda self: object())
+        mp.setattr(RunnableQueue, "use_cursor", False)
         return dump_output(simulate(scenario))
+
+
+def _materialized(scenario: Any) -> str:
+    """Output with set-asides always popped off the heaps (no cached frontier)."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(RunnableQueue, "use_cursor", False)
+        return dump_output(simulate(scenario))
+
+
+def _best_effort(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "options": {**doc["options"], "queueing": "BEST_EFFORT_FIFO"}}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios().map(_best_effort))
+def test_cached_frontier_does_not_change_best_effort_outcome(doc: dict[str, Any]) -> None:
+    """Set-asides along the cached frontier (cursor mode) give the popping queue's result."""
+    scenario = validate_scenario(doc)
+    assert dump_output(simulate(scenario)) == _materialized(scenario)
 
 
 def test_speed_shortcuts_do_not_change_a_2000_job_trace() -> None:

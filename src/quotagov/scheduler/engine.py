@@ -610,9 +610,14 @@ class Engine:
             self._finish(job, "FAILED", REASON_SHARE_DISABLED)
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
+        self._queue_changes += 1
+        if share in self._ledger.dormant and share.queue.passes_over(job):
+            # Its frontier is unchanged, so every job it would set aside is still known
+            # to fail: it stays dormant (exact; see RunnableQueue.passes_over).
+            share.queue.push_passed_over(job)
+            return
         self._ledger.activate(share)
         share.queue.push(job)
-        self._queue_changes += 1
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:
