@@ -73,6 +73,7 @@ from quotagov.scheduler.state import (
     PreemptionKind,
     Transition,
 )
+from quotagov.scheduler.viability import may_start_some
 
 Listener = Callable[[Transition], None]
 Action = Callable[["Engine"], object]
@@ -208,6 +209,7 @@ class Engine:
         self._ledger = QuotaLedger(
             capacity, shares, self.options.queueing == "BEST_EFFORT_FIFO", start
         )
+        self._ledger.wake_filter = may_start_some
         self._jobs: dict[str, Job] = {}
         self._events: list[tuple[float, int, int, Any]] = []
         self._event_seq = 0

@@ -115,6 +115,23 @@ class RunnableQueue:
         self.push(job)
         self._frontier = frontier
 
+    def type_extremes(self, instance_type: str) -> tuple[int, int] | None:
+        """``(smallest instanceCount, highest schedulingPriority)`` over the queued jobs of
+        the type (not counting set-aside ones), or None when there are none."""
+        count: int | None = None
+        priority = -1
+        for key, heap in self._sub.items():
+            if key[0] != instance_type:
+                continue
+            top = self._top(heap)
+            if top is None:
+                continue
+            if count is None or key[1] < count:
+                count = key[1]
+            if -top[0] > priority:
+                priority = -top[0]
+        return None if count is None else (count, priority)
+
     def reprioritize(self, job: Job) -> None:
         """Re-key a RUNNABLE job after a ``schedulingPriority`` change."""
         self._enqueue(job)
