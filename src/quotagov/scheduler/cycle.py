@@ -130,6 +130,8 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
     ledger.failing_sweeps = 0
     set_aside_in = ledger.set_aside_shares
     set_aside_in.clear()
+    # BEST_EFFORT_FIFO shares with jobs but no head: looked at again only after a start.
+    exhausted: list[ShareRuntime] = []
     settled = False
     try:
         while True:
@@ -144,10 +146,12 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                 job = queue.head(stamps) if queue.size else None
                 if job is None:
                     # Nothing startable: back on the next push or reconfiguration. A
-                    # BEST_EFFORT_FIFO share whose jobs are only passed over stays, as a
-                    # start of their type later in the pass makes them eligible again.
-                    if not share.best_effort or not queue.size:
-                        del active[share]
+                    # BEST_EFFORT_FIFO share whose jobs are only passed over comes back
+                    # after the next start (a start or preemption of their type makes
+                    # them eligible again; nothing else in the pass can).
+                    del active[share]
+                    if share.best_effort and queue.size:
+                        exhausted.append(share)
                     continue
                 if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
                     job.instance_type, 0
@@ -170,6 +174,9 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                         break
                 if progressed:
                     started += 1
+                    for share in exhausted:
+                        active[share] = None
+                    exhausted.clear()
                     continue
                 for _, _, job, share in live:
                     job.failed_epoch = epoch
@@ -193,6 +200,9 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                 set_aside_in[share] = None
     finally:
         ledger.in_pass = False
+        for share in exhausted:
+            if share not in set_aside_in:  # only passed over (no capacity limit for them)
+                ledger.active[share] = None
         for share in set_aside_in:
             share.queue.restore()
             if share not in ledger.dormant:
