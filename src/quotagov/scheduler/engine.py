@@ -613,12 +613,21 @@ class Engine:
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
         self._queue_changes += 1
-        if share in self._ledger.dormant and share.queue.passes_over(job):
-            # Its frontier is unchanged, so every job it would set aside is still known
-            # to fail: it stays dormant (exact; see RunnableQueue.passes_over).
-            share.queue.push_passed_over(job)
+        ledger = self._ledger
+        if share in ledger.dormant:
+            if share.queue.passes_over(job):
+                # Its frontier is unchanged, so every job it would set aside is still
+                # known to fail: it stays dormant (see RunnableQueue.passes_over).
+                share.queue.push_passed_over(job)
+                return
+            share.queue.push(job)
+            if not may_start_some(ledger, share, job.instance_type):
+                # No job of the type can start now: as if it woke, tried and slept again.
+                ledger.keep_dormant(share, job.instance_type)
+                return
+            ledger.activate(share)
             return
-        self._ledger.activate(share)
+        ledger.activate(share)
         share.queue.push(job)
 
     def _handle(self, kind: int, payload: Any) -> None:

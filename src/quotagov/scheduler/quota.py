@@ -183,6 +183,14 @@ class QuotaLedger:
         for u in stamps:
             self.parked.setdefault(u, []).append(share)
 
+    def keep_dormant(self, share: ShareRuntime, instance_type: str) -> None:
+        """Outside a pass: the dormant share's jobs of ``instance_type`` changed but none
+        can start now; it stays dormant, waiting on the type at its current stamp."""
+        stamps = self.dormant[share][0]
+        if instance_type not in stamps:
+            self.parked.setdefault(instance_type, []).append(share)
+        stamps[instance_type] = self.stamp.get(instance_type, 0)
+
     def _catch_up(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
         """Set aside the heads a dormant share would have set aside in this pass so far.
 
