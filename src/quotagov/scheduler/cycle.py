@@ -189,10 +189,11 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
             if not known_failing:
                 settled = True
                 for share in set_aside_in:
-                    if _all_known_failing(share, epoch, stamps):
-                        ledger.make_dormant(share, share.queue.waiting_types(stamps), epoch)
-                    else:
+                    waiting = share.queue.known_failing_types(epoch, stamps)
+                    if waiting is None:
                         settled = False
+                    else:
+                        ledger.make_dormant(share, waiting, epoch)
                 return settled
             ledger.failing_sweeps += 1
             for job, share in known_failing:
@@ -208,14 +209,6 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
             if share not in ledger.dormant:
                 ledger.activate(share)
         set_aside_in.clear()
-
-
-def _all_known_failing(share: ShareRuntime, epoch: int, stamps: dict[str, int]) -> bool:
-    """Whether every job the share set aside failed in the current state."""
-    return all(
-        job.failed_epoch == epoch and job.failed_stamp == stamps.get(job.instance_type, 0)
-        for job in share.queue.set_aside_jobs()
-    )
 
 
 def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:
