@@ -33,7 +33,11 @@ while nothing it depends on changed (the ledger's stamp of its instance type and
 engine's epoch, which moves with every priority or share update), and a STRICT_FIFO
 share with such a head is *parked* (not even looked at) until its instance type's
 stamp changes or its queue does (:meth:`QuotaLedger.park`). This keeps a pass cheap
-however many shares and queued jobs there are.
+however many shares and queued jobs there are. Under BEST_EFFORT_FIFO, a share whose
+jobs are all set aside or passed over leaves the sweeps until the next start (only a
+start or preemption can give it a head again), and a dormant share sleeps through a
+change that none of its jobs of the changed type could use
+(:attr:`QuotaLedger.wake_filter`).
 """
 
 from __future__ import annotations
