@@ -33,7 +33,11 @@ while nothing it depends on changed (the ledger's stamp of its instance type and
 engine's epoch, which moves with every priority or share update), and a STRICT_FIFO
 share with such a head is *parked* (not even looked at) until its instance type's
 stamp changes or its queue does (:meth:`QuotaLedger.park`). This keeps a pass cheap
-however many shares and queued jobs there are.
+however many shares and queued jobs there are. Under BEST_EFFORT_FIFO, a share whose
+jobs are all set aside or passed over leaves the sweeps until the next start (only a
+start or preemption can give it a head again), and a dormant share sleeps through a
+change that none of its jobs of the changed type could use
+(:attr:`QuotaLedger.wake_filter`).
 """
 
 from __future__ import annotations
@@ -130,6 +134,8 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
     ledger.failing_sweeps = 0
     set_aside_in = ledger.set_aside_shares
     set_aside_in.clear()
+    # BEST_EFFORT_FIFO shares with jobs but no head: looked at again only after a start.
+    exhausted: list[ShareRuntime] = []
     settled = False
     try:
         while True:
@@ -144,10 +150,12 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                 job = queue.head(stamps) if queue.size else None
                 if job is None:
                     # Nothing startable: back on the next push or reconfiguration. A
-                    # BEST_EFFORT_FIFO share whose jobs are only passed over stays, as a
-                    # start of their type later in the pass makes them eligible again.
-                    if not share.best_effort or not queue.size:
-                        del active[share]
+                    # BEST_EFFORT_FIFO share whose jobs are only passed over comes back
+                    # after the next start (a start or preemption of their type makes
+                    # them eligible again; nothing else in the pass can).
+                    del active[share]
+                    if share.best_effort and queue.size:
+                        exhausted.append(share)
                     continue
                 if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
                     job.instance_type, 0
@@ -170,6 +178,9 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                         break
                 if progressed:
                     started += 1
+                    for share in exhausted:
+                        active[share] = None
+                    exhausted.clear()
                     continue
                 for _, _, job, share in live:
                     job.failed_epoch = epoch
@@ -182,10 +193,11 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
             if not known_failing:
                 settled = True
                 for share in set_aside_in:
-                    if _all_known_failing(share, epoch, stamps):
-                        ledger.make_dormant(share, share.queue.waiting_types(stamps), epoch)
-                    else:
+                    waiting = share.queue.known_failing_types(epoch, stamps)
+                    if waiting is None:
                         settled = False
+                    else:
+                        ledger.make_dormant(share, waiting, epoch)
                 return settled
             ledger.failing_sweeps += 1
             for job, share in known_failing:
@@ -193,19 +205,14 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                 set_aside_in[share] = None
     finally:
         ledger.in_pass = False
+        for share in exhausted:
+            if share not in set_aside_in:  # only passed over (no capacity limit for them)
+                ledger.active[share] = None
         for share in set_aside_in:
             share.queue.restore()
             if share not in ledger.dormant:
                 ledger.activate(share)
         set_aside_in.clear()
-
-
-def _all_known_failing(share: ShareRuntime, epoch: int, stamps: dict[str, int]) -> bool:
-    """Whether every job the share set aside failed in the current state."""
-    return all(
-        job.failed_epoch == epoch and job.failed_stamp == stamps.get(job.instance_type, 0)
-        for job in share.queue.set_aside_jobs()
-    )
 
 
 def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:

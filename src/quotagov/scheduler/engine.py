@@ -73,6 +73,7 @@ from quotagov.scheduler.state import (
     PreemptionKind,
     Transition,
 )
+from quotagov.scheduler.viability import may_start_some
 
 Listener = Callable[[Transition], None]
 Action = Callable[["Engine"], object]
@@ -208,6 +209,7 @@ class Engine:
         self._ledger = QuotaLedger(
             capacity, shares, self.options.queueing == "BEST_EFFORT_FIFO", start
         )
+        self._ledger.wake_filter = may_start_some
         self._jobs: dict[str, Job] = {}
         self._events: list[tuple[float, int, int, Any]] = []
         self._event_seq = 0
@@ -610,9 +612,23 @@ class Engine:
             self._finish(job, "FAILED", REASON_SHARE_DISABLED)
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
-        self._ledger.activate(share)
-        share.queue.push(job)
         self._queue_changes += 1
+        ledger = self._ledger
+        if share in ledger.dormant:
+            if share.queue.passes_over(job):
+                # Its frontier is unchanged, so every job it would set aside is still
+                # known to fail: it stays dormant (see RunnableQueue.passes_over).
+                share.queue.push_passed_over(job)
+                return
+            share.queue.push(job)
+            if not may_start_some(ledger, share, job.instance_type):
+                # No job of the type can start now: as if it woke, tried and slept again.
+                ledger.keep_dormant(share, job.instance_type)
+                return
+            ledger.activate(share)
+            return
+        ledger.activate(share)
+        share.queue.push(job)
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:

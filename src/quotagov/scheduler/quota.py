@@ -18,7 +18,7 @@ that changes whenever any of them may have changed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
@@ -133,6 +133,13 @@ class QuotaLedger:
         self.in_pass = False
         self.failing_sweeps = 0
         self.set_aside_shares: dict[ShareRuntime, None] = {}
+        #: Outside a pass, a dormant share parked on a type that changed is woken only
+        #: when ``wake_filter(ledger, share, type)`` holds (None: always woken). It must
+        #: be False only when no queued job of the type in the share can start now
+        #: (:func:`~.viability.may_start_some`); the share then stays dormant, with
+        #: the type's new stamp in its record, exactly as if it had woken, tried them
+        #: all and gone back to sleep.
+        self.wake_filter: Callable[[QuotaLedger, ShareRuntime, str], bool] | None = None
         self.meter = UsageMeter(start)
         self._recompute_all(start)
 
@@ -175,6 +182,14 @@ class QuotaLedger:
         self.dormant[share] = (stamps, epoch)
         for u in stamps:
             self.parked.setdefault(u, []).append(share)
+
+    def keep_dormant(self, share: ShareRuntime, instance_type: str) -> None:
+        """Outside a pass: the dormant share's jobs of ``instance_type`` changed but none
+        can start now; it stays dormant, waiting on the type at its current stamp."""
+        stamps = self.dormant[share][0]
+        if instance_type not in stamps:
+            self.parked.setdefault(instance_type, []).append(share)
+        stamps[instance_type] = self.stamp.get(instance_type, 0)
 
     def _catch_up(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
         """Set aside the heads a dormant share would have set aside in this pass so far.
@@ -262,8 +277,26 @@ class QuotaLedger:
         self.stamp[u] = self._stamp_counter
         parked = self.parked.pop(u, None)
         if parked:
+            self._wake(parked, u)
+
+    def _wake(self, parked: list[ShareRuntime], u: str) -> None:
+        """Activate the shares parked on type ``u``, whose stamp changed (see
+        :attr:`wake_filter` for the dormant ones left asleep)."""
+        wake_filter = self.wake_filter
+        if wake_filter is None or self.in_pass:
             for waiting in parked:
                 self.activate(waiting)
+            return
+        asleep: dict[ShareRuntime, None] = {}
+        for waiting in parked:
+            record = self.dormant.get(waiting)
+            if record is not None and (waiting in asleep or not wake_filter(self, waiting, u)):
+                record[0][u] = self.stamp[u]
+                asleep[waiting] = None
+            else:
+                self.activate(waiting)
+        if asleep:
+            self.parked.setdefault(u, []).extend(asleep)
 
     def _recompute_all(self, now: float) -> None:
         self.activate_all()
