@@ -146,3 +146,115 @@ def test_a_missing_table_is_exit_2(
         wiring.reset()
     err = capsys.readouterr().err
     assert err.startswith("quotagov audit show: ") and "ResourceNotFoundException" in err
+
+
+def _delete(dynamodb: Any, pk: str, sk: str) -> None:
+    dynamodb.delete_item(TableName=TABLE, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_finds_a_tampered_chain_whose_registry_item_was_deleted(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "CHAIN#ml-gov-queue"}, "sk": {"S": "SEQ#000000000002"}},
+        UpdateExpression="SET findings = :none",
+        ExpressionAttributeValues={":none": {"L": []}},
+    )
+    _delete(dynamodb, "CHAINS", "ml-gov-queue")
+
+    assert main(["audit", "verify"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "BROKEN chain ml-gov-queue: record 2: hash does not match its content (changed)",
+        "BROKEN chain ml-gov-queue: not in the chain registry (item pk=CHAINS, "
+        "sk=ml-gov-queue deleted) but its items are in the table",
+    ]
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_reports_an_intact_chain_missing_from_the_registry(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _delete(dynamodb, "CHAINS", "ml-gov-queue")
+
+    assert main(["audit", "verify", "--queue", "ml-gov-queue"]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: not in the chain registry (item pk=CHAINS, "
+        "sk=ml-gov-queue deleted) but its items are in the table\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_finds_a_chain_left_only_as_dedup_markers(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for seq in range(1, 5):
+        _delete(dynamodb, "CHAIN#ml-gov-queue", f"SEQ#{seq:012d}")
+    _delete(dynamodb, "CHAINS", "ml-gov-queue")
+    assert chains.chains() == []
+    assert chains.stored_chains() == ["ml-gov-queue"]
+
+    assert main(["audit", "verify"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("BROKEN chain ml-gov-queue: record 1: missing: dedup marker ")
+    assert out[1].startswith("BROKEN chain ml-gov-queue: not in the chain registry")
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_flags_a_registered_chain_whose_items_were_all_deleted(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for item in dynamodb.scan(TableName=TABLE)["Items"]:
+        if item["pk"]["S"].startswith(("CHAIN#", "DEDUP#")):
+            _delete(dynamodb, item["pk"]["S"], item["sk"]["S"])
+
+    assert main(["audit", "verify"]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 1: missing: the chain is registered but holds "
+        "no records (deleted)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_cannot_see_the_newest_record_deleted_with_its_dedup_marker(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The documented limit (audit_review module doc): a truncated tail is a shorter,
+    # self-consistent chain; only an anchor kept outside the table would reveal it.
+    newest = chains.head("ml-gov-queue")
+    assert newest is not None and newest.seq == 4
+    record = next(r for r in chains.records("ml-gov-queue") if r["seq"] == 4)
+    _delete(dynamodb, "CHAIN#ml-gov-queue", "SEQ#000000000004")
+    _delete(dynamodb, "DEDUP#ml-gov-queue", str(record["dedupKey"]))
+
+    assert main(["audit", "verify"]) == 0
+    assert capsys.readouterr().out == "chain ml-gov-queue: 3 records, intact\n"
+
+
+def test_stored_chains_pages_through_the_scan(
+    dynamodb: Any, chains: DynamoDBChainStore, decisions: DecisionLog
+) -> None:
+    for n, queue in enumerate(["queue-a", "queue-b", "queue-c"]):
+        decisions.record_decision(
+            ControllerDecision(
+                action="SubmissionRefused",
+                actor="quotagov",
+                job_queue=queue,
+                resource=f"sub-{n}",
+                decision_id=f"refuse-sub-{n}",
+                details={},
+            )
+        )
+    calls: list[dict[str, Any]] = []
+    real_scan = dynamodb.scan
+
+    def scan(**request: Any) -> Any:
+        calls.append(request)
+        return real_scan(**{**request, "Limit": 2})
+
+    paged = DynamoDBChainStore(TABLE, type("Client", (), {"scan": staticmethod(scan)})())
+
+    assert paged.stored_chains() == ["queue-a", "queue-b", "queue-c"]
+    assert len(calls) > 2 and all(c["ProjectionExpression"] == "pk" for c in calls)
+    assert chains.chains() == ["queue-a", "queue-b", "queue-c"]

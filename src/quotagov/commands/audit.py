@@ -1,7 +1,12 @@
 """``quotagov audit verify`` and ``quotagov audit show``: the audit log for a person.
 
 ``verify`` walks every hash chain of the audit table (or the ``--queue`` ones) and
-exits 0 when all are intact, 1 naming the first broken record of each broken chain.
+exits 0 when all are intact, 1 naming the first broken record of each broken chain
+and each chain whose registry item (``pk=CHAINS``) was deleted. The chains are found
+from the registry and by scanning the table for their records, so ``verify`` needs
+``dynamodb:Scan`` on the table besides ``Query``/``GetItem``. It cannot see the newest
+record(s) of a chain deleted together with their dedup markers (see
+:mod:`quotagov.governance.audit_review`).
 ``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
 record's difference and findings. The table comes from ``--table`` or ``AUDIT_TABLE``
 (the stack output ``AuditTableName``), the Region from ``--region`` or the usual boto3
@@ -67,7 +72,12 @@ def _guarded(
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """Verify the chains; print one line per chain; 0 when all are intact, else 1."""
+    """Verify the chains; print one line per intact chain and one per fault of a broken
+    one (its first broken record, its missing registry item); 0 when all are intact, else 1.
+
+    Raises:
+        botocore.exceptions.ClientError: the table cannot be read (exit 2 via the guard).
+    """
     store = services().get("audit_chains")
     reports = verify(store, args.queue)
     if not reports:
@@ -75,11 +85,17 @@ def run_verify(args: argparse.Namespace) -> int:
         return 0
     broken = 0
     for report in reports:
-        if report.first_break is None:
+        if report.intact:
             print(f"chain {report.chain}: {report.records} records, intact")
-        else:
-            broken += 1
+            continue
+        broken += 1
+        if report.first_break is not None:
             print(f"BROKEN {report.first_break}")
+        if not report.registered:
+            print(
+                f"BROKEN chain {report.chain}: not in the chain registry (item pk=CHAINS, "
+                f"sk={report.chain} deleted) but its items are in the table"
+            )
     return 1 if broken else 0
 
 

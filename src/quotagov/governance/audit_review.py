@@ -1,8 +1,21 @@
 """Use cases behind ``quotagov audit``: verify the chains, and show the history to a person.
 
 ``verify`` walks every chain (see :func:`quotagov.governance.audit_chain.verify_chain`)
-and reports the first broken record of each. ``history`` selects records by quota
-share and time, and :func:`describe_record` renders one with its difference and findings.
+and reports the first broken record of each. It finds the chains both in the registry
+(``ChainStore.chains``) and from the stored records and dedup markers themselves
+(``ChainStore.stored_chains``, a scan of the store), so deleting a chain's registry
+item does not hide the chain: a chain with records or markers but no registry item is
+reported as broken, and so is a registered chain holding nothing at all.
+``history`` selects records by quota share and time, and :func:`describe_record`
+renders one with its difference and findings.
+
+What verification from inside the store cannot see: deleting the newest record of a
+chain together with its dedup marker (and, for record 1, the registry item) leaves a
+shorter chain that is consistent in itself, so truncating a chain's tail, or deleting a
+whole chain with everything it wrote, is not detected. Detecting it needs an anchor
+kept outside the table that the table's writers cannot change, e.g. the head
+``(chain, seq, hash)`` published periodically to an S3 bucket with Object Lock or to a
+separate account's log, and compared with the stored chain by the verifier.
 """
 
 from __future__ import annotations
@@ -17,20 +30,52 @@ from quotagov.governance.audit_chain import ChainBreak, ChainStore, verify_chain
 
 @dataclass(frozen=True)
 class ChainReport:
-    """Verification of one chain: records checked and the first break (None: intact)."""
+    """Verification of one chain.
+
+    Attributes:
+        chain: the chain (job queue) name.
+        records: how many records were walked.
+        first_break: the first broken record, None when the records are intact.
+        registered: False when the chain holds records or dedup markers but its
+            registry item (written with record 1) is gone: someone deleted it.
+    """
 
     chain: str
     records: int
     first_break: ChainBreak | None
+    registered: bool = True
+
+    @property
+    def intact(self) -> bool:
+        """True when no record is broken and the chain is in the registry."""
+        return self.first_break is None and self.registered
 
 
 def verify(store: ChainStore, chains: Iterable[str] | None = None) -> list[ChainReport]:
-    """Verify ``chains`` (default: every chain in the store), in name order."""
-    names = sorted(chains) if chains is not None else store.chains()
+    """Verify ``chains`` (default: every chain in the store), in name order.
+
+    The default set is the registry's chains together with every chain found from its
+    records and dedup markers (:meth:`ChainStore.stored_chains`, which may scan the
+    whole store). For each chain, besides :func:`verify_chain`: a chain that holds
+    records or markers but is missing from the registry has ``registered=False``; a
+    registered chain holding neither gets a break at record 1 (its records deleted).
+    A named chain that exists nowhere is reported as 0 intact records.
+    """
+    registry = set(store.chains())
+    if chains is not None:
+        names = sorted(set(chains))
+    else:
+        names = sorted(registry | set(store.stored_chains()))
     reports = []
     for name in names:
-        count, first = verify_chain(name, store.records(name), store.markers(name))
-        reports.append(ChainReport(name, count, first))
+        markers = store.markers(name)
+        count, first = verify_chain(name, store.records(name), markers)
+        exists = count > 0 or bool(markers)
+        if first is None and not exists and name in registry:
+            first = ChainBreak(
+                name, 1, "missing: the chain is registered but holds no records (deleted)"
+            )
+        reports.append(ChainReport(name, count, first, registered=name in registry or not exists))
     return reports
 
 
