@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,7 +49,10 @@ def history(
 @pytest.mark.usefixtures("history")
 def test_verify_exits_zero_on_an_intact_chain(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "verify"]) == 0
-    assert capsys.readouterr().out == "chain ml-gov-queue: 4 records, intact\n"
+    out = capsys.readouterr().out
+    assert re.fullmatch(
+        r"chain ml-gov-queue: 4 records, intact; anchor ml-gov-queue=4:[0-9a-f]{64}\n", out
+    )
 
 
 @pytest.mark.usefixtures("history")
@@ -229,7 +233,60 @@ def test_verify_cannot_see_the_newest_record_deleted_with_its_dedup_marker(
     _delete(dynamodb, "DEDUP#ml-gov-queue", str(record["dedupKey"]))
 
     assert main(["audit", "verify"]) == 0
-    assert capsys.readouterr().out == "chain ml-gov-queue: 3 records, intact\n"
+    assert capsys.readouterr().out.startswith("chain ml-gov-queue: 3 records, intact; ")
+
+
+@pytest.mark.usefixtures("history")
+def test_an_anchor_from_an_earlier_verify_reveals_a_truncated_tail(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "verify"]) == 0
+    anchor = capsys.readouterr().out.strip().rsplit("; anchor ", 1)[1]
+    assert main(["audit", "verify", "--anchor", anchor]) == 0
+    capsys.readouterr()
+    record = next(r for r in chains.records("ml-gov-queue") if r["seq"] == 4)
+    _delete(dynamodb, "CHAIN#ml-gov-queue", "SEQ#000000000004")
+    _delete(dynamodb, "DEDUP#ml-gov-queue", str(record["dedupKey"]))
+
+    assert main(["audit", "verify", "--anchor", anchor]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 4: missing: the anchor names record 4 but the "
+        "chain ends at record 3 (its tail was deleted)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_an_anchor_reveals_a_chain_deleted_with_everything_it_wrote(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "verify"]) == 0
+    anchor = capsys.readouterr().out.strip().rsplit("; anchor ", 1)[1]
+    for item in dynamodb.scan(TableName=TABLE)["Items"]:
+        if item["pk"]["S"].startswith(("CHAIN#", "DEDUP#", "CHAINS")):
+            _delete(dynamodb, item["pk"]["S"], item["sk"]["S"])
+
+    assert main(["audit", "verify", "--anchor", anchor]) == 1
+    assert "record 4: missing: the anchor names record 4 but the chain ends at record 0" in (
+        capsys.readouterr().out
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_an_anchor_with_another_hash_is_a_break(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify", "--anchor", "ml-gov-queue=2:" + "ab" * 32]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 2: hash differs from the anchor ababababab"
+        "ab... (chain rewritten)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_a_malformed_anchor_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify", "--anchor", "ml-gov-queue=4"]) == 2
+    assert capsys.readouterr().err == (
+        "quotagov audit verify: --anchor: 'ml-gov-queue=4' is not CHAIN=SEQ:HASH "
+        "(HASH: 64 hex digits)\n"
+    )
 
 
 def test_stored_chains_pages_through_the_scan(

@@ -12,10 +12,12 @@ renders one with its difference and findings.
 What verification from inside the store cannot see: deleting the newest record of a
 chain together with its dedup marker (and, for record 1, the registry item) leaves a
 shorter chain that is consistent in itself, so truncating a chain's tail, or deleting a
-whole chain with everything it wrote, is not detected. Detecting it needs an anchor
-kept outside the table that the table's writers cannot change, e.g. the head
-``(chain, seq, hash)`` published periodically to an S3 bucket with Object Lock or to a
-separate account's log, and compared with the stored chain by the verifier.
+whole chain with everything it wrote, is not detected from the table alone. Detecting
+it needs an anchor kept outside the table that the table's writers cannot change: each
+report carries the chain's head ``(seq, hash)``; publish it (e.g. periodically to an S3
+bucket with Object Lock, or to a separate account's log) and pass it back as an
+``anchors`` entry, which must still be in the chain (``quotagov audit verify --anchor
+CHAIN=SEQ:HASH``). Records appended after the last published head stay unprotected.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from quotagov.governance.audit_chain import ChainBreak, ChainStore, verify_chain
+from quotagov.governance.audit_chain import ChainBreak, ChainHead, ChainStore, verify_chain
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,15 @@ class ChainReport:
         first_break: the first broken record, None when the records are intact.
         registered: False when the chain holds records or dedup markers but its
             registry item (written with record 1) is gone: someone deleted it.
+        head: the last stored record's ``(seq, hash)`` (None for an empty chain), to
+            publish as an anchor.
     """
 
     chain: str
     records: int
     first_break: ChainBreak | None
     registered: bool = True
+    head: ChainHead | None = None
 
     @property
     def intact(self) -> bool:
@@ -51,31 +56,68 @@ class ChainReport:
         return self.first_break is None and self.registered
 
 
-def verify(store: ChainStore, chains: Iterable[str] | None = None) -> list[ChainReport]:
+def _anchor_break(
+    chain: str, records: list[dict[str, Any]], anchor: tuple[int, str]
+) -> ChainBreak | None:
+    seq, expected = anchor
+    if seq < 1:
+        return ChainBreak(chain, seq, "the anchor names no record (seq < 1)")
+    if seq > len(records):
+        return ChainBreak(
+            chain,
+            seq,
+            f"missing: the anchor names record {seq} but the chain ends at record "
+            f"{len(records)} (its tail was deleted)",
+        )
+    if records[seq - 1].get("hash") != expected:
+        return ChainBreak(
+            chain, seq, f"hash differs from the anchor {expected[:12]}... (chain rewritten)"
+        )
+    return None
+
+
+def verify(
+    store: ChainStore,
+    chains: Iterable[str] | None = None,
+    anchors: Mapping[str, tuple[int, str]] | None = None,
+) -> list[ChainReport]:
     """Verify ``chains`` (default: every chain in the store), in name order.
 
     The default set is the registry's chains together with every chain found from its
     records and dedup markers (:meth:`ChainStore.stored_chains`, which may scan the
-    whole store). For each chain, besides :func:`verify_chain`: a chain that holds
-    records or markers but is missing from the registry has ``registered=False``; a
-    registered chain holding neither gets a break at record 1 (its records deleted).
-    A named chain that exists nowhere is reported as 0 intact records.
+    whole store), and the anchored chains. For each chain, besides
+    :func:`verify_chain`: a chain that holds records or markers but is missing from the
+    registry has ``registered=False``; a registered chain holding neither gets a break
+    at record 1 (its records deleted); an intact chain with an anchor (chain ->
+    ``(seq, hash)``, a head published earlier) must still hold record ``seq`` with that
+    hash, else a break at ``seq``. A named chain that exists nowhere and has no anchor
+    is reported as 0 intact records.
     """
+    anchors = anchors or {}
     registry = set(store.chains())
     if chains is not None:
         names = sorted(set(chains))
     else:
-        names = sorted(registry | set(store.stored_chains()))
+        names = sorted(registry | set(store.stored_chains()) | set(anchors))
     reports = []
     for name in names:
         markers = store.markers(name)
-        count, first = verify_chain(name, store.records(name), markers)
+        records = list(store.records(name))
+        count, first = verify_chain(name, records, markers)
         exists = count > 0 or bool(markers)
         if first is None and not exists and name in registry:
             first = ChainBreak(
                 name, 1, "missing: the chain is registered but holds no records (deleted)"
             )
-        reports.append(ChainReport(name, count, first, registered=name in registry or not exists))
+        if first is None and name in anchors:
+            first = _anchor_break(name, records, anchors[name])
+        last = records[-1] if records else None
+        head = None
+        if first is None and last is not None:  # seq is a number in an intact chain
+            head = ChainHead(int(last["seq"]), str(last.get("hash")))
+        reports.append(
+            ChainReport(name, count, first, registered=name in registry or not exists, head=head)
+        )
     return reports
 
 
