@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,7 +49,10 @@ def history(
 @pytest.mark.usefixtures("history")
 def test_verify_exits_zero_on_an_intact_chain(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "verify"]) == 0
-    assert capsys.readouterr().out == "chain ml-gov-queue: 4 records, intact\n"
+    out = capsys.readouterr().out
+    assert re.fullmatch(
+        r"chain ml-gov-queue: 4 records, intact; anchor ml-gov-queue=4:[0-9a-f]{64}\n", out
+    )
 
 
 @pytest.mark.usefixtures("history")
@@ -146,3 +150,168 @@ def test_a_missing_table_is_exit_2(
         wiring.reset()
     err = capsys.readouterr().err
     assert err.startswith("quotagov audit show: ") and "ResourceNotFoundException" in err
+
+
+def _delete(dynamodb: Any, pk: str, sk: str) -> None:
+    dynamodb.delete_item(TableName=TABLE, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_finds_a_tampered_chain_whose_registry_item_was_deleted(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "CHAIN#ml-gov-queue"}, "sk": {"S": "SEQ#000000000002"}},
+        UpdateExpression="SET findings = :none",
+        ExpressionAttributeValues={":none": {"L": []}},
+    )
+    _delete(dynamodb, "CHAINS", "ml-gov-queue")
+
+    assert main(["audit", "verify"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "BROKEN chain ml-gov-queue: record 2: hash does not match its content (changed)",
+        "BROKEN chain ml-gov-queue: not in the chain registry (item pk=CHAINS, "
+        "sk=ml-gov-queue deleted) but its items are in the table",
+    ]
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_reports_an_intact_chain_missing_from_the_registry(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _delete(dynamodb, "CHAINS", "ml-gov-queue")
+
+    assert main(["audit", "verify", "--queue", "ml-gov-queue"]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: not in the chain registry (item pk=CHAINS, "
+        "sk=ml-gov-queue deleted) but its items are in the table\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_finds_a_chain_left_only_as_dedup_markers(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for seq in range(1, 5):
+        _delete(dynamodb, "CHAIN#ml-gov-queue", f"SEQ#{seq:012d}")
+    _delete(dynamodb, "CHAINS", "ml-gov-queue")
+    assert chains.chains() == []
+    assert chains.stored_chains() == ["ml-gov-queue"]
+
+    assert main(["audit", "verify"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("BROKEN chain ml-gov-queue: record 1: missing: dedup marker ")
+    assert out[1].startswith("BROKEN chain ml-gov-queue: not in the chain registry")
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_flags_a_registered_chain_whose_items_were_all_deleted(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for item in dynamodb.scan(TableName=TABLE)["Items"]:
+        if item["pk"]["S"].startswith(("CHAIN#", "DEDUP#")):
+            _delete(dynamodb, item["pk"]["S"], item["sk"]["S"])
+
+    assert main(["audit", "verify"]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 1: missing: the chain is registered but holds "
+        "no records (deleted)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_verify_cannot_see_the_newest_record_deleted_with_its_dedup_marker(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The documented limit (audit_review module doc): a truncated tail is a shorter,
+    # self-consistent chain; only an anchor kept outside the table would reveal it.
+    newest = chains.head("ml-gov-queue")
+    assert newest is not None and newest.seq == 4
+    record = next(r for r in chains.records("ml-gov-queue") if r["seq"] == 4)
+    _delete(dynamodb, "CHAIN#ml-gov-queue", "SEQ#000000000004")
+    _delete(dynamodb, "DEDUP#ml-gov-queue", str(record["dedupKey"]))
+
+    assert main(["audit", "verify"]) == 0
+    assert capsys.readouterr().out.startswith("chain ml-gov-queue: 3 records, intact; ")
+
+
+@pytest.mark.usefixtures("history")
+def test_an_anchor_from_an_earlier_verify_reveals_a_truncated_tail(
+    dynamodb: Any, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "verify"]) == 0
+    anchor = capsys.readouterr().out.strip().rsplit("; anchor ", 1)[1]
+    assert main(["audit", "verify", "--anchor", anchor]) == 0
+    capsys.readouterr()
+    record = next(r for r in chains.records("ml-gov-queue") if r["seq"] == 4)
+    _delete(dynamodb, "CHAIN#ml-gov-queue", "SEQ#000000000004")
+    _delete(dynamodb, "DEDUP#ml-gov-queue", str(record["dedupKey"]))
+
+    assert main(["audit", "verify", "--anchor", anchor]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 4: missing: the anchor names record 4 but the "
+        "chain ends at record 3 (its tail was deleted)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_an_anchor_reveals_a_chain_deleted_with_everything_it_wrote(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "verify"]) == 0
+    anchor = capsys.readouterr().out.strip().rsplit("; anchor ", 1)[1]
+    for item in dynamodb.scan(TableName=TABLE)["Items"]:
+        if item["pk"]["S"].startswith(("CHAIN#", "DEDUP#", "CHAINS")):
+            _delete(dynamodb, item["pk"]["S"], item["sk"]["S"])
+
+    assert main(["audit", "verify", "--anchor", anchor]) == 1
+    assert "record 4: missing: the anchor names record 4 but the chain ends at record 0" in (
+        capsys.readouterr().out
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_an_anchor_with_another_hash_is_a_break(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify", "--anchor", "ml-gov-queue=2:" + "ab" * 32]) == 1
+    assert capsys.readouterr().out == (
+        "BROKEN chain ml-gov-queue: record 2: hash differs from the anchor ababababab"
+        "ab... (chain rewritten)\n"
+    )
+
+
+@pytest.mark.usefixtures("history")
+def test_a_malformed_anchor_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify", "--anchor", "ml-gov-queue=4"]) == 2
+    assert capsys.readouterr().err == (
+        "quotagov audit verify: --anchor: 'ml-gov-queue=4' is not CHAIN=SEQ:HASH "
+        "(HASH: 64 hex digits)\n"
+    )
+
+
+def test_stored_chains_pages_through_the_scan(
+    dynamodb: Any, chains: DynamoDBChainStore, decisions: DecisionLog
+) -> None:
+    for n, queue in enumerate(["queue-a", "queue-b", "queue-c"]):
+        decisions.record_decision(
+            ControllerDecision(
+                action="SubmissionRefused",
+                actor="quotagov",
+                job_queue=queue,
+                resource=f"sub-{n}",
+                decision_id=f"refuse-sub-{n}",
+                details={},
+            )
+        )
+    calls: list[dict[str, Any]] = []
+    real_scan = dynamodb.scan
+
+    def scan(**request: Any) -> Any:
+        calls.append(request)
+        return real_scan(**{**request, "Limit": 2})
+
+    paged = DynamoDBChainStore(TABLE, type("Client", (), {"scan": staticmethod(scan)})())
+
+    assert paged.stored_chains() == ["queue-a", "queue-b", "queue-c"]
+    assert len(calls) > 2 and all(c["ProjectionExpression"] == "pk" for c in calls)
+    assert chains.chains() == ["queue-a", "queue-b", "queue-c"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from audit.support import (
     CONTROLLER_ROLE,
@@ -18,6 +19,7 @@ from audit.support import (
     PLATFORM_CHANNEL,
     QUEUE_ARN,
     TABLE,
+    load_call,
     load_event,
 )
 from quotagov import wiring
@@ -28,7 +30,8 @@ from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import verify_chain
 from quotagov.governance.audit_decisions import DecisionLog
-from quotagov.governance.audit_events import AUDITED_CALLS
+from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall
+from quotagov.governance.audit_trail import AuditEventError, AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers.audit_trail import BatchApiCallEvent, handler
 from quotagov.local.fake_slack import FakeSlack
@@ -226,3 +229,133 @@ def test_every_sample_event_is_an_audited_cloudtrail_call(path: Path) -> None:
     assert event.detail.eventName in AUDITED_CALLS
     assert event.detail.eventSource == "batch.amazonaws.com"
     assert event.detail.eventID and event.detail.userIdentity.arn
+
+
+def _changed(name: str, path: list[str], value: Any) -> dict[str, Any]:
+    """Event ``name`` with ``detail.requestParameters.<path>`` set to ``value``."""
+    event = copy.deepcopy(load_event(name))
+    target = event["detail"]["requestParameters"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return event
+
+
+WRONG_TYPES = [
+    (
+        "update-quota-share-borrow",
+        ["resourceSharingConfiguration"],
+        "LEND",
+        "resourceSharingConfiguration: 'LEND' is not an object",
+    ),
+    (
+        "update-quota-share-borrow",
+        ["resourceSharingConfiguration", "borrowLimit"],
+        "lots",
+        "resourceSharingConfiguration.borrowLimit: 'lots' is not a whole number",
+    ),
+    (
+        "update-quota-share-borrow",
+        ["resourceSharingConfiguration", "strategy"],
+        ["LEND"],
+        "resourceSharingConfiguration.strategy: ['LEND'] is not a string",
+    ),
+    (
+        "update-quota-share-borrow",
+        ["capacityLimits"],
+        "ml.g5.xlarge=4",
+        "capacityLimits: 'ml.g5.xlarge=4' is not a list",
+    ),
+    (
+        "update-quota-share-borrow",
+        ["capacityLimits"],
+        [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": "4"}],
+        "capacityLimits[0].maxCapacity: '4' is not a whole number",
+    ),
+    (
+        "update-quota-share-borrow",
+        ["capacityLimits"],
+        [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 4}, None],
+        "capacityLimits[1]: None is not an object",
+    ),
+    (
+        "update-quota-share-borrow",
+        ["capacityLimits"],
+        [{"maxCapacity": 4}],
+        "capacityLimits[0].capacityUnit: None is not a string",
+    ),
+    (
+        "create-quota-share",
+        ["preemptionConfiguration", "inSharePreemption"],
+        True,
+        "preemptionConfiguration.inSharePreemption: True is not a string",
+    ),
+    ("update-quota-share-borrow", ["state"], ["DISABLED"], "state: ['DISABLED'] is not a string"),
+    ("update-quota-share-borrow", ["quotaShareArn"], 5, "quotaShareArn: 5 is not a string"),
+    (
+        "update-service-job",
+        ["schedulingPriority"],
+        "high",
+        "schedulingPriority: 'high' is not a whole number",
+    ),
+    ("terminate-service-job", ["jobId"], 7, "jobId: 7 is not a string"),
+]
+
+
+@pytest.mark.usefixtures("wired")
+@pytest.mark.parametrize(("name", "path", "value", "fault"), WRONG_TYPES)
+def test_successful_call_with_wrong_typed_parameters_is_rejected_naming_the_field(
+    name: str, path: list[str], value: Any, fault: str, chains: DynamoDBChainStore
+) -> None:
+    answer = handler(_changed(name, path, value), LambdaContext())
+
+    assert answer == {"status": "rejected", "reason": f"detail: requestParameters.{fault}"}
+    assert chains.chains() == []
+
+
+@pytest.mark.usefixtures("wired")
+def test_failed_call_with_wrong_typed_parameters_is_still_an_attempt() -> None:
+    event = _changed("update-quota-share-denied", ["capacityLimits"], [{"maxCapacity": "x"}])
+
+    answer = handler(event, LambdaContext())
+
+    assert (answer["status"], answer["kind"], answer["findings"]) == ("recorded", "ATTEMPT", [])
+
+
+@pytest.mark.usefixtures("wired")
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (["schedulingPriority"], None),
+        (["schedulingPriority"], 90.0),
+    ],
+)
+def test_null_or_integral_float_priority_is_recorded(path: list[str], value: Any) -> None:
+    answer = handler(_changed("update-service-job", path, value), LambdaContext())
+
+    assert answer["status"] == "recorded"
+
+
+def test_record_call_refuses_an_unvalidated_call_with_wrong_types(trail: AuditTrail) -> None:
+    call = load_call("update-service-job")
+    bad = call.model_copy(
+        update={"requestParameters": {**call.parameters, "schedulingPriority": "high"}}
+    )
+
+    with pytest.raises(AuditEventError) as raised:
+        trail.record_call(bad)
+
+    assert str(raised.value) == (
+        "detail.requestParameters.schedulingPriority: 'high' is not a whole number"
+    )
+
+
+def test_parsing_refuses_wrong_types_with_a_validation_error() -> None:
+    detail = _changed("update-quota-share-borrow", ["capacityLimits"], [None])["detail"]
+
+    with pytest.raises(ValidationError) as raised:
+        CloudTrailApiCall.model_validate(detail)
+
+    assert raised.value.errors()[0]["msg"] == (
+        "requestParameters.capacityLimits[0]: None is not an object"
+    )

@@ -17,9 +17,12 @@ Item layout (docs/architecture.md, "Tables"):
 Every write is a ``Put`` conditioned on ``attribute_not_exists(pk)``; nothing is ever
 updated or deleted, so the function role needs only ``dynamodb:PutItem``,
 ``dynamodb:GetItem`` and ``dynamodb:Query`` on the table (a ``TransactWriteItems`` is
-authorised per contained ``Put``). A record and its dedup marker are written in one
-transaction, so a redelivered event, even racing its first delivery, stores one
-record, and a crash never leaves one without the other.
+authorised per contained ``Put``). Only ``quotagov audit verify`` (run by a person, not
+by a function) also needs ``dynamodb:Scan``: :meth:`DynamoDBChainStore.stored_chains`
+finds chains from their records, so that deleting a ``CHAINS`` item cannot hide one.
+A record and its dedup marker are written in one transaction, so a redelivered event,
+even racing its first delivery, stores one record, and a crash never leaves one
+without the other.
 """
 
 from __future__ import annotations
@@ -170,5 +173,34 @@ class DynamoDBChainStore:
         }
 
     def chains(self) -> list[str]:
-        """Names of every chain (sorted)."""
+        """Names of every chain in the registry (``pk=CHAINS``), sorted."""
         return sorted(str(item["sk"]) for item in self._query("CHAINS"))
+
+    def stored_chains(self) -> list[str]:
+        """Names of every chain that has a record or a dedup marker in the table, sorted.
+
+        Found from the items themselves, not from the ``CHAINS`` registry: a consistent,
+        paginated ``Scan`` of the whole table projecting only ``pk``, filtered on ``pk``
+        beginning with ``CHAIN#`` or ``DEDUP#``. It reads (and is billed for) every item
+        of the table, ``CONFIG#``/``DECISION#`` ones included, so it is meant for
+        verification (``quotagov audit verify``), never for the functions' hot path.
+
+        Raises:
+            botocore.exceptions.ClientError: e.g. no ``dynamodb:Scan`` permission.
+        """
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "ProjectionExpression": "pk",
+            "FilterExpression": "begins_with(pk, :chain) OR begins_with(pk, :dedup)",
+            "ExpressionAttributeValues": {":chain": {"S": "CHAIN#"}, ":dedup": {"S": "DEDUP#"}},
+            "ConsistentRead": True,
+        }
+        names: set[str] = set()
+        while True:
+            page = self._client.scan(**request)
+            for item in page.get("Items", []):
+                _, _, name = str(item["pk"]["S"]).partition("#")
+                names.add(name)
+            if "LastEvaluatedKey" not in page:
+                return sorted(names)
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]

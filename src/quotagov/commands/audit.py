@@ -1,7 +1,14 @@
 """``quotagov audit verify`` and ``quotagov audit show``: the audit log for a person.
 
 ``verify`` walks every hash chain of the audit table (or the ``--queue`` ones) and
-exits 0 when all are intact, 1 naming the first broken record of each broken chain.
+exits 0 when all are intact, 1 naming the first broken record of each broken chain
+and each chain whose registry item (``pk=CHAINS``) was deleted. The chains are found
+from the registry and by scanning the table for their records, so ``verify`` needs
+``dynamodb:Scan`` on the table besides ``Query``/``GetItem``. From the table alone it
+cannot see the newest record(s) of a chain deleted together with their dedup markers
+(see :mod:`quotagov.governance.audit_review`): each intact chain's line ends with
+``anchor CHAIN=SEQ:HASH``, its head; keep that outside the table and pass it back
+with ``--anchor CHAIN=SEQ:HASH`` (repeatable) to have that record checked too.
 ``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
 record's difference and findings. The table comes from ``--table`` or ``AUDIT_TABLE``
 (the stack output ``AuditTableName``), the Region from ``--region`` or the usual boto3
@@ -30,6 +37,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     check = actions.add_parser("verify", help="check every hash chain; exit 1 on a break")
     check.add_argument("--queue", action="append", help="only this job queue (repeatable)")
+    check.add_argument(
+        "--anchor",
+        action="append",
+        metavar="CHAIN=SEQ:HASH",
+        help="a head printed by an earlier verify, kept elsewhere: record SEQ of CHAIN "
+        "must still have HASH (repeatable)",
+    )
     _table_options(check)
     check.set_defaults(func=_guarded(run_verify))
 
@@ -66,20 +80,62 @@ def _guarded(
     return guarded
 
 
+def parse_anchor(text: str) -> tuple[str, tuple[int, str]]:
+    """``CHAIN=SEQ:HASH`` (SEQ a positive integer, HASH 64 hex digits) as
+    ``(chain, (seq, hash))``.
+
+    Raises:
+        ValueError: naming the expected form.
+    """
+    chain, _, rest = text.partition("=")
+    seq, _, digest = rest.partition(":")
+    if (
+        not chain
+        or not seq.isdigit()
+        or int(seq) < 1
+        or len(digest) != 64
+        or any(c not in "0123456789abcdef" for c in digest)
+    ):
+        raise ValueError(f"--anchor: {text!r} is not CHAIN=SEQ:HASH (HASH: 64 hex digits)")
+    return chain, (int(seq), digest)
+
+
 def run_verify(args: argparse.Namespace) -> int:
-    """Verify the chains; print one line per chain; 0 when all are intact, else 1."""
+    """Verify the chains; print one line per intact chain and one per fault of a broken
+    one (its first broken record, its missing registry item); 0 when all are intact, else 1;
+    2 for a malformed ``--anchor``.
+
+    Raises:
+        botocore.exceptions.ClientError: the table cannot be read (exit 2 via the guard).
+    """
+    try:
+        anchors = dict(parse_anchor(text) for text in args.anchor or [])
+    except ValueError as exc:
+        print(f"quotagov audit verify: {exc}", file=sys.stderr)
+        return 2
     store = services().get("audit_chains")
-    reports = verify(store, args.queue)
+    reports = verify(store, args.queue, anchors)
     if not reports:
         print("no audit chains found")
         return 0
     broken = 0
     for report in reports:
-        if report.first_break is None:
-            print(f"chain {report.chain}: {report.records} records, intact")
-        else:
-            broken += 1
+        if report.intact:
+            anchor = (
+                f"; anchor {report.chain}={report.head.seq}:{report.head.hash}"
+                if report.head
+                else ""
+            )
+            print(f"chain {report.chain}: {report.records} records, intact{anchor}")
+            continue
+        broken += 1
+        if report.first_break is not None:
             print(f"BROKEN {report.first_break}")
+        if not report.registered:
+            print(
+                f"BROKEN chain {report.chain}: not in the chain registry (item pk=CHAINS, "
+                f"sk={report.chain} deleted) but its items are in the table"
+            )
     return 1 if broken else 0
 
 

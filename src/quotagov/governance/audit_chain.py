@@ -184,7 +184,12 @@ class ChainStore(Protocol):
         ...
 
     def chains(self) -> list[str]:
-        """Names of every chain (sorted)."""
+        """Names of every chain in the registry written with each chain's record 1 (sorted)."""
+        ...
+
+    def stored_chains(self) -> list[str]:
+        """Names of every chain holding a record or a dedup marker (sorted), found from
+        those items rather than from the registry (may read the whole store)."""
         ...
 
 

@@ -4,14 +4,26 @@ Field names follow the CloudTrail record contents reference (facts sheet 4.3):
 ``userIdentity``, ``eventTime``, ``eventSource``, ``eventName``, ``requestParameters``,
 ``responseElements``, ``errorCode``/``errorMessage`` (only on failed calls), ``eventID``
 (unique per record, the dedup key). Unknown extra fields are kept and ignored.
+
+The request parameters quotagov interprets in a successful call (the quota share
+configuration, a service job's ``schedulingPriority``, the names of resources) must
+have the types of the Batch API (:func:`request_parameter_fault`); a successful call
+whose parameters do not is refused where the event is parsed (a pydantic
+``ValidationError`` naming the field and the fault) and by
+:meth:`~quotagov.governance.audit_trail.AuditTrail.record_call` (an
+:class:`AuditEventError`), so a wrong type never surfaces as a ``TypeError`` deep in the
+findings. A failed call (``errorCode``) is recorded as an attempt whatever its
+parameters: Batch refusing malformed parameters is one of the reasons a call fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 #: Batch calls that change policy, audited by quotagov (issue 7; the EventBridge rule's
 #: ``detail.eventName`` list).
@@ -31,6 +43,98 @@ AUDITED_CALLS: tuple[str, ...] = (
     "UpdateServiceJob",
     "TerminateServiceJob",
 )
+
+
+class AuditEventError(ValueError):
+    """The CloudTrail record cannot be audited (names the field and the fault)."""
+
+
+#: Request parameters naming a resource (or a state): a string when present.
+STRING_PARAMETERS = (
+    "quotaShareArn",
+    "quotaShareName",
+    "jobQueue",
+    "jobQueueName",
+    "arn",
+    "name",
+    "serviceEnvironment",
+    "serviceEnvironmentName",
+    "jobId",
+)
+
+
+def _whole(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _shape_fault(path: str, value: Any, kind: str, *, optional: bool = True) -> str | None:
+    if value is None and optional:
+        return None
+    ok = {
+        "a string": isinstance(value, str),
+        "a whole number": _whole(value),
+        "an object": isinstance(value, Mapping),
+        "a list": isinstance(value, list),
+    }[kind]
+    return None if ok else f"{path}: {value!r} is not {kind}"
+
+
+def _quota_share_fault(params: Mapping[str, Any]) -> str | None:
+    base = "requestParameters"
+    limits = params.get("capacityLimits")
+    if fault := _shape_fault(f"{base}.capacityLimits", limits, "a list"):
+        return fault
+    for i, limit in enumerate(limits or []):
+        where = f"{base}.capacityLimits[{i}]"
+        fault = _shape_fault(where, limit, "an object", optional=False) or (
+            _shape_fault(
+                f"{where}.capacityUnit", limit.get("capacityUnit"), "a string", optional=False
+            )
+            or _shape_fault(
+                f"{where}.maxCapacity", limit.get("maxCapacity"), "a whole number", optional=False
+            )
+        )
+        if fault:
+            return fault
+    for name, fields in (
+        ("resourceSharingConfiguration", {"strategy": "a string", "borrowLimit": "a whole number"}),
+        ("preemptionConfiguration", {"inSharePreemption": "a string"}),
+    ):
+        value = params.get(name)
+        if fault := _shape_fault(f"{base}.{name}", value, "an object"):
+            return fault
+        for field, kind in fields.items():
+            if fault := _shape_fault(f"{base}.{name}.{field}", (value or {}).get(field), kind):
+                return fault
+    return _shape_fault(f"{base}.state", params.get("state"), "a string")
+
+
+def request_parameter_fault(event_name: str, params: Mapping[str, Any]) -> str | None:
+    """The first parameter of a successful ``event_name`` call quotagov cannot interpret.
+
+    Checked (each may be absent or null unless said otherwise): the resource names in
+    :data:`STRING_PARAMETERS` are strings; for ``CreateQuotaShare``/``UpdateQuotaShare``,
+    ``capacityLimits`` is a list of objects with a string ``capacityUnit`` and a whole
+    number ``maxCapacity`` (both required), ``resourceSharingConfiguration`` an object with
+    a string ``strategy`` and a whole number ``borrowLimit`` (percent, -1 unlimited),
+    ``preemptionConfiguration`` an object with a string ``inSharePreemption``, ``state`` a
+    string; for ``UpdateServiceJob``, ``schedulingPriority`` is a whole number. Values of
+    the right type are not checked against Batch's enums or ranges (Batch accepted them).
+
+    Returns:
+        ``"requestParameters.<path>: <value> is not <type>"``, or None when all fit.
+    """
+    for name in STRING_PARAMETERS:
+        if fault := _shape_fault(f"requestParameters.{name}", params.get(name), "a string"):
+            return fault
+    if event_name in ("CreateQuotaShare", "UpdateQuotaShare"):
+        return _quota_share_fault(params)
+    if event_name == "UpdateServiceJob":
+        priority = params.get("schedulingPriority")
+        return _shape_fault("requestParameters.schedulingPriority", priority, "a whole number")
+    return None
 
 
 class _Lenient(BaseModel):
@@ -92,6 +196,32 @@ class CloudTrailApiCall(_Lenient):
     requestID: str | None = None
     eventID: str = Field(min_length=1)
     recipientAccountId: str | None = None
+
+    @model_validator(mode="after")
+    def _interpretable(self) -> CloudTrailApiCall:
+        """Refuse a successful call whose request parameters have the wrong types."""
+        fault = self.parameter_fault()
+        if fault is not None:
+            raise PydanticCustomError("request_parameters", "{fault}", {"fault": fault})
+        return self
+
+    def parameter_fault(self) -> str | None:
+        """For a successful call, :func:`request_parameter_fault`; None for a failed one."""
+        if self.failed:
+            return None
+        return request_parameter_fault(self.eventName, self.parameters)
+
+    def check_parameters(self) -> None:
+        """Raise when a successful call's parameters cannot be interpreted.
+
+        For calls built without validation (``model_copy``/``model_construct``).
+
+        Raises:
+            AuditEventError: ``detail.requestParameters.<path>: <value> is not <type>``.
+        """
+        fault = self.parameter_fault()
+        if fault is not None:
+            raise AuditEventError(f"detail.{fault}")
 
     @property
     def failed(self) -> bool:

@@ -46,6 +46,7 @@ from quotagov.governance.audit_diff import (
     request_configuration,
 )
 from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
+from quotagov.governance.audit_events import AuditEventError as AuditEventError
 from quotagov.governance.audit_known import DECISION, LastKnownConfigurations, VersionStore
 from quotagov.governance.ports import (
     BatchError,
@@ -65,10 +66,6 @@ DECISION_WINDOW_AFTER_MS = 5 * 60 * 1000
 
 #: A decision id quotagov writes into free-text request fields (``reason``, ``clientToken``).
 DECISION_REFERENCE = re.compile(r"quotagov-decision[:=]\s*([A-Za-z0-9_.:#/-]+)")
-
-
-class AuditEventError(ValueError):
-    """The CloudTrail record cannot be audited (names the field and the fault)."""
 
 
 def queue_name(reference: str) -> str:
@@ -471,12 +468,14 @@ class AuditTrail:
         """Record ``call`` once in its queue's chain; post risky changes to Slack.
 
         Raises:
-            AuditEventError: the call is not audited or lacks its resource parameter.
+            AuditEventError: the call is not audited, lacks its resource parameter, or
+                (a successful one) has request parameters of the wrong type.
             BatchError: a Batch lookup needed to place the record failed (retry later).
             ChainContentionError: the chain head kept moving (retry later).
         """
         if call.eventName not in AUDITED_CALLS:
             raise AuditEventError(f"detail.eventName: {call.eventName!r} is not an audited call")
+        call.check_parameters()
         target = self.target(call)
         dedup_key = f"event:{call.eventID}"
         existing = self._chains.find(target.chain, dedup_key)
