@@ -586,7 +586,7 @@ class Escalations:
         Safe to call any number of times for the same click: only the call that moves
         PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
         """
-        escalation = self.repository.get(escalation_id)
+        escalation = self.repository.get(escalation_id) if escalation_id else None
         if escalation is None:
             return DecisionResult("unknown", None, "This escalation request does not exist.")
         if escalation.status is not EscalationStatus.PENDING:
