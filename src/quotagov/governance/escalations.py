@@ -7,7 +7,9 @@ Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
   terminal (SUCCEEDED/FAILED), the level is unknown, not higher than the job's
   current ``schedulingPriority``, or not one of the team's ``directLevels`` /
   ``approvalLevels``, or when the team's escalation budget for the period is spent.
-  A caller who is not a member of the job's team is refused with 403.
+  A caller who is not a member of the job's team is refused with 403. A level that
+  needs approval is refused (422) when the requester's policy member entry has no
+  ``slackUserId``: four-eyes could not tell the requester from an approver.
 - A level in the team's ``directLevels`` is applied at once with ``UpdateServiceJob``
   (status APPLIED, ``direct``), audited, and uses no budget: the team may set it
   itself.
@@ -17,7 +19,8 @@ Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
   ``floor(t / periodSeconds)``). The request is posted to the quota share's
   ``approvalChannel`` (else ``APPROVAL_CHANNEL``) with its impact preview.
 - A decision comes from a Slack user who is an approver of the share (the share's
-  ``approvers`` plus the team's ``approvers``) and is not the requester (four-eyes).
+  ``approvers`` plus the team's ``approvers``) and is not the requester (four-eyes);
+  a click on a request without ``requester_slack_id`` is refused whoever clicks.
   PENDING moves to APPROVED or DENIED by a conditional write, so duplicates change
   nothing. APPROVED then calls ``UpdateServiceJob``: APPLIED, or APPLY_FAILED with
   the error; :meth:`Escalations.retry_failed` retries those (up to
@@ -423,6 +426,12 @@ class Escalations:
             raise self._refuse(
                 request, f"level: team {job.team!r} may not request level {level.name!r}"
             )
+        if not direct and not member.slackUserId:
+            raise self._refuse(
+                request,
+                f"teams.{job.team}.members: {request.requester} has no slackUserId, "
+                "so approvers cannot be checked against the requester",
+            )
 
         now = self.clock.now()
         escalation = Escalation(
@@ -599,6 +608,14 @@ class Escalations:
                 "expired", current, "This request has expired; nothing was changed."
             )
         verb = "approve" if approve else "deny"
+        if not escalation.requester_slack_id:
+            return self._refuse_click(
+                escalation,
+                user_id,
+                verb,
+                "four-eyes: the request has no requester Slack user id, "
+                "so the approver cannot be checked against the requester",
+            )
         if user_id == escalation.requester_slack_id:
             return self._refuse_click(
                 escalation, user_id, verb, "four-eyes: you cannot decide your own request"
