@@ -56,10 +56,11 @@ _ATTRIBUTES: dict[str, str] = {
     "applied_at": "appliedAt",
     "error": "error",
     "apply_attempts": "applyAttempts",
+    "claimed_at": "claimedAt",
 }
 _FIELDS = {attribute: name for name, attribute in _ATTRIBUTES.items()}
 _INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts"}
-_FLOAT_FIELDS = {"created_at", "expires_at", "decided_at", "applied_at"}
+_FLOAT_FIELDS = {"created_at", "expires_at", "decided_at", "applied_at", "claimed_at"}
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -273,6 +274,55 @@ class EscalationsTable:
             )
         except ClientError as error:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return item_to_escalation(answer["Attributes"])
+
+    def release_stale_claim(
+        self, escalation_id: str, claimed_before: float, error: str
+    ) -> Escalation | None:
+        """Move an APPROVED request whose claim is older than ``claimed_before`` to
+        APPLY_FAILED with ``error``, so a retry can claim it again.
+
+        The age test is part of the write's condition: ``claimedAt < claimed_before``
+        (or, for a record without ``claimedAt``, ``decidedAt < claimed_before``). A run
+        that claimed the request in the meantime wrote a fresh ``claimedAt``, so its
+        claim is never taken away.
+
+        Args:
+            escalation_id: the request.
+            claimed_before: epoch seconds; only older claims are released.
+            error: recorded in ``error``.
+
+        Returns:
+            The request after the change, or None when it is not APPROVED or its claim
+            is not older than ``claimed_before``.
+        """
+        try:
+            answer = self.client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": escalation_id}},
+                UpdateExpression="SET #status = :failed, #error = :error",
+                ConditionExpression=(
+                    "#status = :approved AND (#claimed < :cutoff OR "
+                    "(attribute_not_exists(#claimed) AND #decided < :cutoff))"
+                ),
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#error": "error",
+                    "#claimed": "claimedAt",
+                    "#decided": "decidedAt",
+                },
+                ExpressionAttributeValues={
+                    ":failed": {"S": EscalationStatus.APPLY_FAILED.value},
+                    ":approved": {"S": EscalationStatus.APPROVED.value},
+                    ":error": {"S": error},
+                    ":cutoff": {"N": repr(float(claimed_before))},
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as failure:
+            if failure.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return None
             raise
         return item_to_escalation(answer["Attributes"])

@@ -69,6 +69,10 @@ class Escalation:
         applied_at: epoch seconds of the successful ``UpdateServiceJob``.
         error: the last ``UpdateServiceJob`` error (APPLY_FAILED).
         apply_attempts: how many times ``UpdateServiceJob`` was called.
+        claimed_at: epoch seconds when a run last moved the request to APPROVED (the
+            approval itself, or a retry claiming it from APPLY_FAILED); an APPROVED
+            request whose claim is older than ``STALE_APPROVAL_SECONDS`` belongs to a
+            run that died.
     """
 
     escalation_id: str
@@ -96,6 +100,7 @@ class Escalation:
     applied_at: float | None = None
     error: str | None = None
     apply_attempts: int = 0
+    claimed_at: float | None = None
 
     def with_changes(self, **changes: Any) -> Escalation:
         """A copy with ``changes`` applied (field names as above)."""

@@ -70,9 +70,9 @@ MAX_APPLY_ATTEMPTS = 5
 #: Batch statuses after which a job never runs again (spec/scenario-format.md).
 TERMINAL_JOB_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 
-#: An APPROVED request older than this (seconds) whose ``UpdateServiceJob`` never
-#: finished belongs to an invocation that died (Lambda's longest timeout is 900 s);
-#: :meth:`Escalations.retry_failed` takes it over.
+#: An APPROVED request claimed longer ago than this (seconds, measured from
+#: ``claimed_at``) whose ``UpdateServiceJob`` never finished belongs to an invocation
+#: that died (Lambda's longest timeout is 900 s); :meth:`Escalations.retry_failed` takes it over.
 STALE_APPROVAL_SECONDS = 900
 
 #: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
@@ -220,6 +220,14 @@ class EscalationRepository(Protocol):
 
     def set_message(self, escalation_id: str, channel: str, ts: str) -> None:
         """Record the Slack message's channel and ts."""
+        ...
+
+    def release_stale_claim(
+        self, escalation_id: str, claimed_before: float, error: str
+    ) -> Escalation | None:
+        """APPROVED -> APPLY_FAILED (with ``error``) only if the request's claim time
+        (``claimed_at``, else ``decided_at``) is before ``claimed_before``; the new
+        record, or None."""
         ...
 
     def get(self, escalation_id: str) -> Escalation | None:
@@ -631,7 +639,8 @@ class Escalations:
         decided = self.repository.transition(
             escalation_id,
             EscalationStatus.PENDING,
-            {"status": status, "decided_by": user_id, "decided_at": now},
+            {"status": status, "decided_by": user_id, "decided_at": now}
+            | ({"claimed_at": now} if approve else {}),
         )
         if decided is None:
             current = self.repository.get(escalation_id) or escalation
@@ -798,19 +807,25 @@ class Escalations:
 
         Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional),
         so concurrent runs never call Batch twice for the same request. An APPROVED
-        request decided more than :data:`STALE_APPROVAL_SECONDS` ago (its invocation
+        request claimed more than :data:`STALE_APPROVAL_SECONDS` ago (its invocation
         died before recording the outcome) is first marked APPLY_FAILED, then retried.
+        The claim time is ``claimed_at``, written by the approval and by every claim
+        (``decided_at`` only for records from before ``claimed_at`` existed), and the
+        age test is part of the conditional write, so a run never takes over a request
+        that an overlapping run has just claimed.
+
+        Returns:
+            The requests this run retried, after their ``UpdateServiceJob`` outcome.
         """
         now = self.clock.now()
+        cutoff = now - STALE_APPROVAL_SECONDS
         for stuck in self.repository.with_status(EscalationStatus.APPROVED):
-            if stuck.decided_at is not None and now - stuck.decided_at > STALE_APPROVAL_SECONDS:
-                self.repository.transition(
+            claim = stuck.claimed_at if stuck.claimed_at is not None else stuck.decided_at
+            if claim is not None and claim < cutoff:
+                self.repository.release_stale_claim(
                     stuck.escalation_id,
-                    EscalationStatus.APPROVED,
-                    {
-                        "status": EscalationStatus.APPLY_FAILED,
-                        "error": "interrupted before UpdateServiceJob was recorded",
-                    },
+                    cutoff,
+                    "interrupted before UpdateServiceJob was recorded",
                 )
         done = []
         for failed in self.repository.with_status(EscalationStatus.APPLY_FAILED):
@@ -819,7 +834,7 @@ class Escalations:
             claimed = self.repository.transition(
                 failed.escalation_id,
                 EscalationStatus.APPLY_FAILED,
-                {"status": EscalationStatus.APPROVED},
+                {"status": EscalationStatus.APPROVED, "claimed_at": self.clock.now()},
             )
             if claimed is None:
                 continue
