@@ -25,6 +25,15 @@ Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
   nothing. APPROVED then calls ``UpdateServiceJob``: APPLIED, or APPLY_FAILED with
   the error; :meth:`Escalations.retry_failed` retries those (up to
   :data:`MAX_APPLY_ATTEMPTS` calls in all).
+- A job has at most one open escalation (PENDING, APPROVED or APPLY_FAILED): a request
+  that needs approval while another is open is refused (422, naming the open one),
+  without taking budget or posting to Slack. The lock is taken in the same
+  transaction as the PENDING record and the budget unit, and freed when the
+  escalation closes (DENIED, EXPIRED, APPLIED, SUPERSEDED); a lock left behind by an
+  invocation that died after closing is freed by the next request.
+- Applying never lowers a priority: the job is described first, and when Batch already
+  runs it at or above the requested priority ``UpdateServiceJob`` is not called and
+  the escalation becomes SUPERSEDED (audited as ``EscalationSuperseded``).
 - :meth:`Escalations.expire_due` moves PENDING requests past ``expiresAt`` to EXPIRED.
 - Every request (accepted or refused), decision, refusal of a click, application
   and expiry is recorded through the :class:`~quotagov.governance.ports.AuditSink`.
@@ -40,7 +49,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from quotagov.clock import Clock
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import (
+    FINAL_STATUSES,
+    Escalation,
+    EscalationStatus,
+)
 from quotagov.governance.impact_preview_model import ImpactPreview
 from quotagov.governance.ports import (
     AuditSink,
@@ -63,7 +76,8 @@ from quotagov.policy.models import Policy
 
 logger = logging.getLogger(__name__)
 
-#: How many ``UpdateServiceJob`` calls an approved escalation gets before it stays
+#: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
+#: Batch already has the priority) an approved escalation gets before it stays
 #: APPLY_FAILED for a person to look at.
 MAX_APPLY_ATTEMPTS = 5
 
@@ -106,6 +120,19 @@ class BudgetSpentError(Exception):
 
 class EscalationConflictError(Exception):
     """An escalation with this id already exists (repository)."""
+
+
+class OpenEscalationError(Exception):
+    """The job already has an open escalation (repository, :meth:`create_pending`).
+
+    Attributes:
+        escalation_id: the id of the escalation holding the job's lock ("" when the
+            lock names none).
+    """
+
+    def __init__(self, escalation_id: str) -> None:
+        super().__init__(f"escalation {escalation_id!r} is open for this job")
+        self.escalation_id = escalation_id
 
 
 # -- ports -----------------------------------------------------------------------
@@ -199,9 +226,15 @@ class EscalationRepository(Protocol):
     """Storage of escalation requests (``EscalationsTable``; see the DynamoDB adapter)."""
 
     def create_pending(self, escalation: Escalation, *, budget_key: str, budget_limit: int) -> None:
-        """Store ``escalation`` and take one budget unit atomically.
+        """Store ``escalation``, take one budget unit and the lock of its job
+        (``escalation.job_id``), atomically.
 
-        Raises :class:`BudgetSpentError` or :class:`EscalationConflictError`."""
+        Raises :class:`OpenEscalationError` (the job's lock is held),
+        :class:`BudgetSpentError` or :class:`EscalationConflictError`."""
+        ...
+
+    def release_job(self, job_id: str, escalation_id: str) -> bool:
+        """Free job ``job_id``'s lock if ``escalation_id`` holds it; whether it did."""
         ...
 
     def refund_budget(self, budget_key: str) -> None:
@@ -536,7 +569,7 @@ class Escalations:
         period = int(escalation.created_at // period_seconds)
         budget_key = f"budget#{escalation.team}#{period * period_seconds}"
         try:
-            self.repository.create_pending(escalation, budget_key=budget_key, budget_limit=budget)
+            self._create_pending(request, escalation, budget_key, budget)
         except BudgetSpentError:
             raise self._refuse(
                 request,
@@ -565,7 +598,7 @@ class Escalations:
             )
         except ChatError as error:
             self.repository.refund_budget(budget_key)
-            self.repository.transition(
+            withdrawn = self.repository.transition(
                 escalation.escalation_id,
                 EscalationStatus.PENDING,
                 {
@@ -575,6 +608,8 @@ class Escalations:
                     "error": f"Slack: {error.error}",
                 },
             )
+            if withdrawn is not None:
+                self._free_job(withdrawn)
             self._record(
                 "EscalationWithdrawn",
                 QUOTAGOV,
@@ -590,6 +625,50 @@ class Escalations:
             ) from None
         self.repository.set_message(escalation.escalation_id, posted.channel, posted.ts)
         return escalation.with_changes(channel=posted.channel, ts=posted.ts)
+
+    def _create_pending(
+        self, request: EscalationRequest, escalation: Escalation, budget_key: str, budget: int
+    ) -> None:
+        """``create_pending``, refusing when the job has an open escalation.
+
+        A lock whose holder is closed (or gone) was left by an invocation that died
+        between closing it and freeing the lock: it is freed (conditionally on that
+        holder) and the write tried once more.
+
+        Raises:
+            EscalationRefusedError: 422 naming the open escalation.
+            BudgetSpentError: from the repository.
+        """
+        for _ in range(2):
+            try:
+                self.repository.create_pending(
+                    escalation, budget_key=budget_key, budget_limit=budget
+                )
+                return
+            except OpenEscalationError as held:
+                holder = self.repository.get(held.escalation_id) if held.escalation_id else None
+                if holder is not None and holder.status not in FINAL_STATUSES:
+                    raise self._refuse(
+                        request,
+                        f"jobId: job {escalation.job_name!r} already has an open escalation "
+                        f"{holder.escalation_id} (level {holder.requested_level!r}, "
+                        f"{holder.status.value}); wait until it is closed",
+                    ) from None
+                self.repository.release_job(escalation.job_id, held.escalation_id)
+        raise self._refuse(
+            request,
+            f"jobId: job {escalation.job_name!r} already has an open escalation; "
+            "wait until it is closed",
+        )
+
+    def _free_job(self, closed: Escalation) -> None:
+        """Free the job's lock held by ``closed`` (now DENIED, EXPIRED, APPLIED or
+        SUPERSEDED). A failure is logged only: the next request frees a lock whose
+        holder is closed."""
+        try:
+            self.repository.release_job(closed.job_id, closed.escalation_id)
+        except Exception:  # the lock is cleared by the next request for the job
+            logger.exception("could not free the open-escalation lock of job %s", closed.job_id)
 
     def _channel_for(self, escalation: Escalation) -> str:
         share = self.policy.share(escalation.quota_share_name)
@@ -660,9 +739,14 @@ class Escalations:
         )
         if approve:
             decided = self._apply(decided)
+        else:
+            self._free_job(decided)
         self.update_message(decided)
         notice = (
-            f"Approved; {decided.status.value}."
+            f"Approved; Batch already runs the job at schedulingPriority "
+            f"{decided.superseded_priority}, so nothing was changed."
+            if decided.status is EscalationStatus.SUPERSEDED
+            else f"Approved; {decided.status.value}."
             if approve
             else "Denied; the priority stays as it was."
         )
@@ -682,12 +766,23 @@ class Escalations:
         return DecisionResult("refused", escalation, f"You cannot {verb} this request: {why}.")
 
     def _apply(self, approved: Escalation) -> Escalation:
-        """``UpdateServiceJob`` for an APPROVED escalation; APPLIED or APPLY_FAILED."""
+        """Apply an APPROVED escalation: APPLIED, SUPERSEDED or APPLY_FAILED.
+
+        ``DescribeServiceJob`` first: when Batch already runs the job at or above the
+        requested priority (another escalation, a direct level or a change outside
+        quotagov raised it since the request), ``UpdateServiceJob`` is not called,
+        since it would lower or keep the priority, and the escalation is SUPERSEDED.
+        Otherwise ``UpdateServiceJob``. A Batch error in either call is APPLY_FAILED
+        (one apply attempt) for :meth:`retry_failed`.
+        """
         attempts = approved.apply_attempts + 1
         try:
-            self.batch.update_service_job(
-                jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
-            )
+            description = self.batch.describe_service_job(jobId=approved.batch_job_id)
+            running = int(description.get("schedulingPriority") or 0)
+            if running < approved.requested_priority:
+                self.batch.update_service_job(
+                    jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
+                )
         except BatchError as error:
             failed = self.repository.transition(
                 approved.escalation_id,
@@ -709,6 +804,8 @@ class Escalations:
                 attempt=attempts,
             )
             return failed or approved
+        if running >= approved.requested_priority:
+            return self._supersede(approved, running, attempts)
         applied = self.repository.transition(
             approved.escalation_id,
             EscalationStatus.APPROVED,
@@ -721,6 +818,7 @@ class Escalations:
         )
         if applied is not None:
             self._note_priority(applied)
+            self._free_job(applied)
         self._record(
             "EscalationApplied",
             approved.decided_by or QUOTAGOV,
@@ -737,6 +835,35 @@ class Escalations:
             attempt=attempts,
         )
         return applied or approved
+
+    def _supersede(self, approved: Escalation, running: int, attempts: int) -> Escalation:
+        """APPROVED -> SUPERSEDED: Batch already runs the job at ``running`` (0-9999),
+        at or above the requested priority; nothing is sent to Batch."""
+        superseded = self.repository.transition(
+            approved.escalation_id,
+            EscalationStatus.APPROVED,
+            {
+                "status": EscalationStatus.SUPERSEDED,
+                "superseded_priority": running,
+                "error": None,
+                "apply_attempts": attempts,
+            },
+        )
+        if superseded is not None:
+            self._free_job(superseded)
+        self._record(
+            "EscalationSuperseded",
+            approved.decided_by or QUOTAGOV,
+            approved.escalation_id,
+            f"{approved.escalation_id}:superseded",
+            jobId=approved.batch_job_id,
+            approvedBy=approved.decided_by,
+            requester=approved.requester,
+            level=approved.requested_level,
+            schedulingPriority={"current": running, "requested": approved.requested_priority},
+            attempt=attempts,
+        )
+        return superseded or approved
 
     def _note_priority(self, applied: Escalation) -> None:
         """Keep the job's record in step with Batch after an APPLIED escalation."""
@@ -780,6 +907,7 @@ class Escalations:
         )
         if expired is None:
             return None
+        self._free_job(expired)
         self._record(
             "EscalationExpired",
             QUOTAGOV,
