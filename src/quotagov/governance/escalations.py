@@ -24,7 +24,7 @@ Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
   PENDING moves to APPROVED or DENIED by a conditional write, so duplicates change
   nothing. APPROVED then calls ``UpdateServiceJob``: APPLIED, or APPLY_FAILED with
   the error; :meth:`Escalations.retry_failed` retries those (up to
-  :data:`MAX_APPLY_ATTEMPTS` calls in all).
+  :data:`MAX_APPLY_ATTEMPTS` attempts in all).
 - A job has at most one open escalation (PENDING, APPROVED or APPLY_FAILED): a request
   that needs approval while another is open is refused (422, naming the open one),
   without taking budget or posting to Slack. The lock is taken in the same
