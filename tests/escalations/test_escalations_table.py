@@ -10,7 +10,11 @@ import pytest
 
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.escalations import BudgetSpentError, EscalationConflictError
+from quotagov.governance.escalations import (
+    BudgetSpentError,
+    EscalationConflictError,
+    OpenEscalationError,
+)
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 
 from .conftest import REGION, start_moto_server
@@ -18,10 +22,13 @@ from .conftest import REGION, start_moto_server
 T0 = 1_764_547_200.0
 
 
-def escalation(escalation_id: str, *, expires_at: float = T0 + 3600) -> Escalation:
+def escalation(
+    escalation_id: str, *, expires_at: float = T0 + 3600, job_id: str | None = None
+) -> Escalation:
+    """A PENDING request; each id has its own job unless ``job_id`` is given."""
     return Escalation(
         escalation_id=escalation_id,
-        job_id="sub-1",
+        job_id=job_id or f"sub-for-{escalation_id}",
         batch_job_id="job-bg-2",
         job_name="bg-2",
         job_queue="ml-gov-queue",
@@ -82,6 +89,38 @@ def test_duplicate_id_is_a_conflict_and_takes_no_budget(
     with pytest.raises(EscalationConflictError):
         escalations_table.create_pending(escalation("esc-1"), budget_key=key, budget_limit=5)
     assert escalations_table.budget_used(key) == 1
+
+
+def test_one_open_escalation_per_job_takes_no_budget_and_is_freed_by_its_holder(
+    escalations_table: EscalationsTable,
+) -> None:
+    key = "budget#research#0"
+    escalations_table.create_pending(
+        escalation("esc-1", job_id="sub-1"), budget_key=key, budget_limit=5
+    )
+    assert escalations_table.open_escalation_id("sub-1") == "esc-1"
+    with pytest.raises(OpenEscalationError) as held:
+        escalations_table.create_pending(
+            escalation("esc-2", job_id="sub-1"), budget_key=key, budget_limit=5
+        )
+    assert held.value.escalation_id == "esc-1"
+    assert escalations_table.budget_used(key) == 1
+    assert escalations_table.get("esc-2") is None
+    assert escalations_table.release_job("sub-1", "esc-2") is False  # not the holder
+    assert escalations_table.open_escalation_id("sub-1") == "esc-1"
+    assert escalations_table.release_job("sub-1", "esc-1") is True
+    assert escalations_table.release_job("sub-1", "esc-1") is False  # already free
+    assert escalations_table.open_escalation_id("sub-1") is None
+    escalations_table.create_pending(
+        escalation("esc-2", job_id="sub-1"), budget_key=key, budget_limit=5
+    )
+    assert escalations_table.open_escalation_id("sub-1") == "esc-2"
+    assert escalations_table.budget_used(key) == 2
+    # Lock items carry no status: the byStatus index never lists them.
+    assert [e.escalation_id for e in escalations_table.with_status(EscalationStatus.PENDING)] == [
+        "esc-1",
+        "esc-2",
+    ]
 
 
 def test_transition_applies_once(escalations_table: EscalationsTable) -> None:

@@ -3,11 +3,15 @@
 Table shape (docs/architecture.md): partition key ``pk`` (S) = escalation id; global
 secondary index ``byStatus`` on ``status`` (S) + ``expiresAt`` (N). Budget counters
 live in the same table under ``pk = "budget#<team>#<periodStart>"``; they carry no
-``status`` so the index never sees them.
+``status`` so the index never sees them. So do the per-job locks,
+``pk = "open#<jobId>"`` with ``escalationId``: the one open escalation (PENDING,
+APPROVED or APPLY_FAILED) of a job.
 
 Races: a new PENDING request is written in one ``TransactWriteItems`` with the budget
-counter's conditional increment (``count < limit``), so two simultaneous requests can
-never both take the last unit of a budget. Every status move is an ``UpdateItem``
+counter's conditional increment (``count < limit``) and the conditional put of the
+job's lock (``attribute_not_exists(pk)``), so two simultaneous requests can never both
+take the last unit of a budget, nor both open an escalation for one job (the loser
+takes no budget). Every status move is an ``UpdateItem``
 conditioned on the current status, so two clicks apply one decision.
 """
 
@@ -21,13 +25,20 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.escalations import BudgetSpentError, EscalationConflictError
+from quotagov.governance.escalations import (
+    BudgetSpentError,
+    EscalationConflictError,
+    OpenEscalationError,
+)
 from quotagov.governance.impact_preview_model import ImpactPreview
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 STATUS_INDEX = "byStatus"
+
+#: Prefix of the per-job lock items: ``pk = OPEN_PREFIX + jobId``.
+OPEN_PREFIX = "open#"
 
 #: Escalation field -> DynamoDB attribute name.
 _ATTRIBUTES: dict[str, str] = {
@@ -56,10 +67,12 @@ _ATTRIBUTES: dict[str, str] = {
     "applied_at": "appliedAt",
     "error": "error",
     "apply_attempts": "applyAttempts",
+    "claimed_at": "claimedAt",
+    "superseded_priority": "supersededPriority",
 }
 _FIELDS = {attribute: name for name, attribute in _ATTRIBUTES.items()}
-_INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts"}
-_FLOAT_FIELDS = {"created_at", "expires_at", "decided_at", "applied_at"}
+_INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts", "superseded_priority"}
+_FLOAT_FIELDS = {"created_at", "expires_at", "decided_at", "applied_at", "claimed_at"}
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -141,14 +154,22 @@ class EscalationsTable:
     # -- writes -----------------------------------------------------------------
 
     def create_pending(self, escalation: Escalation, *, budget_key: str, budget_limit: int) -> None:
-        """Store a new request and take one unit of the team's budget, atomically.
+        """Store a new request, take one unit of the team's budget and the job's lock,
+        atomically (one ``TransactWriteItems``: all three or nothing).
 
-        Raises:
-            BudgetSpentError: the counter ``budget_key`` already reached ``budget_limit``.
+        Raises (checked in this order when several conditions fail):
             EscalationConflictError: an item with this escalation id exists.
+            OpenEscalationError: the job's lock ``open#<jobId>`` exists; carries the
+                id of the escalation holding it ("" if it cannot be read).
+            BudgetSpentError: the counter ``budget_key`` already reached ``budget_limit``.
         """
         if budget_limit <= 0:
             raise BudgetSpentError(budget_limit)
+        lock_item = {
+            "pk": {"S": OPEN_PREFIX + escalation.job_id},
+            "escalationId": {"S": escalation.escalation_id},
+            "createdAt": {"N": repr(float(escalation.created_at))},
+        }
         try:
             self.client.transact_write_items(
                 TransactItems=[
@@ -174,6 +195,13 @@ class EscalationsTable:
                             "ConditionExpression": "attribute_not_exists(pk)",
                         }
                     },
+                    {
+                        "Put": {
+                            "TableName": self.table_name,
+                            "Item": lock_item,
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
                 ]
             )
         except ClientError as error:
@@ -181,11 +209,46 @@ class EscalationsTable:
                 raise
             reasons = error.response.get("CancellationReasons") or []
             codes = [str(reason.get("Code", "")) for reason in reasons]
-            if codes and codes[0] == "ConditionalCheckFailed":
-                raise BudgetSpentError(budget_limit) from error
-            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+            failed = [code == "ConditionalCheckFailed" for code in codes] + [False] * 3
+            if failed[1]:
                 raise EscalationConflictError(escalation.escalation_id) from error
+            if failed[2]:
+                holder = self.open_escalation_id(escalation.job_id)
+                raise OpenEscalationError(holder or "") from error
+            if failed[0]:
+                raise BudgetSpentError(budget_limit) from error
             raise
+
+    def open_escalation_id(self, job_id: str) -> str | None:
+        """The id of the escalation holding job ``job_id``'s lock (consistent read), or
+        None when the job has no open escalation."""
+        item = self.client.get_item(
+            TableName=self.table_name, Key={"pk": {"S": OPEN_PREFIX + job_id}}, ConsistentRead=True
+        ).get("Item")
+        if item is None:
+            return None
+        return str(item.get("escalationId", {}).get("S", ""))
+
+    def release_job(self, job_id: str, escalation_id: str) -> bool:
+        """Delete job ``job_id``'s lock if (and only if) ``escalation_id`` holds it.
+
+        Returns:
+            True when the lock was deleted; False when it was held by another
+            escalation or did not exist.
+        """
+        try:
+            self.client.delete_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": OPEN_PREFIX + job_id}},
+                ConditionExpression="#holder = :id",
+                ExpressionAttributeNames={"#holder": "escalationId"},
+                ExpressionAttributeValues={":id": {"S": escalation_id}},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def refund_budget(self, budget_key: str) -> None:
         """Give back one unit of the budget counter ``budget_key`` (never below 0)."""
@@ -273,6 +336,55 @@ class EscalationsTable:
             )
         except ClientError as error:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return item_to_escalation(answer["Attributes"])
+
+    def release_stale_claim(
+        self, escalation_id: str, claimed_before: float, error: str
+    ) -> Escalation | None:
+        """Move an APPROVED request whose claim is older than ``claimed_before`` to
+        APPLY_FAILED with ``error``, so a retry can claim it again.
+
+        The age test is part of the write's condition: ``claimedAt < claimed_before``
+        (or, for a record without ``claimedAt``, ``decidedAt < claimed_before``). A run
+        that claimed the request in the meantime wrote a fresh ``claimedAt``, so its
+        claim is never taken away.
+
+        Args:
+            escalation_id: the request.
+            claimed_before: epoch seconds; only older claims are released.
+            error: recorded in ``error``.
+
+        Returns:
+            The request after the change, or None when it is not APPROVED or its claim
+            is not older than ``claimed_before``.
+        """
+        try:
+            answer = self.client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": escalation_id}},
+                UpdateExpression="SET #status = :failed, #error = :error",
+                ConditionExpression=(
+                    "#status = :approved AND (#claimed < :cutoff OR "
+                    "(attribute_not_exists(#claimed) AND #decided < :cutoff))"
+                ),
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#error": "error",
+                    "#claimed": "claimedAt",
+                    "#decided": "decidedAt",
+                },
+                ExpressionAttributeValues={
+                    ":failed": {"S": EscalationStatus.APPLY_FAILED.value},
+                    ":approved": {"S": EscalationStatus.APPROVED.value},
+                    ":error": {"S": error},
+                    ":cutoff": {"N": repr(float(claimed_before))},
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as failure:
+            if failure.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return None
             raise
         return item_to_escalation(answer["Attributes"])

@@ -3,10 +3,14 @@
 Life cycle (design.md, "Priority-escalation approvals in Slack")::
 
     PENDING --approve--> APPROVED --UpdateServiceJob ok--> APPLIED
-       |                     \\--UpdateServiceJob failed--> APPLY_FAILED --retry--> APPROVED
+       |                     |\\--UpdateServiceJob failed--> APPLY_FAILED --retry--> APPROVED
+       |                     \\--Batch already at or above it--> SUPERSEDED
        |--deny--> DENIED
        \\--expiry--> EXPIRED
     (a level the team may set itself goes straight to APPLIED, ``direct`` = True)
+
+A job has at most one *open* escalation (PENDING, APPROVED or APPLY_FAILED) at a time;
+see :data:`OPEN_STATUSES`.
 
 Every move is a conditional write on the current status, so a decision applies once
 however many times a button is clicked.
@@ -31,11 +35,25 @@ class EscalationStatus(StrEnum):
     EXPIRED = "EXPIRED"
     APPLIED = "APPLIED"
     APPLY_FAILED = "APPLY_FAILED"
+    #: Approved, but when it was to be applied Batch already ran the job at or above
+    #: the requested priority: ``UpdateServiceJob`` was not called (it would have
+    #: lowered or kept the priority). ``superseded_priority`` holds what Batch had.
+    SUPERSEDED = "SUPERSEDED"
 
 
 #: Statuses after which nothing more happens.
 FINAL_STATUSES = frozenset(
-    {EscalationStatus.DENIED, EscalationStatus.EXPIRED, EscalationStatus.APPLIED}
+    {
+        EscalationStatus.DENIED,
+        EscalationStatus.EXPIRED,
+        EscalationStatus.APPLIED,
+        EscalationStatus.SUPERSEDED,
+    }
+)
+
+#: Statuses of a request that still holds its job's one open escalation.
+OPEN_STATUSES = frozenset(
+    {EscalationStatus.PENDING, EscalationStatus.APPROVED, EscalationStatus.APPLY_FAILED}
 )
 
 
@@ -68,7 +86,15 @@ class Escalation:
         decided_at: epoch seconds.
         applied_at: epoch seconds of the successful ``UpdateServiceJob``.
         error: the last ``UpdateServiceJob`` error (APPLY_FAILED).
-        apply_attempts: how many times ``UpdateServiceJob`` was called.
+        apply_attempts: how many apply attempts were made (each a
+            ``DescribeServiceJob``, then ``UpdateServiceJob`` unless Batch already
+            had the priority).
+        claimed_at: epoch seconds when a run last moved the request to APPROVED (the
+            approval itself, or a retry claiming it from APPLY_FAILED); an APPROVED
+            request whose claim is older than ``STALE_APPROVAL_SECONDS`` belongs to a
+            run that died.
+        superseded_priority: SUPERSEDED only: the ``schedulingPriority`` (0-9999)
+            Batch already ran the job at when the approval was to be applied.
     """
 
     escalation_id: str
@@ -96,6 +122,8 @@ class Escalation:
     applied_at: float | None = None
     error: str | None = None
     apply_attempts: int = 0
+    claimed_at: float | None = None
+    superseded_priority: int | None = None
 
     def with_changes(self, **changes: Any) -> Escalation:
         """A copy with ``changes`` applied (field names as above)."""
@@ -127,6 +155,7 @@ class Escalation:
             "decidedAt": self.decided_at,
             "appliedAt": self.applied_at,
             "error": self.error,
+            "supersededPriority": self.superseded_priority,
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         return body

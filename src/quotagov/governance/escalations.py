@@ -7,7 +7,9 @@ Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
   terminal (SUCCEEDED/FAILED), the level is unknown, not higher than the job's
   current ``schedulingPriority``, or not one of the team's ``directLevels`` /
   ``approvalLevels``, or when the team's escalation budget for the period is spent.
-  A caller who is not a member of the job's team is refused with 403.
+  A caller who is not a member of the job's team is refused with 403. A level that
+  needs approval is refused (422) when the requester's policy member entry has no
+  ``slackUserId``: four-eyes could not tell the requester from an approver.
 - A level in the team's ``directLevels`` is applied at once with ``UpdateServiceJob``
   (status APPLIED, ``direct``), audited, and uses no budget: the team may set it
   itself.
@@ -17,11 +19,21 @@ Rules (design.md, "Priority-escalation approvals in Slack"; issue 6):
   ``floor(t / periodSeconds)``). The request is posted to the quota share's
   ``approvalChannel`` (else ``APPROVAL_CHANNEL``) with its impact preview.
 - A decision comes from a Slack user who is an approver of the share (the share's
-  ``approvers`` plus the team's ``approvers``) and is not the requester (four-eyes).
+  ``approvers`` plus the team's ``approvers``) and is not the requester (four-eyes);
+  a click on a request without ``requester_slack_id`` is refused whoever clicks.
   PENDING moves to APPROVED or DENIED by a conditional write, so duplicates change
   nothing. APPROVED then calls ``UpdateServiceJob``: APPLIED, or APPLY_FAILED with
   the error; :meth:`Escalations.retry_failed` retries those (up to
-  :data:`MAX_APPLY_ATTEMPTS` calls in all).
+  :data:`MAX_APPLY_ATTEMPTS` attempts in all).
+- A job has at most one open escalation (PENDING, APPROVED or APPLY_FAILED): a request
+  that needs approval while another is open is refused (422, naming the open one),
+  without taking budget or posting to Slack. The lock is taken in the same
+  transaction as the PENDING record and the budget unit, and freed when the
+  escalation closes (DENIED, EXPIRED, APPLIED, SUPERSEDED); a lock left behind by an
+  invocation that died after closing is freed by the next request.
+- Applying never lowers a priority: the job is described first, and when Batch already
+  runs it at or above the requested priority ``UpdateServiceJob`` is not called and
+  the escalation becomes SUPERSEDED (audited as ``EscalationSuperseded``).
 - :meth:`Escalations.expire_due` moves PENDING requests past ``expiresAt`` to EXPIRED.
 - Every request (accepted or refused), decision, refusal of a click, application
   and expiry is recorded through the :class:`~quotagov.governance.ports.AuditSink`.
@@ -37,7 +49,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from quotagov.clock import Clock
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import (
+    FINAL_STATUSES,
+    Escalation,
+    EscalationStatus,
+)
 from quotagov.governance.impact_preview_model import ImpactPreview
 from quotagov.governance.ports import (
     AuditSink,
@@ -60,16 +76,17 @@ from quotagov.policy.models import Policy
 
 logger = logging.getLogger(__name__)
 
-#: How many ``UpdateServiceJob`` calls an approved escalation gets before it stays
+#: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
+#: Batch already has the priority) an approved escalation gets before it stays
 #: APPLY_FAILED for a person to look at.
 MAX_APPLY_ATTEMPTS = 5
 
 #: Batch statuses after which a job never runs again (spec/scenario-format.md).
 TERMINAL_JOB_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 
-#: An APPROVED request older than this (seconds) whose ``UpdateServiceJob`` never
-#: finished belongs to an invocation that died (Lambda's longest timeout is 900 s);
-#: :meth:`Escalations.retry_failed` takes it over.
+#: An APPROVED request claimed longer ago than this (seconds, measured from
+#: ``claimed_at``) whose ``UpdateServiceJob`` never finished belongs to an invocation
+#: that died (Lambda's longest timeout is 900 s); :meth:`Escalations.retry_failed` takes it over.
 STALE_APPROVAL_SECONDS = 900
 
 #: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
@@ -103,6 +120,19 @@ class BudgetSpentError(Exception):
 
 class EscalationConflictError(Exception):
     """An escalation with this id already exists (repository)."""
+
+
+class OpenEscalationError(Exception):
+    """The job already has an open escalation (repository, :meth:`create_pending`).
+
+    Attributes:
+        escalation_id: the id of the escalation holding the job's lock ("" when the
+            lock names none).
+    """
+
+    def __init__(self, escalation_id: str) -> None:
+        super().__init__(f"escalation {escalation_id!r} is open for this job")
+        self.escalation_id = escalation_id
 
 
 # -- ports -----------------------------------------------------------------------
@@ -196,9 +226,15 @@ class EscalationRepository(Protocol):
     """Storage of escalation requests (``EscalationsTable``; see the DynamoDB adapter)."""
 
     def create_pending(self, escalation: Escalation, *, budget_key: str, budget_limit: int) -> None:
-        """Store ``escalation`` and take one budget unit atomically.
+        """Store ``escalation``, take one budget unit and the lock of its job
+        (``escalation.job_id``), atomically.
 
-        Raises :class:`BudgetSpentError` or :class:`EscalationConflictError`."""
+        Raises :class:`OpenEscalationError` (the job's lock is held),
+        :class:`BudgetSpentError` or :class:`EscalationConflictError`."""
+        ...
+
+    def release_job(self, job_id: str, escalation_id: str) -> bool:
+        """Free job ``job_id``'s lock if ``escalation_id`` holds it; whether it did."""
         ...
 
     def refund_budget(self, budget_key: str) -> None:
@@ -217,6 +253,14 @@ class EscalationRepository(Protocol):
 
     def set_message(self, escalation_id: str, channel: str, ts: str) -> None:
         """Record the Slack message's channel and ts."""
+        ...
+
+    def release_stale_claim(
+        self, escalation_id: str, claimed_before: float, error: str
+    ) -> Escalation | None:
+        """APPROVED -> APPLY_FAILED (with ``error``) only if the request's claim time
+        (``claimed_at``, else ``decided_at``) is before ``claimed_before``; the new
+        record, or None."""
         ...
 
     def get(self, escalation_id: str) -> Escalation | None:
@@ -423,6 +467,12 @@ class Escalations:
             raise self._refuse(
                 request, f"level: team {job.team!r} may not request level {level.name!r}"
             )
+        if not direct and not member.slackUserId:
+            raise self._refuse(
+                request,
+                f"teams.{job.team}.members: {request.requester} has no slackUserId, "
+                "so approvers cannot be checked against the requester",
+            )
 
         now = self.clock.now()
         escalation = Escalation(
@@ -519,7 +569,7 @@ class Escalations:
         period = int(escalation.created_at // period_seconds)
         budget_key = f"budget#{escalation.team}#{period * period_seconds}"
         try:
-            self.repository.create_pending(escalation, budget_key=budget_key, budget_limit=budget)
+            self._create_pending(request, escalation, budget_key, budget)
         except BudgetSpentError:
             raise self._refuse(
                 request,
@@ -548,7 +598,7 @@ class Escalations:
             )
         except ChatError as error:
             self.repository.refund_budget(budget_key)
-            self.repository.transition(
+            withdrawn = self.repository.transition(
                 escalation.escalation_id,
                 EscalationStatus.PENDING,
                 {
@@ -558,6 +608,8 @@ class Escalations:
                     "error": f"Slack: {error.error}",
                 },
             )
+            if withdrawn is not None:
+                self._free_job(withdrawn)
             self._record(
                 "EscalationWithdrawn",
                 QUOTAGOV,
@@ -574,6 +626,50 @@ class Escalations:
         self.repository.set_message(escalation.escalation_id, posted.channel, posted.ts)
         return escalation.with_changes(channel=posted.channel, ts=posted.ts)
 
+    def _create_pending(
+        self, request: EscalationRequest, escalation: Escalation, budget_key: str, budget: int
+    ) -> None:
+        """``create_pending``, refusing when the job has an open escalation.
+
+        A lock whose holder is closed (or gone) was left by an invocation that died
+        between closing it and freeing the lock: it is freed (conditionally on that
+        holder) and the write tried once more.
+
+        Raises:
+            EscalationRefusedError: 422 naming the open escalation.
+            BudgetSpentError: from the repository.
+        """
+        for _ in range(2):
+            try:
+                self.repository.create_pending(
+                    escalation, budget_key=budget_key, budget_limit=budget
+                )
+                return
+            except OpenEscalationError as held:
+                holder = self.repository.get(held.escalation_id) if held.escalation_id else None
+                if holder is not None and holder.status not in FINAL_STATUSES:
+                    raise self._refuse(
+                        request,
+                        f"jobId: job {escalation.job_name!r} already has an open escalation "
+                        f"{holder.escalation_id} (level {holder.requested_level!r}, "
+                        f"{holder.status.value}); wait until it is closed",
+                    ) from None
+                self.repository.release_job(escalation.job_id, held.escalation_id)
+        raise self._refuse(
+            request,
+            f"jobId: job {escalation.job_name!r} already has an open escalation; "
+            "wait until it is closed",
+        )
+
+    def _free_job(self, closed: Escalation) -> None:
+        """Free the job's lock held by ``closed`` (now DENIED, EXPIRED, APPLIED or
+        SUPERSEDED). A failure is logged only: the next request frees a lock whose
+        holder is closed."""
+        try:
+            self.repository.release_job(closed.job_id, closed.escalation_id)
+        except Exception:  # the lock is cleared by the next request for the job
+            logger.exception("could not free the open-escalation lock of job %s", closed.job_id)
+
     def _channel_for(self, escalation: Escalation) -> str:
         share = self.policy.share(escalation.quota_share_name)
         return share.approvalChannel or self.default_channel
@@ -586,7 +682,7 @@ class Escalations:
         Safe to call any number of times for the same click: only the call that moves
         PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
         """
-        escalation = self.repository.get(escalation_id)
+        escalation = self.repository.get(escalation_id) if escalation_id else None
         if escalation is None:
             return DecisionResult("unknown", None, "This escalation request does not exist.")
         if escalation.status is not EscalationStatus.PENDING:
@@ -599,6 +695,14 @@ class Escalations:
                 "expired", current, "This request has expired; nothing was changed."
             )
         verb = "approve" if approve else "deny"
+        if not escalation.requester_slack_id:
+            return self._refuse_click(
+                escalation,
+                user_id,
+                verb,
+                "four-eyes: the request has no requester Slack user id, "
+                "so the approver cannot be checked against the requester",
+            )
         if user_id == escalation.requester_slack_id:
             return self._refuse_click(
                 escalation, user_id, verb, "four-eyes: you cannot decide your own request"
@@ -614,7 +718,8 @@ class Escalations:
         decided = self.repository.transition(
             escalation_id,
             EscalationStatus.PENDING,
-            {"status": status, "decided_by": user_id, "decided_at": now},
+            {"status": status, "decided_by": user_id, "decided_at": now}
+            | ({"claimed_at": now} if approve else {}),
         )
         if decided is None:
             current = self.repository.get(escalation_id) or escalation
@@ -634,9 +739,14 @@ class Escalations:
         )
         if approve:
             decided = self._apply(decided)
+        else:
+            self._free_job(decided)
         self.update_message(decided)
         notice = (
-            f"Approved; {decided.status.value}."
+            f"Approved; Batch already runs the job at schedulingPriority "
+            f"{decided.superseded_priority}, so nothing was changed."
+            if decided.status is EscalationStatus.SUPERSEDED
+            else f"Approved; {decided.status.value}."
             if approve
             else "Denied; the priority stays as it was."
         )
@@ -656,12 +766,23 @@ class Escalations:
         return DecisionResult("refused", escalation, f"You cannot {verb} this request: {why}.")
 
     def _apply(self, approved: Escalation) -> Escalation:
-        """``UpdateServiceJob`` for an APPROVED escalation; APPLIED or APPLY_FAILED."""
+        """Apply an APPROVED escalation: APPLIED, SUPERSEDED or APPLY_FAILED.
+
+        ``DescribeServiceJob`` first: when Batch already runs the job at or above the
+        requested priority (another escalation, a direct level or a change outside
+        quotagov raised it since the request), ``UpdateServiceJob`` is not called,
+        since it would lower or keep the priority, and the escalation is SUPERSEDED.
+        Otherwise ``UpdateServiceJob``. A Batch error in either call is APPLY_FAILED
+        (one apply attempt) for :meth:`retry_failed`.
+        """
         attempts = approved.apply_attempts + 1
         try:
-            self.batch.update_service_job(
-                jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
-            )
+            description = self.batch.describe_service_job(jobId=approved.batch_job_id)
+            running = int(description.get("schedulingPriority") or 0)
+            if running < approved.requested_priority:
+                self.batch.update_service_job(
+                    jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
+                )
         except BatchError as error:
             failed = self.repository.transition(
                 approved.escalation_id,
@@ -683,6 +804,8 @@ class Escalations:
                 attempt=attempts,
             )
             return failed or approved
+        if running >= approved.requested_priority:
+            return self._supersede(approved, running, attempts)
         applied = self.repository.transition(
             approved.escalation_id,
             EscalationStatus.APPROVED,
@@ -695,6 +818,7 @@ class Escalations:
         )
         if applied is not None:
             self._note_priority(applied)
+            self._free_job(applied)
         self._record(
             "EscalationApplied",
             approved.decided_by or QUOTAGOV,
@@ -711,6 +835,35 @@ class Escalations:
             attempt=attempts,
         )
         return applied or approved
+
+    def _supersede(self, approved: Escalation, running: int, attempts: int) -> Escalation:
+        """APPROVED -> SUPERSEDED: Batch already runs the job at ``running`` (0-9999),
+        at or above the requested priority; nothing is sent to Batch."""
+        superseded = self.repository.transition(
+            approved.escalation_id,
+            EscalationStatus.APPROVED,
+            {
+                "status": EscalationStatus.SUPERSEDED,
+                "superseded_priority": running,
+                "error": None,
+                "apply_attempts": attempts,
+            },
+        )
+        if superseded is not None:
+            self._free_job(superseded)
+        self._record(
+            "EscalationSuperseded",
+            approved.decided_by or QUOTAGOV,
+            approved.escalation_id,
+            f"{approved.escalation_id}:superseded",
+            jobId=approved.batch_job_id,
+            approvedBy=approved.decided_by,
+            requester=approved.requester,
+            level=approved.requested_level,
+            schedulingPriority={"current": running, "requested": approved.requested_priority},
+            attempt=attempts,
+        )
+        return superseded or approved
 
     def _note_priority(self, applied: Escalation) -> None:
         """Keep the job's record in step with Batch after an APPLIED escalation."""
@@ -754,6 +907,7 @@ class Escalations:
         )
         if expired is None:
             return None
+        self._free_job(expired)
         self._record(
             "EscalationExpired",
             QUOTAGOV,
@@ -781,19 +935,25 @@ class Escalations:
 
         Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional),
         so concurrent runs never call Batch twice for the same request. An APPROVED
-        request decided more than :data:`STALE_APPROVAL_SECONDS` ago (its invocation
+        request claimed more than :data:`STALE_APPROVAL_SECONDS` ago (its invocation
         died before recording the outcome) is first marked APPLY_FAILED, then retried.
+        The claim time is ``claimed_at``, written by the approval and by every claim
+        (``decided_at`` only for records from before ``claimed_at`` existed), and the
+        age test is part of the conditional write, so a run never takes over a request
+        that an overlapping run has just claimed.
+
+        Returns:
+            The requests this run retried, after their ``UpdateServiceJob`` outcome.
         """
         now = self.clock.now()
+        cutoff = now - STALE_APPROVAL_SECONDS
         for stuck in self.repository.with_status(EscalationStatus.APPROVED):
-            if stuck.decided_at is not None and now - stuck.decided_at > STALE_APPROVAL_SECONDS:
-                self.repository.transition(
+            claim = stuck.claimed_at if stuck.claimed_at is not None else stuck.decided_at
+            if claim is not None and claim < cutoff:
+                self.repository.release_stale_claim(
                     stuck.escalation_id,
-                    EscalationStatus.APPROVED,
-                    {
-                        "status": EscalationStatus.APPLY_FAILED,
-                        "error": "interrupted before UpdateServiceJob was recorded",
-                    },
+                    cutoff,
+                    "interrupted before UpdateServiceJob was recorded",
                 )
         done = []
         for failed in self.repository.with_status(EscalationStatus.APPLY_FAILED):
@@ -802,7 +962,7 @@ class Escalations:
             claimed = self.repository.transition(
                 failed.escalation_id,
                 EscalationStatus.APPLY_FAILED,
-                {"status": EscalationStatus.APPROVED},
+                {"status": EscalationStatus.APPROVED, "claimed_at": self.clock.now()},
             )
             if claimed is None:
                 continue

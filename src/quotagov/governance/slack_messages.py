@@ -182,6 +182,12 @@ def _outcome_line(escalation: Escalation) -> str:
             f":warning: *Approved* by {by}{at}, but UpdateServiceJob failed: "
             f"`{_escape(escalation.error or 'unknown error')}`. It will be retried."
         )
+    if status is EscalationStatus.SUPERSEDED:
+        return (
+            f":fast_forward: *Approved* by {by}{at}, but not applied: Batch already runs "
+            f"the job at schedulingPriority {escalation.superseded_priority}, at or above "
+            f"the requested {escalation.requested_priority}. Nothing was changed."
+        )
     if status is EscalationStatus.DENIED:
         return f":no_entry: *Denied* by {by}{at}."
     if status is EscalationStatus.EXPIRED:

@@ -3,8 +3,11 @@
 1. PENDING requests whose ``expiresAt`` has passed become EXPIRED (conditional write,
    so a click racing the schedule is decided exactly once) and their Slack messages
    say so.
-2. APPLY_FAILED requests are retried: ``UpdateServiceJob`` again, APPLIED or still
-   APPLY_FAILED, up to ``MAX_APPLY_ATTEMPTS`` calls in all.
+2. APPLY_FAILED requests are claimed (``claimedAt``) and retried: APPLIED, SUPERSEDED
+   (Batch already runs the job at or above the requested priority, so no
+   ``UpdateServiceJob``) or still APPLY_FAILED, up to ``MAX_APPLY_ATTEMPTS`` attempts
+   in all. APPROVED requests claimed over ``STALE_APPROVAL_SECONDS`` ago are taken
+   over first.
 
 The event is EventBridge's ``Scheduled Event`` (parsed with Powertools Parser; it needs
 ``"version": "0"``, reference §9.5). Returns counts for the logs.

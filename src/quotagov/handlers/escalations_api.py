@@ -10,8 +10,10 @@ body field. Answers:
   itself;
 - 422 ``{"message": reason}`` for a refused request (see
   :mod:`quotagov.governance.escalations`), or Powertools' validation detail for a
-  malformed body; 403 for a caller outside the job's team; 401 without a caller;
-  503 when Batch or Slack cannot be reached (nothing is left changed).
+  malformed body; 400 ``{"message": "body: ..."}`` for a body nested too deeply to
+  decode (``RecursionError`` in the JSON decoder); 403 for a caller outside the
+  job's team; 401 without a caller; 503 when Batch or Slack cannot be reached
+  (nothing is left changed).
 """
 
 from __future__ import annotations
@@ -47,6 +49,19 @@ class EscalationBody(BaseModel):
 
 def _json(status: int, body: Any) -> Response[str]:
     return Response(status, content_types.APPLICATION_JSON, json.dumps(body))
+
+
+def too_deeply_nested(error: RecursionError) -> Response[str]:
+    """400 for a body whose JSON nesting exhausts the decoder's recursion limit.
+
+    Powertools decodes the body (``json.loads``) before validation; a body of a few
+    thousand ``[`` characters raises ``RecursionError`` there. Nothing was changed.
+    """
+    logger.warning("request body nested too deeply", extra={"error": str(error)})
+    return _json(400, {"message": "body: JSON is nested too deeply to decode"})
+
+
+app.exception_handler(RecursionError)(too_deeply_nested)
 
 
 @app.post(

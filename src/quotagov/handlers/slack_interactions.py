@@ -7,7 +7,8 @@ Order of work, per Slack's request-signing guide (reference §7.1-7.2):
    ``isBase64Encoded``), header names in any case, and a 300 s timestamp window on
    the injectable clock. A missing, malformed, stale or wrong signature is a 401 and
    changes nothing; nothing in this step can raise.
-2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise).
+2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise,
+   also for JSON nested too deeply to decode).
 3. Route each action by ``action_id`` prefix through
    :mod:`quotagov.governance.interactions` (``escalation_`` -> escalations,
    ``disposition_`` -> job-state dispositions when that module is installed).
@@ -126,10 +127,34 @@ def _text(status: int, message: str) -> Response[str]:
     return Response(status, content_types.APPLICATION_JSON, json.dumps({"message": message}))
 
 
+#: Longest ``value`` taken as a record id. DynamoDB refuses partition keys over
+#: 2048 bytes (``ValidationException``); quotagov's ids are far shorter.
+MAX_RECORD_ID_LENGTH = 512
+
+
+def unusable_record_id(action: BlockAction) -> str | None:
+    """Why ``action.value`` cannot name a quotagov record, or None when it can.
+
+    quotagov's buttons carry the escalation id or job id in ``value``; a click whose
+    ``value`` is missing, empty or oversized (a hand-made, yet signed, payload) is
+    answered with this notice instead of a DynamoDB lookup that would fail with
+    ``ValidationException``.
+    """
+    value = action.value
+    if not value.strip():
+        return f"Nothing was changed: the {action.action_id!r} button carries no record id."
+    if len(value) > MAX_RECORD_ID_LENGTH:
+        return f"Nothing was changed: the {action.action_id!r} button's value is not a record id."
+    return None
+
+
 def escalation_action(action: BlockAction) -> ActionReply:
     """``escalation_approve`` / ``escalation_deny``: decide the escalation in ``value``."""
     if action.action_id not in (APPROVE_ACTION, DENY_ACTION):
         return ActionReply(f"Unknown escalation action {action.action_id!r}.")
+    unusable = unusable_record_id(action)
+    if unusable is not None:
+        return ActionReply(unusable)
     result = (
         services()
         .get("escalations")
@@ -156,6 +181,9 @@ def _install_disposition_actions() -> bool:
         return False
 
     def disposition_action(action: BlockAction) -> ActionReply:
+        unusable = unusable_record_id(action)
+        if unusable is not None:
+            return ActionReply(unusable)
         try:
             dispositions.decide_disposition(
                 action.value, action.action_id, action.user_id, source="slack"
@@ -187,6 +215,9 @@ def interactions() -> Response[str]:
         if not isinstance(payload, dict):
             raise ValueError("payload: not a JSON object")
         actions = parse_block_actions(payload)
+    except RecursionError:
+        logger.warning("unusable Slack interaction: payload nested too deeply")
+        return _text(400, "unusable Slack interaction: payload: JSON is nested too deeply")
     except (UnicodeDecodeError, KeyError, IndexError, ValueError) as error:
         logger.warning("unusable Slack interaction", extra={"error": str(error)})
         return _text(400, f"unusable Slack interaction: {error}")
