@@ -266,6 +266,21 @@ def test_queue_failure_answers_503_and_leaves_the_record_failed(
     assert items[0]["reasons"]["L"][0]["S"].startswith("submission queue: the submission could not")
 
 
+#: A 2 KB body nested 1000 levels deep: deeper than the JSON decoder can recurse.
+DEEPLY_NESTED = '{"team":"research","x":' + "[" * 1000 + "]" * 1000 + "}"
+
+
+def test_deeply_nested_body_is_400_naming_the_body(stack: Stack) -> None:
+    status, reply = post_jobs(None, raw=DEEPLY_NESTED)
+    assert status == 400
+    assert reply == {
+        "message": "invalid request",
+        "faults": ["(body): nested too deeply to decode"],
+    }
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
+    assert queue_depth(stack) == (0, 0)
+
+
 def test_get_shows_refusal_reasons(stack: Stack) -> None:
     _, reply = post_jobs(submission(priorityLevel="low"))
     status, view = get_job(reply["submissionId"])

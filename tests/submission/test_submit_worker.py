@@ -163,6 +163,31 @@ def test_ten_messages_with_two_poison_ones(
     assert len(good) == 8
 
 
+def test_deeply_nested_message_is_recorded_failed_and_acknowledged(
+    stack: Stack, batch: Any
+) -> None:
+    """A 2 KB body nested 1000 levels deep is poison: FAILED once, deleted, no DLQ."""
+    body = '{"team":"research","x":' + "[" * 1000 + "]" * 1000 + "}"
+    message_id = stack.sqs.send_message(
+        QueueUrl=stack.queue_url,
+        MessageBody=body,
+        MessageAttributes={"principal": {"DataType": "String", "StringValue": ALICE}},
+    )["MessageId"]
+
+    report = drain(stack)
+
+    assert report.failures == [] and report.processed == 1 and report.invocations == 1
+    assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (0, 0)
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert [(i["state"]["S"], i["messageId"]["S"]) for i in items] == [("FAILED", message_id)]
+    record = stack.jobs.get(items[0]["pk"]["S"])
+    assert record is not None
+    assert record.reasons == ["(body): nested too deeply to decode"]
+    assert record.principal == ALICE
+    assert _service_jobs(batch) == []
+    assert [a.action for a in stack.audit.decisions] == ["SubmissionFailed"]
+
+
 def test_same_message_delivered_three_times_makes_one_service_job(stack: Stack, batch: Any) -> None:
     from quotagov.handlers import submit_worker
 
