@@ -81,3 +81,12 @@ def test_owner_decides_once_over_the_api_and_the_chain_shows_both_jobs(world: Wo
         "targetShare": "reserved",
     }
     assert view["chain"]["predecessorId"] == "rel-1"
+
+
+def test_deeply_nested_disposition_body_is_400_naming_the_body(world: World) -> None:
+    exhausted_release_job(world)
+    before = world.store.get("rel-1")
+    status, reply = call("POST", "rel-1", FRANK, '{"choice":' + "[" * 1000 + "]" * 1000 + "}")
+    assert status == 400
+    assert reply["faults"] == ["(body): nested too deeply to decode"]
+    assert world.store.get("rel-1") == before

@@ -15,6 +15,7 @@ from quotagov.governance.job_state import (
     fold,
     fold_all,
     lost_work_seconds,
+    new_preemptions,
     preemption_kind,
     summarize,
 )
@@ -150,3 +151,74 @@ def test_any_order_with_duplicates_gives_the_same_state(order: list[StateEvent],
         if previous is not None:
             assert tracking.status_key >= previous.status_key
             assert tracking.preemption_count >= previous.preemption_count
+
+
+def _without_arns(raw: dict[str, Any], suffix: str = "-noarn") -> dict[str, Any]:
+    """The same envelope with no ``serviceResourceId`` on any attempt (a new event id)."""
+    detail = dict(raw["detail"])
+    strip = [{k: v for k, v in a.items() if k != "serviceResourceId"} for a in detail["attempts"]]
+    detail["attempts"] = strip
+    detail.pop("latestAttempt", None)
+    if "preemptionSummary" in detail:
+        summary = dict(detail["preemptionSummary"])
+        summary["recentPreemptedAttempts"] = [
+            {k: v for k, v in a.items() if k != "serviceResourceId"}
+            for a in summary["recentPreemptedAttempts"]
+        ]
+        detail["preemptionSummary"] = summary
+    return {**raw, "id": raw["id"] + suffix, "detail": detail}
+
+
+#: The preemption and requeue events once more, each attempt without its ARN.
+ARNLESS = to_events([_without_arns(e) for e in preempted_twice(JOB, CREATED_MS)[3:]])
+FINAL_WITH_ARNLESS = fold_all(EVENTS + ARNLESS)
+
+
+def test_an_attempt_reported_with_and_without_its_arn_counts_once() -> None:
+    tracking = fold_all([ARNLESS[0], EVENTS[5]])
+    assert tracking.preemption_count == 2
+    assert [a.training_job_arn for a in tracking.preempted()] == [
+        training_job_arn("one"),
+        training_job_arn("two"),
+    ]
+    assert len(tracking.known_attempts()) == 2
+    # the same facts as the events with ARNs only
+    assert summarize(FINAL_WITH_ARNLESS, checkpoint_interval_seconds=600) == summarize(
+        FINAL, checkpoint_interval_seconds=600
+    )
+
+
+def test_batch_preempted_attempt_count_is_the_authority_when_present() -> None:
+    failed = EVENTS[5]
+    one = StateEvent(**{**failed.__dict__, "preempted_attempt_count": 1})
+    assert fold(None, one).preemption_count == 1
+    assert (
+        summarize(fold(None, one), checkpoint_interval_seconds=None).unattributed_preemptions == 0
+    )
+    # without any preemptionSummary count, the reconciled attempts are counted
+    uncounted = StateEvent(**{**failed.__dict__, "preempted_attempt_count": None})
+    assert fold(None, uncounted).preemption_count == 2
+    arnless_only = StateEvent(**{**ARNLESS[-1].__dict__, "preempted_attempt_count": None})
+    assert fold(fold(None, uncounted), arnless_only).preemption_count == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(EVENTS + ARNLESS + ARNLESS), st.randoms(use_true_random=False))
+def test_arn_less_duplicates_in_any_order_give_the_same_state(
+    order: list[StateEvent], rnd: Any
+) -> None:
+    extra = [rnd.choice(EVENTS + ARNLESS) for _ in range(rnd.randint(0, 4))]
+    tracking = fold_all(order + extra)
+    assert tracking == FINAL_WITH_ARNLESS
+    assert tracking.preemption_count == 2 and len(tracking.preempted()) == 2
+    seen: list[str] = []
+    state = None
+    for event in order:
+        previous = state
+        state = fold(state, event)
+        seen += new_preemptions(previous, state)
+        if previous is not None:
+            assert state.status_key >= previous.status_key
+            assert state.preemption_count >= previous.preemption_count
+    # each preemption is reported new once, under whichever name it was first seen
+    assert len(seen) == 2

@@ -109,3 +109,28 @@ def test_foreign_job_events_are_counted(world: World, capsys: pytest.CaptureFixt
     )
     assert result["outcome"] == "foreign"
     assert ("ForeignJobEvents", 1.0) in [(n, v) for n, v, _ in emf_metrics(capsys.readouterr().out)]
+
+
+@pytest.mark.parametrize(
+    ("extra", "preemption_count"),
+    [
+        ({"attempts": None}, 0),
+        ({"capacityUsage": None}, 0),
+        ({"preemptionSummary": {"preemptedAttemptCount": 1, "recentPreemptedAttempts": None}}, 1),
+        ({"preemptionSummary": None}, 0),
+        ({"schedulingPriority": None, "quotaShareName": None}, 0),
+        ({"tags": None, "unknownNew": {"a": [1, 2]}}, 0),
+    ],
+    ids=["attempts", "capacityUsage", "recentPreemptedAttempts", "summary", "scalars", "extra"],
+)
+def test_null_optional_members_are_tracked_not_dropped(
+    world: World, extra: dict[str, Any], preemption_count: int
+) -> None:
+    world.clock.set(START + 100)
+    world.record("sub-h5", batch_job_id="batch-h5")
+    event = envelope("batch-h5", "RUNNABLE", CREATED_MS + 5000, created_ms=CREATED_MS, extra=extra)
+    assert job_state.handler(event, FakeContext())["outcome"] == "tracked"
+    item = world.store.get("sub-h5")
+    assert item is not None
+    assert item["jobState"]["status"] == "RUNNABLE"
+    assert item["jobState"]["preemptionCount"] == preemption_count

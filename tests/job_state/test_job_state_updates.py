@@ -22,7 +22,7 @@ from quotagov.governance.submission import service_job_request
 from quotagov.handlers.service_job_events import parse_state_change
 
 from .conftest import START, World, submitted, terminated
-from .envelopes import QUEUE_ARN, envelope, preempted_twice, training_job_arn
+from .envelopes import QUEUE_ARN, attempt, envelope, preempted_twice, training_job_arn
 
 CREATED_MS = int(START * 1000)
 
@@ -381,3 +381,46 @@ class _OneCallAtATime:
                 return attribute(*args, **kwargs)
 
         return call
+
+
+def test_one_preemption_reported_without_and_then_with_its_arn_counts_once(world: World) -> None:
+    """Batch says preemptedAttemptCount=1 throughout; the job then FAILS for another
+    reason with preemptionRetriesBeforeTermination=1: not exhausted, so no successor."""
+    s = 1000
+    start, stop = CREATED_MS + 60 * s, CREATED_MS + 600 * s
+    with_arn = attempt("one", start, stop)
+    no_arn = {k: v for k, v in with_arn.items() if k != "serviceResourceId"}
+    world.clock.set(START + 2000)
+    world.record("sub-1", batch_job_id="batch-1", retries=1)
+    results = fold_into(
+        world,
+        [
+            envelope(
+                "batch-1",
+                "RUNNABLE",
+                stop,
+                created_ms=CREATED_MS,
+                preempted=[no_arn],
+                preempted_count=1,
+            ),
+            envelope(
+                "batch-1",
+                "FAILED",
+                stop + 900 * s,
+                created_ms=CREATED_MS,
+                attempts=[with_arn],
+                preempted=[with_arn],
+                preempted_count=1,
+                stopped_ms=stop + 900 * s,
+            ),
+        ],
+    )
+    assert [len(r.new_preemptions) for r in results] == [1, 0]
+    item = world.store.get("sub-1")
+    assert item is not None
+    state = item["jobState"]
+    assert state["status"] == "FAILED" and state["preemptionCount"] == 1
+    assert [p["trainingJobArn"] for p in state["preemptions"]] == [training_job_arn("one")]
+    assert [p["runSeconds"] for p in state["preemptions"]] == [540]
+    assert item.get("disposition") is None
+    assert submitted(world.batch) == []

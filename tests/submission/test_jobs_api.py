@@ -261,9 +261,136 @@ def test_queue_failure_answers_503_and_leaves_the_record_failed(
     status, reply = post_jobs(submission(clientRequestId="q-1"))
     assert status == 503
     assert reply["message"].startswith("try again later: SQS SendMessage failed")
+    assert reply["submissionId"]
     items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
     assert [i["state"]["S"] for i in items] == ["FAILED"]
     assert items[0]["reasons"]["L"][0]["S"].startswith("submission queue: the submission could not")
+
+
+def _flaky_queue(monkeypatch: pytest.MonkeyPatch, *, delivered: bool) -> list[str]:
+    """Make the first ``SubmissionQueue.send`` raise; ``delivered``: after sending anyway.
+
+    Returns the list of submission ids each call was made with.
+    """
+    from quotagov import wiring
+    from quotagov.governance.submission import SubmissionQueueError
+
+    queue = wiring.services().get("submission_queue")
+    real_send = queue.send
+    calls: list[str] = []
+
+    def send(submission_id: str) -> None:
+        calls.append(submission_id)
+        if len(calls) == 1:
+            if delivered:  # the message got through, but the reply was lost
+                real_send(submission_id)
+            raise SubmissionQueueError("SQS SendMessage failed: ServiceUnavailable")
+        real_send(submission_id)
+
+    monkeypatch.setattr(queue, "send", send)
+    return calls
+
+
+def _item(stack: Stack, submission_id: str) -> dict[str, Any]:
+    item: dict[str, Any] = stack.dynamodb.get_item(
+        TableName="quotagov-jobs", Key={"pk": {"S": submission_id}}, ConsistentRead=True
+    )["Item"]
+    return item
+
+
+def _jobs_named(batch: Any, name: str) -> list[dict[str, Any]]:
+    page = batch.list_service_jobs(
+        jobQueue="ml-gov-queue", filters=[{"name": "JOB_NAME", "values": [name]}]
+    )
+    jobs: list[dict[str, Any]] = page["jobSummaryList"]
+    return jobs
+
+
+def test_retry_after_a_503_with_the_same_client_request_id_is_accepted_and_submitted_once(
+    stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _flaky_queue(monkeypatch, delivered=False)
+    status, reply = post_jobs(submission(clientRequestId="retry-1"))
+    assert status == 503
+    submission_id = reply["submissionId"]
+    item = _item(stack, submission_id)
+    assert item["state"] == {"S": "FAILED"} and item["enqueueFailed"] == {"BOOL": True}
+    assert queue_depth(stack) == (0, 0)
+
+    status, reply = post_jobs(submission(clientRequestId="retry-1"))
+    assert status == 202, reply
+    assert reply["submissionId"] == submission_id and reply["state"] == "QUEUED"
+    item = _item(stack, submission_id)
+    assert item["state"] == {"S": "QUEUED"} and item["reasons"] == {"L": []}
+    assert "enqueueFailed" not in item
+    assert calls == [submission_id, submission_id]
+
+    report = drain(stack)
+    assert report.failures == [] and queue_depth(stack, stack.dlq_url) == (0, 0)
+    assert _item(stack, submission_id)["state"] == {"S": "SUBMITTED"}
+    assert len(_jobs_named(batch, "resnet-sweep-017")) == 1
+    status, reply = post_jobs(submission(clientRequestId="retry-1"))
+    assert (status, reply["state"]) == (202, "SUBMITTED")
+    assert len(stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]) == 1
+
+
+def test_stale_message_of_a_send_reported_failed_leaves_it_failed_until_the_retry(
+    stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The send reached SQS but reported failure: the 503 holds (no job) until a retry."""
+    _flaky_queue(monkeypatch, delivered=True)
+    status, reply = post_jobs(submission(clientRequestId="retry-2"))
+    assert status == 503
+    submission_id = reply["submissionId"]
+    report = drain(stack)
+    assert report.processed == 1 and report.failures == []
+    assert _item(stack, submission_id)["state"] == {"S": "FAILED"}
+    assert _jobs_named(batch, "resnet-sweep-017") == []
+
+    status, reply = post_jobs(submission(clientRequestId="retry-2"))
+    assert status == 202 and reply["submissionId"] == submission_id
+    # The worker's idempotency kept no FAILED outcome from the stale message.
+    drain(stack)
+    item = _item(stack, submission_id)
+    assert item["state"] == {"S": "SUBMITTED"} and "enqueueFailed" not in item
+    assert len(_jobs_named(batch, "resnet-sweep-017")) == 1
+    assert queue_depth(stack, stack.dlq_url) == (0, 0)
+
+
+def test_submitted_while_the_api_records_the_send_failure_ends_submitted(
+    stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker submits between the API's failed send and its FAILED write."""
+    from quotagov import wiring
+    from quotagov.governance.submission import SubmissionQueueError
+
+    queue = wiring.services().get("submission_queue")
+    real_send = queue.send
+
+    def send_then_worker_runs(submission_id: str) -> None:
+        real_send(submission_id)
+        drain(stack)
+        raise SubmissionQueueError("SQS SendMessage failed: timeout")
+
+    monkeypatch.setattr(queue, "send", send_then_worker_runs)
+    status, reply = post_jobs(submission(clientRequestId="retry-3"))
+    assert (status, reply["state"]) == (202, "SUBMITTED")
+    assert len(_jobs_named(batch, "resnet-sweep-017")) == 1
+
+
+#: A 2 KB body nested 1000 levels deep: deeper than the JSON decoder can recurse.
+DEEPLY_NESTED = '{"team":"research","x":' + "[" * 1000 + "]" * 1000 + "}"
+
+
+def test_deeply_nested_body_is_400_naming_the_body(stack: Stack) -> None:
+    status, reply = post_jobs(None, raw=DEEPLY_NESTED)
+    assert status == 400
+    assert reply == {
+        "message": "invalid request",
+        "faults": ["(body): nested too deeply to decode"],
+    }
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
+    assert queue_depth(stack) == (0, 0)
 
 
 def test_get_shows_refusal_reasons(stack: Stack) -> None:

@@ -163,6 +163,31 @@ def test_ten_messages_with_two_poison_ones(
     assert len(good) == 8
 
 
+def test_deeply_nested_message_is_recorded_failed_and_acknowledged(
+    stack: Stack, batch: Any
+) -> None:
+    """A 2 KB body nested 1000 levels deep is poison: FAILED once, deleted, no DLQ."""
+    body = '{"team":"research","x":' + "[" * 1000 + "]" * 1000 + "}"
+    message_id = stack.sqs.send_message(
+        QueueUrl=stack.queue_url,
+        MessageBody=body,
+        MessageAttributes={"principal": {"DataType": "String", "StringValue": ALICE}},
+    )["MessageId"]
+
+    report = drain(stack)
+
+    assert report.failures == [] and report.processed == 1 and report.invocations == 1
+    assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (0, 0)
+    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert [(i["state"]["S"], i["messageId"]["S"]) for i in items] == [("FAILED", message_id)]
+    record = stack.jobs.get(items[0]["pk"]["S"])
+    assert record is not None
+    assert record.reasons == ["(body): nested too deeply to decode"]
+    assert record.principal == ALICE
+    assert _service_jobs(batch) == []
+    assert [a.action for a in stack.audit.decisions] == ["SubmissionFailed"]
+
+
 def test_same_message_delivered_three_times_makes_one_service_job(stack: Stack, batch: Any) -> None:
     from quotagov.handlers import submit_worker
 
@@ -296,3 +321,33 @@ def test_priority_change_in_policy_applies_at_submission(stack: Stack, batch: An
     record = stack.jobs.get(reply["submissionId"])
     assert record is not None and record.schedulingPriority == 15
     assert batch.describe_service_job(jobId=record.batchJobId)["schedulingPriority"] == 15
+
+
+def test_direct_retry_of_a_submission_the_api_could_not_queue_is_submitted_once(
+    stack: Stack, batch: Any, monkeypatch: Any
+) -> None:
+    """POST /jobs got 503 (SQS refused the send); the same request put on the queue
+    directly (same principal and clientRequestId) is the same submission: submitted."""
+    from quotagov import wiring
+    from quotagov.governance.submission import SubmissionQueueError
+
+    queue = wiring.services().get("submission_queue")
+
+    def refuse(submission_id: str) -> None:
+        raise SubmissionQueueError("SQS SendMessage failed: ServiceUnavailable")
+
+    monkeypatch.setattr(queue, "send", refuse)
+    status, reply = post_jobs(submission(clientRequestId="direct-1"))
+    assert status == 503
+    failed = stack.jobs.get(reply["submissionId"])
+    assert failed is not None and failed.state is SubmissionState.FAILED
+
+    send_direct(stack, submission(clientRequestId="direct-1"), ALICE)
+    report = drain(stack)
+
+    assert report.failures == [] and queue_depth(stack, stack.dlq_url) == (0, 0)
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.SUBMITTED
+    assert record.reasons == [] and "enqueueFailed" not in (record.model_extra or {})
+    assert len(_service_jobs(batch)) == 1
+    assert len(stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]) == 1

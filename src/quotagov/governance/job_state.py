@@ -15,11 +15,16 @@ the tracked state is a *join* of every event seen:
   STARTING < RUNNING). A RUNNABLE that arrives after SUCCEEDED changes nothing; a
   RUNNABLE that follows a preemption (one more finished attempt) does advance.
 * Attempts are keyed by their SageMaker ``TrainingJobArn`` (``serviceResourceId``),
-  or by ``startedAt`` when an attempt carries no ARN, and merged field by field.
-* Preemptions are derived from ``preemptionSummary``: the count is the largest
-  ``preemptedAttemptCount`` seen (never a count of events) and the preempted attempts
-  are the union of every ``recentPreemptedAttempts`` window seen (AWS keeps only a
-  sliding window of recent ones, size not documented).
+  or by ``startedAt`` when an attempt carries no ARN, and merged field by field. The
+  tracked maps keep every view (a plain union, so the fold stays order-free); what is
+  read from them is *reconciled* (:func:`reconcile_attempts`): an attempt without an
+  ARN whose ``startedAt`` equals that of an attempt with an ARN is that attempt, so one
+  attempt reported both ways counts once.
+* Preemptions are derived from ``preemptionSummary``: the count is Batch's own
+  ``preemptedAttemptCount`` (the largest seen; never a count of events) whenever an
+  event carried one, else the number of reconciled preempted attempts; the preempted
+  attempts are the union of every ``recentPreemptedAttempts`` window seen (AWS keeps
+  only a sliding window of recent ones, size not documented).
 
 :func:`summarize` turns the facts into what the job record shows: waiting and running
 time, each preemption's run time and estimated lost work, and the time from
@@ -256,8 +261,10 @@ class JobTracking:
         quota_share_name / job_queue / job_name: as reported by Batch.
         attempts: by attempt key.
         preempted_attempts: the preempted attempts seen in any
-            ``recentPreemptedAttempts`` window, by attempt key.
-        preempted_attempt_count: the largest ``preemptedAttemptCount`` seen.
+            ``recentPreemptedAttempts`` window, by attempt key (raw views; read them
+            through :meth:`preempted`).
+        preempted_attempt_count: the largest ``preemptedAttemptCount`` seen, None when
+            no event carried one.
         instance_count: the largest ``capacityUsage`` total seen, if any.
     """
 
@@ -274,7 +281,7 @@ class JobTracking:
     job_name: str | None = None
     attempts: Mapping[str, Attempt] = field(default_factory=dict)
     preempted_attempts: Mapping[str, Attempt] = field(default_factory=dict)
-    preempted_attempt_count: int = 0
+    preempted_attempt_count: int | None = None
     instance_count: float | None = None
 
     @property
@@ -284,14 +291,29 @@ class JobTracking:
 
     @property
     def preemption_count(self) -> int:
-        """Preemptions of the job: ``preemptedAttemptCount``, or more if more are known."""
-        return max(self.preempted_attempt_count, len(self.preempted_attempts))
+        """Preemptions of the job (>= 0).
+
+        Batch's ``preemptedAttemptCount`` (largest seen) is the authority when any event
+        carried it; otherwise the number of reconciled preempted attempts known.
+        """
+        if self.preempted_attempt_count is not None:
+            return self.preempted_attempt_count
+        return len(self.preempted())
+
+    def known_attempts(self) -> dict[str, Attempt]:
+        """``attempts`` reconciled (:func:`reconcile_attempts`), by attempt key."""
+        return reconcile_attempts(self.attempts)
 
     def preempted(self) -> list[Attempt]:
-        """The known preempted attempts, completed from ``attempts``, oldest stop first."""
+        """The known preempted attempts, reconciled, completed from ``attempts``.
+
+        An ARN-less preempted attempt whose ``startedAt`` matches an attempt with an
+        ARN (in either map) is that attempt. Oldest stop first.
+        """
+        known = self.known_attempts()
         out = []
-        for key, attempt in self.preempted_attempts.items():
-            seen = self.attempts.get(key)
+        for key, attempt in reconcile_attempts(self.preempted_attempts, known.values()).items():
+            seen = known.get(key)
             out.append(attempt.merge(seen) if seen else attempt)
         return sorted(out, key=lambda a: (a.stopped_at_ms or 0, a.started_at_ms or 0, a.key))
 
@@ -306,9 +328,9 @@ class JobTracking:
             "preemptedAttempts": [
                 a.to_item() for a in sorted(self.preempted_attempts.values(), key=_by_key)
             ],
-            "preemptedAttemptCount": self.preempted_attempt_count,
         }
         optional = {
+            "preemptedAttemptCount": self.preempted_attempt_count,
             "statusReason": self.status_reason,
             "createdAt": self.created_at_ms,
             "startedAt": self.started_at_ms,
@@ -351,7 +373,7 @@ class JobTracking:
                 a.key: a
                 for a in (Attempt.from_item(x) for x in item.get("preemptedAttempts") or ())
             },
-            preempted_attempt_count=int(item.get("preemptedAttemptCount", 0)),
+            preempted_attempt_count=_opt_int(item.get("preemptedAttemptCount")),
             instance_count=float(instance_count) if instance_count is not None else None,
         )
 
@@ -380,7 +402,7 @@ def fold(tracking: JobTracking | None, event: StateEvent) -> JobTracking:
         job_name=event.job_name,
         attempts=_merge_attempts({}, event.attempts),
         preempted_attempts=_merge_attempts({}, event.recent_preempted_attempts),
-        preempted_attempt_count=event.preempted_attempt_count or 0,
+        preempted_attempt_count=event.preempted_attempt_count,
         instance_count=event.instance_count,
     )
     if tracking is None:
@@ -408,7 +430,7 @@ def join(a: JobTracking, b: JobTracking) -> JobTracking:
         job_name=_max_opt(a.job_name, b.job_name),
         attempts=_merge_attempts(a.attempts, b.attempts.values()),
         preempted_attempts=_merge_attempts(a.preempted_attempts, b.preempted_attempts.values()),
-        preempted_attempt_count=max(a.preempted_attempt_count, b.preempted_attempt_count),
+        preempted_attempt_count=_max_opt(a.preempted_attempt_count, b.preempted_attempt_count),
         instance_count=_max_opt(a.instance_count, b.instance_count),
     )
 
@@ -582,13 +604,14 @@ def summarize(
     as_of = tracking.last_event_time_ms
     if tracking.is_terminal and tracking.stopped_at_ms is not None:
         as_of = max(tracking.stopped_at_ms, 0)
+    attempts = tracking.known_attempts()
     running_ms = 0
-    for attempt in tracking.attempts.values():
+    for attempt in attempts.values():
         if attempt.started_at_ms is None:
             continue
         stop = attempt.stopped_at_ms if attempt.stopped_at_ms is not None else as_of
         running_ms += max(0, min(stop, as_of) - attempt.started_at_ms)
-    starts = [a.started_at_ms for a in tracking.attempts.values() if a.started_at_ms is not None]
+    starts = [a.started_at_ms for a in attempts.values() if a.started_at_ms is not None]
     if tracking.started_at_ms is not None:
         starts.append(tracking.started_at_ms)
     first_start = min(starts) if starts else None
@@ -627,10 +650,10 @@ def summarize(
     return JobStateSummary(
         status=tracking.status,
         status_reason=tracking.status_reason,
-        attempt_count=len(tracking.attempts),
+        attempt_count=len(attempts),
         preemption_count=tracking.preemption_count,
         preemptions=tuple(preemptions),
-        unattributed_preemptions=tracking.preemption_count - len(preemptions),
+        unattributed_preemptions=max(0, tracking.preemption_count - len(preemptions)),
         waiting_seconds=waiting,
         running_seconds=running_ms / 1000,
         lost_instance_seconds=sum(p.lost_instance_seconds or 0.0 for p in preemptions),
@@ -641,9 +664,61 @@ def summarize(
 
 
 def new_preemptions(before: JobTracking | None, after: JobTracking) -> list[str]:
-    """Keys of preempted attempts ``after`` knows and ``before`` did not (for metrics)."""
-    known = set(before.preempted_attempts) if before else set()
-    return sorted(k for k in after.preempted_attempts if k not in known)
+    """Keys of preempted attempts ``after`` knows and ``before`` did not (for metrics).
+
+    Attempts are compared reconciled and by every name they may have had (their key
+    and ``startedAt:<ms>``), so an attempt first seen without its ARN and later with it
+    is not new the second time.
+    """
+    known = {alias for a in (before.preempted() if before else ()) for alias in _aliases(a)}
+    return sorted(a.key for a in after.preempted() if not known.intersection(_aliases(a)))
+
+
+def reconcile_attempts(
+    attempts: Mapping[str, Attempt], with_arns: Iterable[Attempt] = ()
+) -> dict[str, Attempt]:
+    """``attempts`` with each ARN-less view joined to the attempt it is a view of.
+
+    An attempt without ARN (key ``startedAt:<ms>``) whose ``started_at_ms`` equals that
+    of exactly one attempt with an ARN (in ``attempts`` or ``with_arns``) is merged into
+    that attempt, under the ARN key; if several attempts with an ARN share that start,
+    it is one of them and is dropped; with no match it stays as it is. A function of
+    the map's contents only, so the result does not depend on the order events came in.
+
+    Args:
+        attempts: attempt key -> attempt (views as tracked).
+        with_arns: more attempts that may carry the ARN (e.g. ``JobTracking.attempts``
+            when reconciling the preempted ones).
+
+    Returns:
+        attempt key -> attempt, no ARN-less view of a known ARN attempt left.
+    """
+    by_arn: dict[str, Attempt] = {a.key: a for a in with_arns if a.training_job_arn is not None}
+    by_arn.update({k: a for k, a in attempts.items() if a.training_job_arn is not None})
+    starts: dict[int, set[str]] = {}
+    for key, attempt in by_arn.items():
+        if attempt.started_at_ms is not None:
+            starts.setdefault(attempt.started_at_ms, set()).add(key)
+    out = {k: a for k, a in attempts.items() if a.training_job_arn is not None}
+    for key, attempt in sorted(attempts.items()):
+        if attempt.training_job_arn is not None:
+            continue
+        start = attempt.started_at_ms
+        matches = starts.get(start, set()) if start is not None else set()
+        if not matches:
+            out[key] = attempt
+        elif len(matches) == 1:
+            (arn,) = matches
+            base = out.get(arn) or by_arn[arn]
+            out[arn] = base.merge(attempt)
+    return out
+
+
+def _aliases(attempt: Attempt) -> set[str]:
+    names = {attempt.key}
+    if attempt.started_at_ms is not None:
+        names.add(f"startedAt:{attempt.started_at_ms}")
+    return names
 
 
 def _merge_attempts(base: Mapping[str, Attempt], more: Iterable[Attempt]) -> dict[str, Attempt]:

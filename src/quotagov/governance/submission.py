@@ -23,7 +23,6 @@ submission id. The submit worker adds Powertools Idempotency on the submission i
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -73,7 +72,28 @@ class SubmissionQueue(Protocol):
 
 
 class SubmissionQueueError(Exception):
-    """The submission queue did not accept a message (retry the request later)."""
+    """The submission queue did not accept a message (retry the request later).
+
+    Attributes:
+        submission_id: the submission that could not be queued (None when raised by a
+            queue adapter, which only knows the message).
+    """
+
+    def __init__(self, message: str, submission_id: str | None = None) -> None:
+        super().__init__(message)
+        self.submission_id = submission_id
+
+
+#: Record attribute (bool) set on a ``FAILED`` record whose only fault is that the
+#: submission queue refused its message; a retry of the same submission moves it back
+#: to ``QUEUED`` (see :func:`receive_submission`).
+ENQUEUE_FAILED = "enqueueFailed"
+
+
+def is_enqueue_failure(record: JobRecord) -> bool:
+    """True for a ``FAILED`` record that failed only because the queue refused it."""
+    extra = record.model_extra or {}
+    return record.state is SubmissionState.FAILED and extra.get(ENQUEUE_FAILED) is True
 
 
 class TransientSubmitError(Exception):
@@ -203,10 +223,18 @@ def receive_submission(
         The :class:`ReceiveOutcome`; a refused submission is stored ``REFUSED`` with
         its reasons and recorded in the audit log.
 
+    A retry of a stored submission (same ``clientRequestId`` and principal) returns
+    the stored record (``created=False``); if that record is ``QUEUED`` it is queued
+    again (a crash between store and send), and if it is ``FAILED`` only because the
+    queue refused it (:func:`is_enqueue_failure`), it moves back to ``QUEUED`` first
+    (conditional on its version) and, with ``enqueue``, is queued again. The stored
+    request is used, not the retry's body.
+
     Raises:
         NotATeamMemberError: the principal may not submit for the team (nothing stored).
-        SubmissionQueueError: the queue refused the message; the record is then
-            ``FAILED`` with that reason, so nothing is left half done.
+        SubmissionQueueError: the queue refused the message (``submission_id`` set); the
+            record is then ``FAILED`` with that reason and :data:`ENQUEUE_FAILED`, so
+            nothing is left half done and a retry of the same submission can queue it.
     """
     submission_id = submission_id_for(principal, request.clientRequestId, message_id)
     try:
@@ -242,8 +270,10 @@ def receive_submission(
         existing = deps.jobs.get(submission_id)
         if existing is None:  # pragma: no cover - created and vanished: storage fault
             raise
+        if is_enqueue_failure(existing):
+            existing = _requeue(existing, deps)  # a retry after the queue refused it
         if existing.state is SubmissionState.QUEUED and enqueue:
-            _enqueue(existing, deps)  # a retry after a crash between store and send
+            existing = _enqueue(existing, deps)  # a retry after a crash between store and send
         return ReceiveOutcome(existing, created=False, reasons=list(existing.reasons))
     if stored.state is SubmissionState.REFUSED:
         _audit(
@@ -255,25 +285,65 @@ def receive_submission(
         )
         return ReceiveOutcome(stored, reasons=list(stored.reasons))
     if enqueue:
-        _enqueue(stored, deps)
+        stored = _enqueue(stored, deps)
     return ReceiveOutcome(stored)
 
 
-def _enqueue(record: JobRecord, deps: SubmissionDeps) -> None:
+def _enqueue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
+    """Send ``record``'s id to the queue; returns the record as it stands after.
+
+    Raises:
+        SubmissionQueueError: the queue refused it; the record is now ``FAILED`` with
+            :data:`ENQUEUE_FAILED` (unless it had already moved on, see below).
+    """
     if deps.queue is None:
         raise RuntimeError("receive_submission: no submission queue to send to")
     try:
         deps.queue.send(record.pk)
     except SubmissionQueueError as exc:
         reason = f"submission queue: the submission could not be queued ({exc}); submit again"
-        # A conflict means it already moved on (a worker submitted it): nothing to undo.
-        with contextlib.suppress(JobRecordConflictError):
+        try:
             deps.jobs.update(
                 record.pk,
-                {"state": SubmissionState.FAILED, "reasons": [reason]},
+                {"state": SubmissionState.FAILED, "reasons": [reason], ENQUEUE_FAILED: True},
                 expected_states=[SubmissionState.QUEUED],
             )
-        raise
+        except JobRecordConflictError as conflict:
+            # It already moved on: the send did reach the queue and a worker took it.
+            current = conflict.current
+            if current is not None and not is_enqueue_failure(current):
+                return current
+        raise SubmissionQueueError(str(exc), record.pk) from exc
+    return record
+
+
+def _requeue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
+    """Move an enqueue-failed ``FAILED`` record back to ``QUEUED`` (conditional write).
+
+    Returns:
+        The record as stored after (``QUEUED``), or the stored one when a concurrent
+        writer changed it first.
+
+    Raises:
+        SubmissionQueueError: a concurrent retry moved it back and the queue refused
+            that one too.
+    """
+    try:
+        return deps.jobs.update(
+            record.pk,
+            {"state": SubmissionState.QUEUED, "reasons": [], ENQUEUE_FAILED: None},
+            expected_version=record.version,
+            expected_states=[SubmissionState.FAILED],
+        )
+    except JobRecordConflictError as exc:
+        current = exc.current if exc.current is not None else deps.jobs.get(record.pk)
+        if current is None:  # pragma: no cover - storage fault
+            raise
+        if is_enqueue_failure(current):
+            raise SubmissionQueueError(
+                "a concurrent retry could not queue the submission either", record.pk
+            ) from exc
+        return current
 
 
 def request_of(record: JobRecord) -> SubmissionRequest:
@@ -456,6 +526,20 @@ def _mark_submitted(
         # Someone else moved it first (a concurrent duplicate delivery): keep theirs.
         if exc.current is None:  # pragma: no cover
             raise
+        if is_enqueue_failure(exc.current):
+            # The API saw the send fail, but the message had reached the queue and the
+            # service job now exists: the record must say so.
+            try:
+                return deps.jobs.update(
+                    record.pk,
+                    {**changes, ENQUEUE_FAILED: None},
+                    expected_version=exc.current.version,
+                    expected_states=[SubmissionState.FAILED],
+                )
+            except JobRecordConflictError as again:
+                if again.current is None:  # pragma: no cover
+                    raise
+                return again.current
         logger.warning("submission %s already %s", record.pk, exc.current.state)
         return exc.current
 

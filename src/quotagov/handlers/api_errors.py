@@ -5,6 +5,9 @@
   one entry per fault; the ``body``/``path``/``query`` prefix of the location is dropped
   for the body (``team``, ``serviceRequestPayload.ResourceConfig.InstanceCount``) and
   kept for the others (``path.jobId``).
+* A body nested too deeply for the JSON decoder (``RecursionError``, e.g. a 2 KB body
+  of 1000 ``[``) answers **400** ``{"message": "invalid request", "faults": ["(body):
+  nested too deeply to decode"]}`` instead of escaping as a Lambda error (API Gateway 502).
 * 422 is kept for policy refusals; 403 for callers without the right.
 """
 
@@ -49,6 +52,20 @@ def bad_request(exc: RequestValidationError) -> Response[str]:
     )
 
 
+#: The fault reported for a body the JSON decoder cannot nest into.
+TOO_DEEP_FAULT = "(body): nested too deeply to decode"
+
+
+def too_deep(exc: RecursionError) -> Response[str]:
+    """The 400 reply for a body nested too deeply to decode (``RecursionError``)."""
+    return json_response(400, {"message": "invalid request", "faults": [TOO_DEEP_FAULT]})
+
+
 def install_error_handlers(app: APIGatewayRestResolver) -> None:
-    """Answer request validation errors with 400 and the faults' field paths."""
+    """Answer request validation errors and too-deeply nested bodies with 400.
+
+    Validation errors list the faults' field paths; a ``RecursionError`` (raised while
+    the body is decoded or validated) names the body.
+    """
     app.exception_handler(RequestValidationError)(bad_request)
+    app.exception_handler(RecursionError)(too_deep)

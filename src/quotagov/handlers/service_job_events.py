@@ -6,22 +6,35 @@ Shape: the EventBridge envelope (``EventBridgeModel``) whose ``detail`` mirrors 
 Only ``detail.jobId`` and ``detail.status`` are required: AWS warns that fields can be
 added at any time and does not say which newer members (``quotaShareName``,
 ``preemptionSummary``, ``capacityUsage``, ...) every event carries, so unknown fields
-are kept (``extra="allow"``) and every other field is optional.
+are kept (``extra="allow"``) and every other field is optional. An optional member
+that is ``null`` reads as absent: ``attempts``, ``capacityUsage`` and
+``preemptionSummary.recentPreemptedAttempts`` as ``[]``, the others as None.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from quotagov.governance.job_state import StateEvent
 from quotagov.scheduler.state import JobStatus
 
 DETAIL_TYPE = "Batch Service Job State Change"
 SOURCE = "aws.batch"
+
+_T = TypeVar("_T")
+
+
+def _none_as_empty(value: Any) -> Any:
+    """``null`` for an optional list means "none": ``[]`` (any other value unchanged)."""
+    return [] if value is None else value
+
+
+#: A list member that may be absent or ``null`` in the event; both read as ``[]``.
+NullableList = Annotated[list[_T], BeforeValidator(_none_as_empty)]
 
 
 class _Open(BaseModel):
@@ -48,7 +61,7 @@ class PreemptionSummary(_Open):
     """``preemptionSummary``: total preempted attempts and a window of recent ones."""
 
     preemptedAttemptCount: int | None = Field(default=None, ge=0)
-    recentPreemptedAttempts: list[ServiceJobAttempt] = Field(default_factory=list)
+    recentPreemptedAttempts: NullableList[ServiceJobAttempt] = Field(default_factory=list)
 
 
 class CapacityUsage(_Open):
@@ -74,9 +87,9 @@ class ServiceJobStateDetail(_Open):
     scheduledAt: int | None = None
     startedAt: int | None = None
     stoppedAt: int | None = None
-    attempts: list[ServiceJobAttempt] = Field(default_factory=list)
+    attempts: NullableList[ServiceJobAttempt] = Field(default_factory=list)
     preemptionSummary: PreemptionSummary | None = None
-    capacityUsage: list[CapacityUsage] = Field(default_factory=list)
+    capacityUsage: NullableList[CapacityUsage] = Field(default_factory=list)
 
 
 class ServiceJobStateChangeEvent(EventBridgeModel):

@@ -5,7 +5,10 @@
   :mod:`quotagov.governance.submission_request`) sent straight to the queue; the caller
   is the ``principal`` message attribute (String), set by the sending role, never the body.
 
-Anything else is unusable: :func:`parse_message` says why, field by field.
+Anything else is unusable: :func:`parse_message` says why, field by field. That
+includes a body nested too deeply for the JSON decoder (``RecursionError``): it is a
+poison message like any other malformed one, never an exception that would send it
+round the queue to the DLQ.
 """
 
 from __future__ import annotations
@@ -42,20 +45,32 @@ class ParsedMessage:
     fields: dict[str, str] = field(default_factory=dict)
 
 
+#: The fault of a body nested deeper than the JSON decoder (or validation) can recurse.
+TOO_DEEP_FAULT = "(body): nested too deeply to decode"
+
+
 def parse_message(body: str, attributes: dict[str, Any]) -> ParsedMessage:
-    """Parse a message ``body`` and its SQS ``messageAttributes`` (Lambda event shape)."""
+    """Parse a message ``body`` and its SQS ``messageAttributes`` (Lambda event shape).
+
+    Never raises: an unusable body (not JSON, nested too deeply, not an object, a
+    schema fault) comes back with ``faults`` set, one ``"<field path>: <fault>"`` each.
+    """
+    principal = _principal(attributes)
     try:
         data = json.loads(body)
+    except RecursionError:
+        return ParsedMessage(principal=principal, faults=[TOO_DEEP_FAULT])
     except ValueError as exc:
-        return ParsedMessage(faults=[f"(body): not valid JSON: {exc}"])
+        return ParsedMessage(principal=principal, faults=[f"(body): not valid JSON: {exc}"])
     if not isinstance(data, dict):
-        return ParsedMessage(faults=["(body): a submission must be a JSON object"])
+        return ParsedMessage(
+            principal=principal, faults=["(body): a submission must be a JSON object"]
+        )
     if set(data) == {"submissionId"}:
         sid = data["submissionId"]
         if isinstance(sid, str) and sid:
             return ParsedMessage(submission_id=sid)
         return ParsedMessage(faults=["submissionId: must be a non-empty string"])
-    principal = _principal(attributes)
     kept = {
         k: v
         for k, v in data.items()
@@ -65,6 +80,8 @@ def parse_message(body: str, attributes: dict[str, Any]) -> ParsedMessage:
         request = SubmissionRequest.model_validate(data)
     except ValidationError as exc:
         return ParsedMessage(principal=principal, faults=schema_faults(exc.errors()), fields=kept)
+    except RecursionError:
+        return ParsedMessage(principal=principal, faults=[TOO_DEEP_FAULT], fields=kept)
     return ParsedMessage(request=request, principal=principal, fields=kept)
 
 

@@ -64,20 +64,49 @@ class _Invocation:
 _idempotent_submit: dict[int, Callable[..., dict[str, Any]]] = {}
 
 
+class _NotFinalError(Exception):
+    """The outcome may still change: return it, but Idempotency must not keep it.
+
+    Raised for a record that is ``FAILED`` only because the API saw its queue send fail
+    (a stale message that did reach the queue): a retry of the submission moves it back
+    to ``QUEUED`` and sends a new message, which must then be submitted, not answered
+    from a cached ``FAILED``. Powertools Idempotency deletes its record when the
+    function raises.
+
+    Attributes:
+        outcome: the result dict of :func:`_submit`.
+    """
+
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        super().__init__(outcome["submissionId"])
+        self.outcome = outcome
+
+
 def _submit(work: dict[str, Any]) -> dict[str, Any]:
-    """Send one stored submission to Batch; the result is what Idempotency keeps."""
-    from quotagov.governance.submission import submit_to_batch
+    """Send one stored submission to Batch; the result is what Idempotency keeps.
+
+    Returns:
+        ``{"submissionId", "state", "batchJobId", "reasons"}`` of the record after.
+
+    Raises:
+        _NotFinalError: the record is enqueue-failed (nothing done, nothing to keep).
+        TransientSubmitError, LookupError: see ``submit_to_batch``.
+    """
+    from quotagov.governance.submission import is_enqueue_failure, submit_to_batch
     from quotagov.handlers.deps import submission_deps
 
     record = submit_to_batch(
         work["submissionId"], submission_deps(batch=True), recheck=bool(work.get("recheck"))
     )
-    return {
+    outcome = {
         "submissionId": record.pk,
         "state": str(record.state),
         "batchJobId": record.batchJobId,
         "reasons": list(record.reasons),
     }
+    if is_enqueue_failure(record):
+        raise _NotFinalError(outcome)
+    return outcome
 
 
 def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
@@ -92,7 +121,10 @@ def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
         )(_submit)
         _idempotent_submit.clear()
         _idempotent_submit[id(store)] = submit
-    return submit(work={"submissionId": submission_id, "recheck": recheck})
+    try:
+        return submit(work={"submissionId": submission_id, "recheck": recheck})
+    except _NotFinalError as exc:
+        return exc.outcome
 
 
 def record_handler(record: SQSRecord) -> dict[str, Any]:

@@ -8,7 +8,10 @@ Replies:
 * 400 ``{"message", "faults": ["<field path>: <fault>", ...]}`` for schema faults;
 * 403 ``{"message"}`` when the caller is not a member of the team;
 * 422 ``{"submissionId", "state": "REFUSED", "reasons": [...]}`` for policy refusals;
-* 503 ``{"message", "submissionId"}`` when the submission queue is unavailable.
+* 503 ``{"message", "submissionId"}`` when the submission queue is unavailable; the
+  record is ``FAILED`` until the same request (same ``clientRequestId``) is sent again,
+  which moves it back to ``QUEUED`` and answers 202. Without a ``clientRequestId`` a
+  retry is a new submission.
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str
     except NotATeamMemberError as exc:
         return json_response(403, {"message": str(exc)})
     except SubmissionQueueError as exc:
-        return json_response(503, {"message": f"try again later: {exc}"})
+        return json_response(
+            503, {"message": f"try again later: {exc}", "submissionId": exc.submission_id}
+        )
     record = outcome.record
     if record.state in (SubmissionState.REFUSED, SubmissionState.FAILED):
         return json_response(
