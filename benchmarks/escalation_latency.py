@@ -71,6 +71,19 @@ def _setup(active_jobs: int) -> dict[str, Any]:
     client = boto3.client("dynamodb", region_name="eu-west-1")
     client.create_table(**jobs_table_definition("jobs"))
     create_escalations_table(client, "escalations")
+    # the audit table (pk/sk, as template.yaml's AuditTable): approvals append to it
+    client.create_table(
+        TableName="audit",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+    )
     jobs = DynamoDBJobsRepository("jobs", clock, client)
     batch = SimulatedBatch.from_policy(
         policy, capacity={"ml.g5.xlarge": max(3, active_jobs // 4)}, clock=clock
@@ -105,7 +118,10 @@ def _setup(active_jobs: int) -> dict[str, Any]:
     slack = FakeSlack(token=TOKEN).start()
     wiring.override(
         Settings(
-            job_queue=policy.jobQueue, approval_channel="C0GOVERN", slack_api_url=slack.base_url
+            job_queue=policy.jobQueue,
+            approval_channel="C0GOVERN",
+            slack_api_url=slack.base_url,
+            audit_table="audit",
         ),
         clock=clock,
         policy=policy,
