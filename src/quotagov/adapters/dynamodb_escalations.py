@@ -18,12 +18,12 @@ conditioned on the current status, so two clicks apply one decision.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations import (
     BudgetSpentError,
@@ -79,8 +79,7 @@ _deserializer = TypeDeserializer()
 
 
 def _to_dynamo(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(repr(value))
+    """Statuses and previews as plain values, None members dropped, floats as Decimal."""
     if isinstance(value, EscalationStatus):
         return value.value
     if isinstance(value, ImpactPreview):
@@ -89,17 +88,7 @@ def _to_dynamo(value: Any) -> Any:
         return {k: _to_dynamo(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
         return [_to_dynamo(v) for v in value]
-    return value
-
-
-def _from_dynamo(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_dynamo(v) for v in value]
-    return value
+    return to_dynamo(value)
 
 
 def escalation_to_item(escalation: Escalation) -> dict[str, Any]:
@@ -118,7 +107,7 @@ def item_to_escalation(item: Mapping[str, Any]) -> Escalation:
     Raises:
         KeyError: when a required attribute is missing (not an escalation item).
     """
-    plain = {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+    plain = {k: from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
     values: dict[str, Any] = {}
     for attribute, value in plain.items():
         name = _FIELDS.get(attribute)

@@ -11,12 +11,12 @@ Every write is conditional (``attribute_not_exists(pk)`` on create, ``version`` 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.clock import Clock
 from quotagov.governance.records import (
     JobRecord,
@@ -61,38 +61,14 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
-def _to_dynamo(value: Any) -> Any:
-    """Floats become Decimal (DynamoDB numbers), recursively."""
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, dict):
-        return {k: _to_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_to_dynamo(v) for v in value]
-    return value
-
-
-def _from_dynamo(value: Any) -> Any:
-    """Decimals become int when integral, else float, recursively; sets become sorted lists."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_from_dynamo(v) for v in value]
-    if isinstance(value, set | frozenset):
-        return sorted(_from_dynamo(v) for v in value)
-    return value
-
-
 def serialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """Plain attributes -> DynamoDB wire format (``{"S": ...}``, ``{"N": ...}``, ...)."""
-    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in item.items() if v is not None}
+    return {k: _serializer.serialize(to_dynamo(v)) for k, v in item.items() if v is not None}
 
 
 def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """DynamoDB wire format -> plain attributes (numbers as int or float)."""
-    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+    return {k: from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
 
 
 class DynamoDBJobsRepository:
@@ -187,7 +163,7 @@ class DynamoDBJobsRepository:
                 removes.append(f"#a{i}")
             else:
                 sets.append(f"#a{i} = :v{i}")
-                values[f":v{i}"] = _serializer.serialize(_to_dynamo(_plain(value)))
+                values[f":v{i}"] = _serializer.serialize(to_dynamo(_plain(value)))
         conditions = ["attribute_exists(pk)"]
         if expected_version is not None:
             conditions.append("#version = :expectedVersion")
