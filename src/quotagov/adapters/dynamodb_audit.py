@@ -28,6 +28,7 @@ without the other.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -154,9 +155,10 @@ class DynamoDBChainStore:
     def find(self, chain: str, dedup_key: str) -> dict[str, Any] | None:
         """The record of ``chain`` whose dedup marker is ``dedup_key``, or None."""
         marker = self._get(marker_key(chain, dedup_key))
-        if marker is None:
+        seq = None if marker is None else _marker_seq(marker)
+        if seq is None:
             return None
-        item = self._get(record_key(chain, int(marker["seq"])))
+        item = self._get(record_key(chain, seq))
         if item is None or item.get("dedupKey") != dedup_key:
             return None
         return {k: v for k, v in item.items() if k not in _KEYS}
@@ -167,10 +169,16 @@ class DynamoDBChainStore:
             yield {k: v for k, v in item.items() if k not in _KEYS}
 
     def markers(self, chain: str) -> dict[str, tuple[int, str]]:
-        """Every dedup marker of ``chain``: dedup key -> (seq, hash) of its record."""
-        return {
-            str(m["sk"]): (int(m["seq"]), str(m.get("hash"))) for m in self._query(f"DEDUP#{chain}")
-        }
+        """Every dedup marker of ``chain``: dedup key -> (seq, hash) of its record.
+
+        A marker whose ``seq`` is missing or not a whole number (an edited item) maps to
+        ``(-1, "")``, which matches no record, so verification reports it as a break.
+        """
+        found: dict[str, tuple[int, str]] = {}
+        for m in self._query(f"DEDUP#{chain}"):
+            seq = _marker_seq(m)
+            found[str(m["sk"])] = (-1, "") if seq is None else (seq, str(m.get("hash")))
+        return found
 
     def chains(self) -> list[str]:
         """Names of every chain in the registry (``pk=CHAINS``), sorted."""
@@ -204,3 +212,11 @@ class DynamoDBChainStore:
             if "LastEvaluatedKey" not in page:
                 return sorted(names)
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _marker_seq(marker: Mapping[str, Any]) -> int | None:
+    """The record sequence number a dedup marker points at, None when it is malformed."""
+    seq = marker.get("seq")
+    if not isinstance(seq, Decimal) or not seq.is_finite() or seq != seq.to_integral_value():
+        return None
+    return int(seq)

@@ -293,12 +293,12 @@ class JobTracking:
     def preemption_count(self) -> int:
         """Preemptions of the job (>= 0).
 
-        Batch's ``preemptedAttemptCount`` (largest seen) is the authority when any event
-        carried it; otherwise the number of reconciled preempted attempts known.
+        The larger of Batch's ``preemptedAttemptCount`` (largest seen) and the number of
+        reconciled preempted attempts known: both only grow as events arrive, in any
+        order, and an attempt reported with and without its ARN is reconciled into one,
+        so neither counts a preemption twice.
         """
-        if self.preempted_attempt_count is not None:
-            return self.preempted_attempt_count
-        return len(self.preempted())
+        return max(self.preempted_attempt_count or 0, len(self.preempted()))
 
     def known_attempts(self) -> dict[str, Attempt]:
         """``attempts`` reconciled (:func:`reconcile_attempts`), by attempt key."""
