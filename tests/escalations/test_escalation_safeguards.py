@@ -297,3 +297,68 @@ def test_a_retried_approval_never_lowers_a_priority_raised_meanwhile(world: Worl
         2,
     )
     assert world.expire()["retried"] == {}
+
+
+# -- an approval whose first reply was lost, and one whose retries ran out -------------
+
+
+class _LostFirstReply:
+    """A Batch whose first ``UpdateServiceJob`` takes effect but answers with a 5xx."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def update_service_job(self, **request: Any) -> Any:
+        from quotagov.governance.ports import BatchServerError
+
+        self.calls += 1
+        answer = self.inner.update_service_job(**request)
+        if self.calls == 1:
+            raise BatchServerError("UpdateServiceJob", "ServerException", "read timeout")
+        return answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_an_approval_whose_reply_was_lost_is_applied_on_retry(world: World) -> None:
+    lossy = _LostFirstReply(world.batch)
+    wiring.services().set("batch", lossy)
+    status, body = world.request("sub-bg-2", "high", "deadline")
+    assert status == 201, body
+    escalation_id = body["escalationId"]
+    assert world.click(escalation_id, "U0CAROL") == 200
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.APPLY_FAILED
+    assert world.describe("bg-2")["schedulingPriority"] == 50  # Batch did apply it
+
+    world.clock.advance(60)
+    world.expire()
+    stored = world.escalations.get(escalation_id)
+    record = world.jobs.get("sub-bg-2")
+    assert stored is not None and record is not None
+    assert stored.status is EscalationStatus.APPLIED
+    assert (record.priorityLevel, record.schedulingPriority) == ("high", 50)
+    assert lossy.calls == 1  # the retry found 50 and did not call Batch again
+    assert audit_actions(world)[-1] == "EscalationApplied"
+
+
+def test_an_approval_out_of_retries_frees_the_job_for_a_new_request(world: World) -> None:
+    status, body = world.request("sub-bg-2", "high", "deadline")
+    assert status == 201, body
+    world.batch.fail_next("UpdateServiceJob", code="TooManyRequestsException", times=10)
+    assert world.click(body["escalationId"], "U0CAROL") == 200
+    for _ in range(6):
+        world.clock.advance(60)
+        world.expire()
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.apply_attempts) == (EscalationStatus.APPLY_FAILED, 5)
+    assert audit_actions(world).count("EscalationAbandoned") == 1
+    world.expire()  # later runs record nothing more
+    assert audit_actions(world).count("EscalationAbandoned") == 1
+
+    again, answer = world.request("sub-bg-2", "urgent", "still blocked")
+    assert again == 201, answer
+    assert answer["status"] == "PENDING"

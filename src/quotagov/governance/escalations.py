@@ -647,7 +647,7 @@ class Escalations:
                 return
             except OpenEscalationError as held:
                 holder = self.repository.get(held.escalation_id) if held.escalation_id else None
-                if holder is not None and holder.status not in FINAL_STATUSES:
+                if holder is not None and not _closed(holder):
                     raise self._refuse(
                         request,
                         f"jobId: job {escalation.job_name!r} already has an open escalation "
@@ -660,6 +660,27 @@ class Escalations:
             f"jobId: job {escalation.job_name!r} already has an open escalation; "
             "wait until it is closed",
         )
+
+    def _give_up(self, exhausted: Escalation) -> None:
+        """An APPLY_FAILED request with no attempts left stays APPLY_FAILED for the
+        record, frees its job for a new request, and is audited once
+        (``EscalationAbandoned``). Safe to call on every run: only the run that frees the
+        lock records it."""
+        try:
+            freed = self.repository.release_job(exhausted.job_id, exhausted.escalation_id)
+        except Exception:  # retried by the next run
+            logger.exception("could not free the lock of job %s", exhausted.job_id)
+            return
+        if freed:
+            self._record(
+                "EscalationAbandoned",
+                QUOTAGOV,
+                exhausted.escalation_id,
+                f"{exhausted.escalation_id}:abandoned",
+                jobId=exhausted.batch_job_id,
+                attempts=exhausted.apply_attempts,
+                error=exhausted.error,
+            )
 
     def _free_job(self, closed: Escalation) -> None:
         """Free the job's lock held by ``closed`` (now DENIED, EXPIRED, APPLIED or
@@ -771,11 +792,16 @@ class Escalations:
         ``DescribeServiceJob`` first: when Batch already runs the job at or above the
         requested priority (another escalation, a direct level or a change outside
         quotagov raised it since the request), ``UpdateServiceJob`` is not called,
-        since it would lower or keep the priority, and the escalation is SUPERSEDED.
+        since it would lower or keep the priority, and the escalation is SUPERSEDED;
+        except when an earlier attempt of this request may have reached Batch and the
+        job runs at exactly the requested priority: that is this request, APPLIED.
         Otherwise ``UpdateServiceJob``. A Batch error in either call is APPLY_FAILED
         (one apply attempt) for :meth:`retry_failed`.
         """
         attempts = approved.apply_attempts + 1
+        # A failed or interrupted earlier attempt may have reached Batch (a lost reply, a
+        # dead invocation): finding exactly the requested priority then is its doing.
+        tried_before = approved.apply_attempts > 0 or approved.error is not None
         try:
             description = self.batch.describe_service_job(jobId=approved.batch_job_id)
             running = int(description.get("schedulingPriority") or 0)
@@ -804,7 +830,9 @@ class Escalations:
                 attempt=attempts,
             )
             return failed or approved
-        if running >= approved.requested_priority:
+        if running > approved.requested_priority or (
+            running == approved.requested_priority and not tried_before
+        ):
             return self._supersede(approved, running, attempts)
         applied = self.repository.transition(
             approved.escalation_id,
@@ -958,6 +986,7 @@ class Escalations:
         done = []
         for failed in self.repository.with_status(EscalationStatus.APPLY_FAILED):
             if failed.apply_attempts >= MAX_APPLY_ATTEMPTS:
+                self._give_up(failed)
                 continue
             claimed = self.repository.transition(
                 failed.escalation_id,
@@ -970,6 +999,16 @@ class Escalations:
             self.update_message(result)
             done.append(result)
         return done
+
+
+def _closed(escalation: Escalation) -> bool:
+    """Final, or APPLY_FAILED with no attempts left (no run will retry it)."""
+    if escalation.status in FINAL_STATUSES:
+        return True
+    return (
+        escalation.status is EscalationStatus.APPLY_FAILED
+        and escalation.apply_attempts >= MAX_APPLY_ATTEMPTS
+    )
 
 
 def _already(escalation: Escalation) -> str:
