@@ -452,3 +452,44 @@ def test_get_of_a_waiting_job_shows_status_reason_and_front_of_share(
     }
     assert [link["submissionId"] for link in chain["links"]] == [ids[0]]
     assert "jobStateFacts" not in views[0] and "jobStateVersion" not in views[0]
+
+
+def test_a_retry_accepted_while_the_first_send_hangs_is_submitted(
+    stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Request 1's SendMessage hangs (API Gateway gives up, the Lambda goes on); the
+    client's retry is answered 202; then request 1's send fails. The retry's message
+    must still end as one service job, not a FAILED record."""
+    import threading
+
+    from quotagov import wiring
+    from quotagov.governance.submission import SubmissionQueueError
+
+    queue = wiring.services().get("submission_queue")
+    real_send = queue.send
+    entered, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def send(submission_id: str) -> None:
+        calls.append(submission_id)
+        if len(calls) == 1:
+            entered.set()
+            release.wait(10)
+            raise SubmissionQueueError("SQS SendMessage failed: timeout")
+        real_send(submission_id)
+
+    monkeypatch.setattr(queue, "send", send)
+    first: list[Any] = []
+    body = submission(clientRequestId="race-1", serviceRequestPayload=training_payload("race-1"))
+    thread = threading.Thread(target=lambda: first.append(post_jobs(body)))
+    thread.start()
+    assert entered.wait(10)
+    status, reply = post_jobs(body)
+    release.set()
+    thread.join()
+    assert status == 202, reply
+    assert first[0][0] == 202  # the first send lost the race: its failure changed nothing
+    drain(stack)
+    _, job = get_job(reply["submissionId"])
+    assert job["state"] == "SUBMITTED", job
+    assert len(_jobs_named(batch, "race-1")) == 1

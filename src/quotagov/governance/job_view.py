@@ -42,7 +42,14 @@ from quotagov.governance.records import JobRecord, SubmissionState
 WAITING_STATUSES = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 
 _HIDDEN = frozenset(
-    {"serviceRequestPayload", "clientToken", "version", "jobStateFacts", "jobStateVersion"}
+    {
+        "serviceRequestPayload",
+        "clientToken",
+        "version",
+        "jobStateFacts",
+        "jobStateVersion",
+        "lastEnqueuedAt",
+    }
 )
 
 

@@ -273,7 +273,12 @@ def receive_submission(
         if is_enqueue_failure(existing):
             existing = _requeue(existing, deps)  # a retry after the queue refused it
         if existing.state is SubmissionState.QUEUED and enqueue:
-            existing = _enqueue(existing, deps)  # a retry after a crash between store and send
+            # a retry after a crash between store and send, or while an earlier send is
+            # still in flight: claim the record first, so that a failure of the earlier
+            # send (conditional on its version) cannot mark this accepted retry FAILED
+            existing = _claim_for_send(existing, deps, now)
+            if existing.state is SubmissionState.QUEUED:
+                existing = _enqueue(existing, deps)
         return ReceiveOutcome(existing, created=False, reasons=list(existing.reasons))
     if stored.state is SubmissionState.REFUSED:
         _audit(
@@ -306,15 +311,32 @@ def _enqueue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
             deps.jobs.update(
                 record.pk,
                 {"state": SubmissionState.FAILED, "reasons": [reason], ENQUEUE_FAILED: True},
+                expected_version=record.version,
                 expected_states=[SubmissionState.QUEUED],
             )
         except JobRecordConflictError as conflict:
-            # It already moved on: the send did reach the queue and a worker took it.
+            # It already moved on: the send did reach the queue and a worker took it, or
+            # a retry claimed the record for a send of its own.
             current = conflict.current
             if current is not None and not is_enqueue_failure(current):
                 return current
         raise SubmissionQueueError(str(exc), record.pk) from exc
     return record
+
+
+def _claim_for_send(record: JobRecord, deps: SubmissionDeps, now: int) -> JobRecord:
+    """Bump a QUEUED record's ``version`` (``lastEnqueuedAt`` = ``now``, epoch seconds)
+    before sending it again; returns the record as stored after, or the stored one
+    when another writer changed it first."""
+    try:
+        return deps.jobs.update(
+            record.pk,
+            {"lastEnqueuedAt": now},
+            expected_version=record.version,
+            expected_states=[SubmissionState.QUEUED],
+        )
+    except JobRecordConflictError as conflict:
+        return conflict.current if conflict.current is not None else record
 
 
 def _requeue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
