@@ -188,12 +188,15 @@ def test_an_attempt_reported_with_and_without_its_arn_counts_once() -> None:
     )
 
 
-def test_batch_preempted_attempt_count_is_the_authority_when_present() -> None:
-    failed = EVENTS[5]
+def test_the_count_is_the_larger_of_batch_count_and_known_attempts() -> None:
+    """Both only grow, so their maximum never goes down whatever the order."""
+    failed = EVENTS[5]  # lists 2 preempted attempts
     one = StateEvent(**{**failed.__dict__, "preempted_attempt_count": 1})
-    assert fold(None, one).preemption_count == 1
+    assert fold(None, one).preemption_count == 2
+    three = StateEvent(**{**failed.__dict__, "preempted_attempt_count": 3})
+    assert fold(None, three).preemption_count == 3
     assert (
-        summarize(fold(None, one), checkpoint_interval_seconds=None).unattributed_preemptions == 0
+        summarize(fold(None, three), checkpoint_interval_seconds=None).unattributed_preemptions == 1
     )
     # without any preemptionSummary count, the reconciled attempts are counted
     uncounted = StateEvent(**{**failed.__dict__, "preempted_attempt_count": None})
