@@ -13,119 +13,74 @@ from .envelopes import attempt, envelope
 
 T0 = int(START * 1000)
 S = 1000
+#: Two attempts, preempted at 600 s and 1200 s.
+A1 = attempt("one", T0 + 60 * S, T0 + 600 * S)
+A2 = attempt("two", T0 + 700 * S, T0 + 1200 * S)
 
 
-def fold(world: World, envs: list[dict[str, Any]]) -> None:
-    for e in envs:
-        apply_state_event(parse_state_change(e).to_state_event(), world.deps())
-
-
-def _run(world: World, order: list[int]) -> int:
-    a1 = attempt("one", T0 + 60 * S, T0 + 600 * S)
-    a2 = attempt("two", T0 + 700 * S, T0 + 1200 * S)
-    older = envelope(
+def counted_after_first() -> dict[str, Any]:
+    """RUNNABLE after the first preemption, with ``preemptedAttemptCount`` 1."""
+    return envelope(
         "batch-1",
         "RUNNABLE",
         T0 + 600 * S,
         created_ms=T0,
-        attempts=[a1],
-        preempted=[a1],
+        attempts=[A1],
+        preempted=[A1],
         preempted_count=1,
     )
-    # newer event: summary without preemptedAttemptCount (optional in the model)
-    newer = envelope(
+
+
+def uncounted_after_second(status: str = "RUNNABLE") -> dict[str, Any]:
+    """After the second preemption: both attempts listed, no ``preemptedAttemptCount``."""
+    extra: dict[str, Any] = {"preemptionSummary": {"recentPreemptedAttempts": [A1, A2]}}
+    stopped = {"stopped_ms": T0 + 1200 * S} if status == "FAILED" else {}
+    return envelope(
         "batch-1",
-        "RUNNABLE",
+        status,
         T0 + 1200 * S,
         created_ms=T0,
-        attempts=[a1, a2],
-        extra={"preemptionSummary": {"recentPreemptedAttempts": [a1, a2]}},
+        attempts=[A1, A2],
+        extra=extra,
+        **stopped,
     )
-    envs = [older, newer]
-    fold(world, [envs[i] for i in order])
+
+
+def fold(world: World, envelopes: list[dict[str, Any]]) -> int:
+    """Apply the events in order; the stored ``preemptionCount`` after."""
+    for event in envelopes:
+        apply_state_event(parse_state_change(event).to_state_event(), world.deps())
     item = world.store.get("sub-1")
+    assert item is not None
     return int(item["jobState"]["preemptionCount"])
 
 
 def test_count_order_independent_in_order(world: World) -> None:
     world.clock.set(START + 2000)
     world.record("sub-1", batch_job_id="batch-1", retries=5)
-    assert _run(world, [0, 1]) == 2
+    assert fold(world, [counted_after_first(), uncounted_after_second()]) == 2
 
 
 def test_count_order_independent_reversed(world: World) -> None:
     world.clock.set(START + 2000)
     world.record("sub-1", batch_job_id="batch-1", retries=5)
-    assert _run(world, [1, 0]) == 2
+    assert fold(world, [uncounted_after_second(), counted_after_first()]) == 2
 
 
 def test_count_never_goes_down_when_count_arrives_late(world: World) -> None:
     world.clock.set(START + 2000)
     world.record("sub-1", batch_job_id="batch-1", retries=5)
-    a1 = attempt("one", T0 + 60 * S, T0 + 600 * S)
-    a2 = attempt("two", T0 + 700 * S, T0 + 1200 * S)
-    fold(
-        world,
-        [
-            envelope(
-                "batch-1",
-                "RUNNABLE",
-                T0 + 1200 * S,
-                created_ms=T0,
-                attempts=[a1, a2],
-                extra={"preemptionSummary": {"recentPreemptedAttempts": [a1, a2]}},
-            )
-        ],
-    )
-    before = int(world.store.get("sub-1")["jobState"]["preemptionCount"])
-    fold(
-        world,
-        [
-            envelope(
-                "batch-1",
-                "RUNNABLE",
-                T0 + 600 * S,
-                created_ms=T0,
-                attempts=[a1],
-                preempted=[a1],
-                preempted_count=1,
-            )
-        ],
-    )
-    after = int(world.store.get("sub-1")["jobState"]["preemptionCount"])
+    before = fold(world, [uncounted_after_second()])
+    after = fold(world, [counted_after_first()])
     assert (before, after) == (2, 2)
 
 
-def test_second_preemption_without_count_misses_exhaustion(world: World) -> None:
-    """retries=1; preempted twice -> Batch FAILS the job; the FAILED event's summary lacks
-    preemptedAttemptCount. Expected: preemption exhaustion handled (disposition)."""
+def test_second_preemption_without_count_still_exhausts_retries(world: World) -> None:
+    """retries=1, preempted twice: Batch FAILS the job, and the FAILED event's summary
+    has no ``preemptedAttemptCount``; the disposition still opens."""
     world.clock.set(START + 2000)
     world.record("sub-1", batch_job_id="batch-1", retries=1)
-    a1 = attempt("one", T0 + 60 * S, T0 + 600 * S)
-    a2 = attempt("two", T0 + 700 * S, T0 + 1200 * S)
-    fold(
-        world,
-        [
-            envelope(
-                "batch-1",
-                "RUNNABLE",
-                T0 + 600 * S,
-                created_ms=T0,
-                attempts=[a1],
-                preempted=[a1],
-                preempted_count=1,
-            ),
-            envelope(
-                "batch-1",
-                "FAILED",
-                T0 + 1200 * S,
-                created_ms=T0,
-                attempts=[a1, a2],
-                stopped_ms=T0 + 1200 * S,
-                extra={"preemptionSummary": {"recentPreemptedAttempts": [a1, a2]}},
-            ),
-        ],
-    )
+    assert fold(world, [counted_after_first(), uncounted_after_second("FAILED")]) == 2
     item = world.store.get("sub-1")
-    assert item["jobState"]["preemptionCount"] == 2
+    assert item is not None
     assert item["disposition"]["trigger"] == "retries-exhausted"
