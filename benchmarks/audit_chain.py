@@ -26,12 +26,12 @@ from werkzeug.serving import make_server
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.governance.audit_chain import (
     GENESIS_HASH,
-    AppendAttempt,
     ChainWriter,
     record_hash,
     seal,
     verify_chain,
 )
+from quotagov.governance.ports import AppendAttempt
 
 SAMPLE = {
     "recordType": "CloudTrail",

@@ -31,14 +31,12 @@ from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import D
 
 from quotagov import wiring
 from quotagov.clock import SystemClock
-from quotagov.governance.records import (
-    JobRecord,
+from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
     JobRecordNotFoundError,
-    SubmissionState,
-    client_token_for,
 )
+from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.policy.loading import FilePolicySource
 from quotagov.settings import Settings
 

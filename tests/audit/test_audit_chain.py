@@ -13,15 +13,14 @@ from audit.support import TABLE
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item, to_item
 from quotagov.clock import ManualClock
 from quotagov.governance.audit_chain import (
-    CanonicalFormError,
     ChainBreak,
     ChainIntegrityError,
-    canonical_json,
     record_hash,
     seal,
     verify_chain,
 )
 from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.canonical import CanonicalFormError, canonical_json
 from quotagov.governance.ports import ControllerDecision
 
 CHAIN = "ml-gov-queue"

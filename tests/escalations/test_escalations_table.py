@@ -10,12 +10,8 @@ import pytest
 
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.escalations import (
-    BudgetSpentError,
-    EscalationConflictError,
-    OpenEscalationError,
-)
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+from quotagov.governance.ports import BudgetSpentError, EscalationConflictError, OpenEscalationError
 
 from .conftest import REGION, start_moto_server
 

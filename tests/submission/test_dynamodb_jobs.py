@@ -8,14 +8,12 @@ import pytest
 
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
 from quotagov.clock import ManualClock
-from quotagov.governance.records import (
-    JobRecord,
+from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
     JobRecordNotFoundError,
-    SubmissionState,
-    client_token_for,
 )
+from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 
 from .conftest import JOBS_TABLE
 

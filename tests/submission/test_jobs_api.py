@@ -273,7 +273,7 @@ def _flaky_queue(monkeypatch: pytest.MonkeyPatch, *, delivered: bool) -> list[st
     Returns the list of submission ids each call was made with.
     """
     from quotagov import wiring
-    from quotagov.governance.submission import SubmissionQueueError
+    from quotagov.governance.ports import SubmissionQueueError
 
     queue = wiring.services().get("submission_queue")
     real_send = queue.send
@@ -362,7 +362,7 @@ def test_submitted_while_the_api_records_the_send_failure_ends_submitted(
 ) -> None:
     """The worker submits between the API's failed send and its FAILED write."""
     from quotagov import wiring
-    from quotagov.governance.submission import SubmissionQueueError
+    from quotagov.governance.ports import SubmissionQueueError
 
     queue = wiring.services().get("submission_queue")
     real_send = queue.send
@@ -463,7 +463,7 @@ def test_a_retry_accepted_while_the_first_send_hangs_is_submitted(
     import threading
 
     from quotagov import wiring
-    from quotagov.governance.submission import SubmissionQueueError
+    from quotagov.governance.ports import SubmissionQueueError
 
     queue = wiring.services().get("submission_queue")
     real_send = queue.send

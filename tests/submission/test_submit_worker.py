@@ -329,7 +329,7 @@ def test_direct_retry_of_a_submission_the_api_could_not_queue_is_submitted_once(
     """POST /jobs got 503 (SQS refused the send); the same request put on the queue
     directly (same principal and clientRequestId) is the same submission: submitted."""
     from quotagov import wiring
-    from quotagov.governance.submission import SubmissionQueueError
+    from quotagov.governance.ports import SubmissionQueueError
 
     queue = wiring.services().get("submission_queue")
 

@@ -34,7 +34,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from quotagov.governance.audit_chain import AppendAttempt, AppendOutcome, ChainHead
+from quotagov.governance.ports import AppendAttempt, AppendOutcome, ChainHead
 
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()

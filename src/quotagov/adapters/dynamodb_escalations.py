@@ -25,12 +25,8 @@ from botocore.exceptions import ClientError
 
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.escalations import (
-    BudgetSpentError,
-    EscalationConflictError,
-    OpenEscalationError,
-)
 from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.ports import BudgetSpentError, EscalationConflictError, OpenEscalationError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

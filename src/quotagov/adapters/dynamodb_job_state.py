@@ -29,7 +29,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from quotagov.governance.job_state_updates import StaleJobStateError
+from quotagov.governance.ports import StaleJobStateError
 
 FOREIGN_PREFIX = "FOREIGN#"
 BY_BATCH_JOB_ID = "byBatchJobId"

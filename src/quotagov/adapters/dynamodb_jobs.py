@@ -18,13 +18,12 @@ from botocore.exceptions import ClientError
 
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.clock import Clock
-from quotagov.governance.records import (
-    JobRecord,
+from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
     JobRecordNotFoundError,
-    SubmissionState,
 )
+from quotagov.governance.records import JobRecord, SubmissionState
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

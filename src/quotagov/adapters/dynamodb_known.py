@@ -15,8 +15,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from quotagov.adapters.dynamodb_audit import from_item, to_item
-from quotagov.governance.audit_chain import normalize
-from quotagov.governance.audit_known import Version
+from quotagov.governance.canonical import normalize
+from quotagov.governance.ports import Version
 
 
 def _sk(at_ms: int, tag: str = "") -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from quotagov.governance.submission import SubmissionQueueError
+from quotagov.governance.ports import SubmissionQueueError
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

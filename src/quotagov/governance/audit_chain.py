@@ -19,84 +19,20 @@ Pure Python: the storage is behind :class:`ChainStore` (adapter:
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
-from enum import Enum
-from typing import Any, Protocol
+from typing import Any
+
+from quotagov.governance.canonical import CanonicalFormError, canonical_json, normalize
+from quotagov.governance.ports.audit import AppendOutcome, ChainStore
 
 #: ``prevHash`` of the first record of a chain.
 GENESIS_HASH = "0" * 64
 
 #: Fields a sealed record carries besides the caller's body.
 CHAIN_FIELDS = ("chain", "seq", "dedupKey", "prevHash", "hash")
-
-
-class CanonicalFormError(ValueError):
-    """A value cannot be put in canonical JSON form (names the path and the fault)."""
-
-
-def _normal_number(value: int | float | Decimal, path: str) -> int | Decimal:
-    if isinstance(value, bool):  # pragma: no cover - handled by caller
-        raise CanonicalFormError(f"{path}: a boolean is not a number")
-    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite():
-        raise CanonicalFormError(f"{path}: {value!r} is not a finite number")
-    if number == number.to_integral_value():
-        return int(number)
-    return number.normalize()
-
-
-def normalize(value: Any, path: str = "$") -> Any:
-    """Return ``value`` with every number normalized (see module doc); shape unchanged.
-
-    Integral numbers become ``int``; others become a normalized ``Decimal``. Mappings
-    must have string keys; tuples become lists.
-
-    Raises:
-        CanonicalFormError: for non-finite numbers, non-string keys or unsupported types.
-    """
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int | float | Decimal):
-        return _normal_number(value, path)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise CanonicalFormError(f"{path}: key {key!r} is not a string")
-            out[key] = normalize(item, f"{path}.{key}")
-        return out
-    if isinstance(value, list | tuple):
-        return [normalize(item, f"{path}[{i}]") for i, item in enumerate(value)]
-    raise CanonicalFormError(f"{path}: {type(value).__name__} is not JSON data")
-
-
-def _encode(value: Any) -> str:
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    if isinstance(value, dict):
-        items = sorted(value.items())
-        return (
-            "{"
-            + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_encode(v)}" for k, v in items)
-            + "}"
-        )
-    if isinstance(value, list):
-        return "[" + ",".join(_encode(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text of ``value`` (sorted keys, no whitespace, normalized numbers).
-
-    Raises:
-        CanonicalFormError: see :func:`normalize`.
-    """
-    return _encode(normalize(value))
 
 
 def record_hash(record: Mapping[str, Any]) -> str:
@@ -123,74 +59,6 @@ def seal(
     record.update(chain=chain, seq=seq, dedupKey=dedup_key, prevHash=prev_hash)
     record["hash"] = record_hash(record)
     return record
-
-
-@dataclass(frozen=True)
-class ChainHead:
-    """The last record of a chain: its ``seq`` and ``hash``."""
-
-    seq: int
-    hash: str
-
-
-class AppendOutcome(Enum):
-    """What :meth:`ChainStore.try_append` did."""
-
-    APPENDED = "appended"  #: the record now holds its slot
-    DUPLICATE = "duplicate"  #: a record with the same dedup key exists; nothing written
-    SLOT_TAKEN = "slot-taken"  #: another writer holds that seq; try after it
-    CONFLICT = "conflict"  #: the store refused for a transient reason; retry
-
-
-@dataclass(frozen=True)
-class AppendAttempt:
-    """Result of one :meth:`ChainStore.try_append`.
-
-    Attributes:
-        outcome: what happened.
-        taken_by: for ``SLOT_TAKEN``, the record holding the slot (its seq and hash) when
-            the store returns it, so the writer can try the next slot without re-reading.
-    """
-
-    outcome: AppendOutcome
-    taken_by: ChainHead | None = None
-
-
-class ChainStore(Protocol):
-    """Storage of chains: append-only slots plus one dedup marker per record.
-
-    ``try_append`` must write the record and its dedup marker atomically, each only if
-    absent (the record on its ``(chain, seq)`` slot, the marker on ``(chain, dedupKey)``).
-    """
-
-    def head(self, chain: str) -> ChainHead | None:
-        """The last record of ``chain`` (strongly consistent), or None when it is empty."""
-        ...
-
-    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
-        """Put ``record`` (sealed) on its slot and its dedup marker, both if absent."""
-        ...
-
-    def find(self, chain: str, dedup_key: str) -> dict[str, Any] | None:
-        """The record of ``chain`` stored under ``dedup_key``, or None."""
-        ...
-
-    def records(self, chain: str) -> Iterable[dict[str, Any]]:
-        """Every record of ``chain`` in ``seq`` order (as stored, including forgeries)."""
-        ...
-
-    def markers(self, chain: str) -> dict[str, tuple[int, str]]:
-        """Every dedup marker of ``chain``: dedup key -> (seq, hash) of its record."""
-        ...
-
-    def chains(self) -> list[str]:
-        """Names of every chain in the registry written with each chain's record 1 (sorted)."""
-        ...
-
-    def stored_chains(self) -> list[str]:
-        """Names of every chain holding a record or a dedup marker (sorted), found from
-        those items rather than from the registry (may read the whole store)."""
-        ...
 
 
 class ChainIntegrityError(RuntimeError):

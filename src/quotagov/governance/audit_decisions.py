@@ -22,9 +22,9 @@ from typing import Any
 from quotagov.clock import Clock
 from quotagov.governance.audit_chain import ChainWriter
 from quotagov.governance.audit_events import iso_utc
-from quotagov.governance.audit_known import CONFIG, DECISION, VersionStore
+from quotagov.governance.audit_known import CONFIG, DECISION
 from quotagov.governance.audit_trail import queue_name
-from quotagov.governance.ports import ControllerDecision
+from quotagov.governance.ports import ControllerDecision, VersionStore
 
 
 class DecisionLog:

@@ -17,35 +17,11 @@ Storage is behind :class:`VersionStore` (adapter: ``quotagov.adapters.dynamodb_k
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from quotagov.governance.audit_diff import quota_share_configuration
 from quotagov.governance.ports import BatchNotFoundError, BatchPort
-
-
-@dataclass(frozen=True)
-class Version:
-    """One stored version: when (epoch ms), its tag, and the value."""
-
-    at_ms: int
-    tag: str
-    value: dict[str, Any]
-
-
-class VersionStore(Protocol):
-    """Add-only versions of values by ``(namespace, key)``."""
-
-    def put(self, namespace: str, key: str, at_ms: int, tag: str, value: Mapping[str, Any]) -> None:
-        """Store the version unless one with the same ``(at_ms, tag)`` exists (then no-op)."""
-        ...
-
-    def latest(
-        self, namespace: str, key: str, *, before_ms: int | None = None, since_ms: int = 0
-    ) -> Version | None:
-        """The newest version with ``since_ms <= at_ms < before_ms`` (no upper bound if None)."""
-        ...
-
+from quotagov.governance.ports.audit import VersionStore
 
 CONFIG = "CONFIG"
 DECISION = "DECISION"

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from quotagov.governance.audit_chain import ChainBreak, ChainHead, ChainStore, verify_chain
+from quotagov.governance.audit_chain import ChainBreak, verify_chain
+from quotagov.governance.ports import ChainHead, ChainStore
 
 
 @dataclass(frozen=True)

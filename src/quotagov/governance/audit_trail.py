@@ -38,7 +38,7 @@ from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance import audit_findings as rules
-from quotagov.governance.audit_chain import ChainStore, ChainWriter
+from quotagov.governance.audit_chain import ChainWriter
 from quotagov.governance.audit_diff import (
     apply_update,
     difference,
@@ -47,13 +47,15 @@ from quotagov.governance.audit_diff import (
 )
 from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
 from quotagov.governance.audit_events import AuditEventError as AuditEventError
-from quotagov.governance.audit_known import DECISION, LastKnownConfigurations, VersionStore
+from quotagov.governance.audit_known import DECISION, LastKnownConfigurations
 from quotagov.governance.ports import (
     BatchError,
     BatchNotFoundError,
     BatchPort,
+    ChainStore,
     ChatError,
     ChatNotifier,
+    VersionStore,
 )
 from quotagov.policy import Policy
 

@@ -54,7 +54,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance.job_state import JobTracking
@@ -68,6 +68,7 @@ from quotagov.governance.ports import (
     ControllerDecision,
     PostedMessage,
 )
+from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
 from quotagov.governance.records import client_token_for
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
 
@@ -128,56 +129,6 @@ class DispositionForbiddenError(DispositionError):
 
 class InvalidChoiceError(DispositionError, ValueError):
     """The choice is not one of the choices offered for this job (HTTP 400)."""
-
-
-class JobStateStore(Protocol):
-    """The job-record operations job-state handling and dispositions need.
-
-    Items are the ``JobsTable`` items as dicts (submission fields plus ``jobState``,
-    ``jobStateFacts``, ``jobStateVersion``, ``disposition``, ``successorIds``).
-    Implemented by :class:`quotagov.adapters.dynamodb_job_state.DynamoDBJobStateStore`.
-    """
-
-    def find_submission_id(self, batch_job_id: str) -> str | None:
-        """The submission id whose ``batchJobId`` is ``batch_job_id``, or None."""
-        ...
-
-    def get(self, submission_id: str) -> dict[str, Any] | None:
-        """The item (strongly consistent read), or None."""
-        ...
-
-    def transition_disposition(
-        self,
-        submission_id: str,
-        *,
-        expected_status: str | None,
-        disposition: Mapping[str, Any],
-        successor_id: str | None = None,
-        expected_lease: float | None = None,
-    ) -> bool:
-        """Write ``disposition`` if the recorded one has ``expected_status`` (None = no
-        disposition yet); also append ``successor_id`` to ``successorIds``. False when the
-        condition failed (someone else moved first). With ``expected_lease`` the recorded
-        ``leaseUntil`` (absent counts as 0) must equal it too."""
-        ...
-
-    def put_successor(self, item: Mapping[str, Any]) -> bool:
-        """Create the successor's item unless one with its ``pk`` exists; True if created."""
-        ...
-
-    def set_batch_job_id(
-        self, submission_id: str, batch_job_id: str, *, batch_job_arn: str | None = None
-    ) -> None:
-        """Record the Batch job id (and ARN) of a (successor) submission: state SUBMITTED."""
-        ...
-
-
-class SuccessorSubmitter(Protocol):
-    """Sends a successor record to Batch; returns the ``SubmitServiceJob`` response."""
-
-    def __call__(self, successor: Mapping[str, Any]) -> dict[str, Any]:
-        """Submit ``successor`` (its ``clientToken`` included); ``{jobId, jobArn, jobName}``."""
-        ...
 
 
 @dataclass

@@ -36,9 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from quotagov.clock import Clock
-from quotagov.governance.escalations import GovernedJob, GovernedJobs
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
-from quotagov.governance.ports import BatchNotFoundError, BatchPort
+from quotagov.governance.ports import BatchNotFoundError, BatchPort, GovernedJob, GovernedJobs
 from quotagov.policy.models import Policy
 from quotagov.scheduler import Engine, JobSpec, Options, ShareConfig
 

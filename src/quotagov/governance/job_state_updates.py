@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from quotagov.governance.dispositions import (
     SYSTEM_ACTOR,
     DispositionDeps,
     DispositionOutcome,
-    JobStateStore,
     on_job_state,
 )
 from quotagov.governance.job_state import (
@@ -38,46 +37,11 @@ from quotagov.governance.job_state import (
     summarize,
 )
 from quotagov.governance.ports import BatchNotFoundError
+from quotagov.governance.ports.jobs import JobStateRepository, StaleJobStateError
 from quotagov.governance.submission import SUBMISSION_TAG
 
 #: Attempts at the read-fold-write cycle before giving up (the event is then retried).
 MAX_WRITE_ATTEMPTS = 8
-
-
-class JobStateRepository(JobStateStore, Protocol):
-    """:class:`JobStateStore` plus the job-state writes (adapter: DynamoDBJobStateStore)."""
-
-    def save_job_state(
-        self,
-        submission_id: str,
-        *,
-        facts: Mapping[str, Any],
-        summary: Mapping[str, Any],
-        expected_version: int,
-    ) -> int:
-        """Conditional write of facts and summary; raises a stale-version error."""
-        ...
-
-    def is_foreign(self, batch_job_id: str) -> bool:
-        """True when an event of this service job was already recorded as foreign."""
-        ...
-
-    def record_foreign(
-        self,
-        batch_job_id: str,
-        *,
-        status: str,
-        event_time_ms: int,
-        job_queue: str | None,
-        job_name: str | None,
-        quota_share_name: str | None,
-    ) -> None:
-        """Note an event of a job quotagov did not submit."""
-        ...
-
-
-class StaleJobStateError(Exception):
-    """``jobStateVersion`` changed since it was read (another event was folded in first)."""
 
 
 class JobStateConflictError(Exception):

@@ -18,9 +18,9 @@ The storage port :class:`JobsRepository` is implemented by
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -146,86 +146,3 @@ class JobRecord(BaseModel):
     def from_item(cls, item: Mapping[str, Any]) -> JobRecord:
         """Build a record from a stored item (plain Python values, numbers as int/float)."""
         return cls.model_validate(dict(item))
-
-
-class JobRecordError(Exception):
-    """Base of the repository's errors. ``submission_id`` names the record."""
-
-    def __init__(self, submission_id: str, message: str) -> None:
-        super().__init__(f"job record {submission_id}: {message}")
-        self.submission_id = submission_id
-
-
-class JobRecordExistsError(JobRecordError):
-    """:meth:`JobsRepository.create` found a record with the same ``pk``."""
-
-
-class JobRecordNotFoundError(JobRecordError):
-    """No record has this submission id."""
-
-
-class JobRecordConflictError(JobRecordError):
-    """A conditional write lost: the record's ``version`` or ``state`` was not the expected one.
-
-    Attributes:
-        current: the record as stored now, when the store returned it (else None).
-    """
-
-    def __init__(self, submission_id: str, message: str, current: JobRecord | None) -> None:
-        super().__init__(submission_id, message)
-        self.current = current
-
-
-class JobsRepository(Protocol):
-    """Storage of :class:`JobRecord` items; every write is conditional.
-
-    Every successful write sets ``updatedAt`` (epoch seconds, from the caller's clock)
-    and increments ``version`` by one.
-    """
-
-    def create(self, record: JobRecord) -> JobRecord:
-        """Store a new record (``version`` becomes 1).
-
-        Raises:
-            JobRecordExistsError: a record with ``record.pk`` exists already.
-        """
-        ...
-
-    def get(self, submission_id: str) -> JobRecord | None:
-        """The record of ``submission_id`` (strongly consistent read), or None."""
-        ...
-
-    def get_by_batch_job_id(self, batch_job_id: str) -> JobRecord | None:
-        """The record whose ``batchJobId`` is ``batch_job_id`` (GSI ``byBatchJobId``), or None.
-
-        The index is eventually consistent; callers that just wrote the record should
-        use :meth:`get`.
-        """
-        ...
-
-    def update(
-        self,
-        submission_id: str,
-        changes: Mapping[str, Any],
-        *,
-        expected_version: int | None = None,
-        expected_states: Collection[SubmissionState] | None = None,
-    ) -> JobRecord:
-        """Set the attributes in ``changes`` (a None value removes the attribute).
-
-        Args:
-            submission_id: the record's ``pk``.
-            changes: attribute name -> new value; ``pk``, ``version`` and ``updatedAt``
-                are managed by the repository and may not be given.
-            expected_version: write only if the stored ``version`` equals this.
-            expected_states: write only if the stored ``state`` is one of these.
-
-        Returns:
-            The record as stored after the write.
-
-        Raises:
-            JobRecordNotFoundError: no record has this id.
-            JobRecordConflictError: a condition failed (``current`` holds the record).
-            ValueError: ``changes`` names a managed attribute.
-        """
-        ...

@@ -27,7 +27,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance.ports import (
@@ -36,15 +36,12 @@ from quotagov.governance.ports import (
     BatchError,
     BatchPort,
     ControllerDecision,
-)
-from quotagov.governance.records import (
-    JobRecord,
     JobRecordConflictError,
     JobRecordExistsError,
     JobsRepository,
-    SubmissionState,
-    client_token_for,
 )
+from quotagov.governance.ports.jobs import SubmissionQueue, SubmissionQueueError
+from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy
@@ -57,31 +54,6 @@ SUBMISSION_NAMESPACE = uuid.UUID("6f1d7c52-0b8e-4c1e-9a43-2f7d3e5b9a10")
 SUBMISSION_TAG = "quotagov:submissionId"
 #: ``serviceJobType`` of SageMaker training service jobs.
 SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
-
-
-class SubmissionQueue(Protocol):
-    """The submission queue: carries submission ids from the API to the submit worker."""
-
-    def send(self, submission_id: str) -> None:
-        """Queue ``submission_id`` for ``SubmitServiceJob``.
-
-        Raises:
-            SubmissionQueueError: the queue did not take the message.
-        """
-        ...
-
-
-class SubmissionQueueError(Exception):
-    """The submission queue did not accept a message (retry the request later).
-
-    Attributes:
-        submission_id: the submission that could not be queued (None when raised by a
-            queue adapter, which only knows the message).
-    """
-
-    def __init__(self, message: str, submission_id: str | None = None) -> None:
-        super().__init__(message)
-        self.submission_id = submission_id
 
 
 #: Record attribute (bool) set on a ``FAILED`` record whose only fault is that the

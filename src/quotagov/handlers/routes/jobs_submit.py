@@ -38,9 +38,10 @@ router = Router()  # type: ignore[no-untyped-call]
 )
 def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str]:
     """Receive ``submission`` from the caller in the request context."""
+    from quotagov.governance.ports import SubmissionQueueError
     from quotagov.governance.records import SubmissionState
     from quotagov.governance.routing import NotATeamMemberError
-    from quotagov.governance.submission import SubmissionQueueError, receive_submission
+    from quotagov.governance.submission import receive_submission
     from quotagov.handlers.deps import submission_deps
 
     principal = principal_of(router.current_event.raw_event)

@@ -1,0 +1,150 @@
+"""Audit ports: the decision sink the use cases write to, and the audit storage.
+
+- :class:`AuditSink` (with :class:`ControllerDecision`): how a use case hands one of
+  the controller's own decisions to the audit log.
+- :class:`ChainStore` (with :class:`ChainHead`, :class:`AppendAttempt`,
+  :class:`AppendOutcome`): the hash chains' append-only slots and dedup markers
+  (adapter: ``quotagov.adapters.dynamodb_audit``).
+- :class:`VersionStore` (with :class:`Version`): add-only versions of configurations
+  and decisions (adapter: ``quotagov.adapters.dynamodb_known``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ControllerDecision:
+    """One decision of the controller itself, for the audit log.
+
+    Attributes:
+        action: what was decided, e.g. ``"SubmissionRefused"``, ``"EscalationApproved"``,
+            ``"DispositionApplied"``.
+        actor: who decided: a principal ARN, a Slack user id, or ``"quotagov"``.
+        job_queue: the governed job queue (ARN or name); the audit chain is per queue.
+        resource: what it is about (a submission id, a service job id, an escalation id).
+        details: JSON-serialisable facts of the decision (reasons, priorities, ...).
+        decision_id: a stable id; writing the same id twice stores one record.
+    """
+
+    action: str
+    actor: str
+    job_queue: str
+    resource: str
+    decision_id: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+class AuditSink(Protocol):
+    """The one small interface through which use cases append to the audit log."""
+
+    def record_decision(self, decision: ControllerDecision) -> None:
+        """Append ``decision``; idempotent on ``decision.decision_id``."""
+        ...
+
+
+class NullAuditSink:
+    """An :class:`AuditSink` that keeps decisions in memory (for wiring without an audit table)."""
+
+    def __init__(self) -> None:
+        self.decisions: list[ControllerDecision] = []
+
+    def record_decision(self, decision: ControllerDecision) -> None:
+        """Keep ``decision`` in :attr:`decisions`, once per ``decision_id``."""
+        if all(d.decision_id != decision.decision_id for d in self.decisions):
+            self.decisions.append(decision)
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    """The last record of a chain: its ``seq`` and ``hash``."""
+
+    seq: int
+    hash: str
+
+
+class AppendOutcome(Enum):
+    """What :meth:`ChainStore.try_append` did."""
+
+    APPENDED = "appended"  #: the record now holds its slot
+    DUPLICATE = "duplicate"  #: a record with the same dedup key exists; nothing written
+    SLOT_TAKEN = "slot-taken"  #: another writer holds that seq; try after it
+    CONFLICT = "conflict"  #: the store refused for a transient reason; retry
+
+
+@dataclass(frozen=True)
+class AppendAttempt:
+    """Result of one :meth:`ChainStore.try_append`.
+
+    Attributes:
+        outcome: what happened.
+        taken_by: for ``SLOT_TAKEN``, the record holding the slot (its seq and hash) when
+            the store returns it, so the writer can try the next slot without re-reading.
+    """
+
+    outcome: AppendOutcome
+    taken_by: ChainHead | None = None
+
+
+class ChainStore(Protocol):
+    """Storage of chains: append-only slots plus one dedup marker per record.
+
+    ``try_append`` must write the record and its dedup marker atomically, each only if
+    absent (the record on its ``(chain, seq)`` slot, the marker on ``(chain, dedupKey)``).
+    """
+
+    def head(self, chain: str) -> ChainHead | None:
+        """The last record of ``chain`` (strongly consistent), or None when it is empty."""
+        ...
+
+    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
+        """Put ``record`` (sealed) on its slot and its dedup marker, both if absent."""
+        ...
+
+    def find(self, chain: str, dedup_key: str) -> dict[str, Any] | None:
+        """The record of ``chain`` stored under ``dedup_key``, or None."""
+        ...
+
+    def records(self, chain: str) -> Iterable[dict[str, Any]]:
+        """Every record of ``chain`` in ``seq`` order (as stored, including forgeries)."""
+        ...
+
+    def markers(self, chain: str) -> dict[str, tuple[int, str]]:
+        """Every dedup marker of ``chain``: dedup key -> (seq, hash) of its record."""
+        ...
+
+    def chains(self) -> list[str]:
+        """Names of every chain in the registry written with each chain's record 1 (sorted)."""
+        ...
+
+    def stored_chains(self) -> list[str]:
+        """Names of every chain holding a record or a dedup marker (sorted), found from
+        those items rather than from the registry (may read the whole store)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Version:
+    """One stored version: when (epoch ms), its tag, and the value."""
+
+    at_ms: int
+    tag: str
+    value: dict[str, Any]
+
+
+class VersionStore(Protocol):
+    """Add-only versions of values by ``(namespace, key)``."""
+
+    def put(self, namespace: str, key: str, at_ms: int, tag: str, value: Mapping[str, Any]) -> None:
+        """Store the version unless one with the same ``(at_ms, tag)`` exists (then no-op)."""
+        ...
+
+    def latest(
+        self, namespace: str, key: str, *, before_ms: int | None = None, since_ms: int = 0
+    ) -> Version | None:
+        """The newest version with ``since_ms <= at_ms < before_ms`` (no upper bound if None)."""
+        ...
