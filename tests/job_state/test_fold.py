@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from quotagov.batch_semantics import lost_seconds
 from quotagov.governance.job_state import (
     JobTracking,
     StateEvent,
     UnknownStatusError,
     fold,
     fold_all,
-    lost_work_seconds,
     new_preemptions,
     preemption_kind,
     summarize,
@@ -119,12 +119,12 @@ def test_unknown_status_and_missing_job_id_are_refused_with_the_field() -> None:
 
 
 def test_lost_work_rule() -> None:
-    assert lost_work_seconds(1500, 600) == 300
-    assert lost_work_seconds(1200, 600) == 0
-    assert lost_work_seconds(59, 600) == 59
-    assert lost_work_seconds(59, None) == 59
+    assert lost_seconds(1500, 600) == 300
+    assert lost_seconds(1200, 600) == 0
+    assert lost_seconds(59, 600) == 59
+    assert lost_seconds(59, None) == 59
     with pytest.raises(ValueError, match="run_seconds"):
-        lost_work_seconds(-1, 600)
+        lost_seconds(-1, 600)
 
 
 def test_preemption_kind_from_share_configuration() -> None:

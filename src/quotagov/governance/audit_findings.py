@@ -29,11 +29,6 @@ from typing import Any
 from quotagov.governance.audit_diff import difference, quota_share_configuration
 from quotagov.policy import Policy
 
-#: Service job states that hold capacity (facts sheet 1.5: preemptible states).
-CAPACITY_HOLDING_STATES = ("SCHEDULED", "STARTING", "RUNNING")
-#: Service job states of a job still "in" a share (not finished).
-ACTIVE_STATES = ("SUBMITTED", "PENDING", "RUNNABLE", *CAPACITY_HOLDING_STATES)
-
 
 @dataclass(frozen=True)
 class ShareUsage:

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.batch_semantics import ACTIVE_STATUSES, HOLDING_STATUSES
 from quotagov.clock import Clock
 from quotagov.governance import audit_findings as rules
 from quotagov.governance.audit_chain import ChainWriter
@@ -364,7 +365,7 @@ class AuditTrail:
         for status in states:
             for job in self._list(queue, share, status, errors):
                 active.append(str(job["jobId"]))
-                if status in rules.CAPACITY_HOLDING_STATES:
+                if status in HOLDING_STATUSES:
                     holding.append(str(job["jobId"]))
                     count(job.get("capacityUsage") or [])
         if since_ms is not None:
@@ -406,9 +407,7 @@ class AuditTrail:
         queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
         findings: list[dict[str, str]] = []
         if call.eventName == "DeleteQuotaShare":
-            usage = self._usage(
-                queue_ref, share, rules.ACTIVE_STATES, errors, since_ms=call.event_ms
-            )
+            usage = self._usage(queue_ref, share, ACTIVE_STATUSES, errors, since_ms=call.event_ms)
             findings += rules.deleted_with_jobs(share, usage)
             if governed:
                 findings += rules.policy_drift(share, None, self._policy)
@@ -420,9 +419,9 @@ class AuditTrail:
             after = apply_update(before, params, quota_share=True)
         states: tuple[str, ...] = ()
         if after.get("state") == "DISABLED":
-            states = rules.ACTIVE_STATES
+            states = ACTIVE_STATUSES
         elif "capacityLimits" in quota_share_configuration(params):
-            states = rules.CAPACITY_HOLDING_STATES
+            states = HOLDING_STATUSES
         usage = (
             self._usage(queue_ref, share, states, errors, since_ms=call.event_ms)
             if states

@@ -56,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.batch_semantics import failed_on_retries
 from quotagov.clock import Clock
 from quotagov.governance.job_state import JobTracking
 from quotagov.governance.ports import (
@@ -248,21 +249,6 @@ class DispositionOutcome:
 # --- pure rules -----------------------------------------------------------------------
 
 
-def retries_exhausted(
-    status: str, preempted_attempt_count: int, preemption_retries: int | None
-) -> bool:
-    """True when a job FAILED because its preemption retries ran out.
-
-    Rule (AWS Batch ``preemptionRetriesBeforeTermination``, reference §1.5): a job may be
-    re-queued after preemption ``N`` times; the next preemption terminates it (``N = 0``:
-    the first one does). So exhaustion is ``FAILED`` with more preempted attempts than
-    ``N``. Without a limit (None) preemption never fails a job.
-    """
-    if status != "FAILED" or preemption_retries is None:
-        return False
-    return preempted_attempt_count > preemption_retries
-
-
 def thrash_detected(stop_times_ms: Sequence[int], guard: ThrashGuard) -> bool:
     """True when ``guard.preemptions`` preemptions stopped within ``guard.windowSeconds``.
 
@@ -404,7 +390,7 @@ def on_job_state(
         return None
     retries = record.get("preemptionRetriesBeforeTermination")
     retries = None if retries is None else int(retries)
-    if retries_exhausted(tracking.status, tracking.preemption_count, retries):
+    if failed_on_retries(tracking.status, tracking.preemption_count, retries):
         return _open_exhausted(record, tracking, workload_class, deps)
     guard = workload_class.thrashGuard
     if guard is not None and not tracking.is_terminal:
@@ -1063,6 +1049,5 @@ __all__ = [
     "disposition_blocks",
     "next_share",
     "on_job_state",
-    "retries_exhausted",
     "thrash_detected",
 ]

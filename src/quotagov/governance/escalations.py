@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.batch_semantics import is_terminal
 from quotagov.clock import Clock
 from quotagov.governance.escalation_records import (
     FINAL_STATUSES,
@@ -90,7 +91,6 @@ logger = logging.getLogger(__name__)
 MAX_APPLY_ATTEMPTS = 5
 
 #: Batch statuses after which a job never runs again (spec/scenario-format.md).
-TERMINAL_JOB_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 
 #: An APPROVED request claimed longer ago than this (seconds, measured from
 #: ``claimed_at``) whose ``UpdateServiceJob`` never finished belongs to an invocation
@@ -321,7 +321,7 @@ class Escalations:
             ) from None
         description = self._describe(request, job)
         status = str(description.get("status", ""))
-        if status in TERMINAL_JOB_STATUSES:
+        if is_terminal(status):
             raise self._refuse(
                 request, f"jobId: job {job.job_name!r} is {status}; it will not run again"
             )

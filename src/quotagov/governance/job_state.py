@@ -38,27 +38,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar
 
-from quotagov.scheduler.state import JobStatus
+from quotagov.batch_semantics import (
+    STATUS_RANK,
+    TERMINAL_STATUSES,
+    lost_seconds,
+)
 
 _T = TypeVar("_T", int, float, str)
-
-#: Statuses of a service job (``DescribeServiceJob.status``, botocore ``batch`` model).
-SERVICE_JOB_STATUSES: tuple[str, ...] = get_args(JobStatus)
-TERMINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
-
-#: Order of statuses inside one attempt (reference §3.1); terminal ones rank highest.
-_STATUS_RANK = {
-    "SUBMITTED": 0,
-    "PENDING": 1,
-    "RUNNABLE": 2,
-    "SCHEDULED": 3,
-    "STARTING": 4,
-    "RUNNING": 5,
-    "SUCCEEDED": 6,
-    "FAILED": 6,
-}
 
 
 class UnknownStatusError(ValueError):
@@ -188,7 +176,7 @@ class StateEvent:
         if not job_id:
             raise ValueError("detail.jobId: missing or empty")
         status = detail.get("status")
-        if status not in _STATUS_RANK:
+        if status not in STATUS_RANK:
             raise UnknownStatusError(f"detail.status: {status!r} is not a service-job status")
         attempts = tuple(
             a for a in (Attempt.from_api(raw) for raw in detail.get("attempts") or ()) if a
@@ -240,7 +228,7 @@ def progress_key(event: StateEvent) -> ProgressKey:
         terminal,
         finished,
         started,
-        _STATUS_RANK[event.status],
+        STATUS_RANK[event.status],
         event.event_time_ms,
         event.event_id,
     )
@@ -539,27 +527,6 @@ class JobStateSummary:
         return {k: v for k, v in raw.items() if v is not None}
 
 
-def lost_work_seconds(run_seconds: float, checkpoint_interval_seconds: float | None) -> float:
-    """Work lost when an attempt that ran ``run_seconds`` is preempted.
-
-    With checkpoints every ``checkpoint_interval_seconds`` from the attempt's start,
-    the work since the last one is lost: ``run_seconds % interval``. Without
-    checkpointing (None or 0) the whole attempt is lost. Seconds in, seconds out.
-
-    Raises:
-        ValueError: for a negative run time or interval.
-    """
-    if run_seconds < 0:
-        raise ValueError(f"run_seconds: must be >= 0, got {run_seconds}")
-    if checkpoint_interval_seconds is None or checkpoint_interval_seconds == 0:
-        return run_seconds
-    if checkpoint_interval_seconds < 0:
-        raise ValueError(
-            f"checkpointIntervalSeconds: must be >= 0, got {checkpoint_interval_seconds}"
-        )
-    return run_seconds % checkpoint_interval_seconds
-
-
 def preemption_kind(
     strategy: str | None, in_share_preemption: str | None, *, borrows: bool | None = None
 ) -> str:
@@ -634,7 +601,7 @@ def summarize(
                 else attempt.stopped_at_ms
             )
             run = max(0, attempt.stopped_at_ms - start) / 1000
-            lost = lost_work_seconds(run, checkpoint_interval_seconds)
+            lost = lost_seconds(run, checkpoint_interval_seconds)
             lost_instance = lost * count
         preemptions.append(
             PreemptionRecord(

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from quotagov.batch_semantics import lost_seconds
 from quotagov.local.lambda_events import iso_time
 from quotagov.local.runtime import ApiResponse, LocalRuntime
 from quotagov.local.slack_clicks import ButtonNotFoundError, block_actions_payload, signed_form
@@ -256,7 +257,7 @@ class Demo:
         """Check that each preemption of ``name`` lost the work since its last checkpoint."""
         lost = self.lost_work(name)
         self.check(
-            bool(lost) and all(work == run % interval for run, work in lost),
+            bool(lost) and all(work == lost_seconds(run, interval) for run, work in lost),
             f"{name}: each preemption lost the work since its last checkpoint (got {lost})",
         )
         for run, work in lost:

@@ -9,7 +9,7 @@ Pure Python, no AWS imports. Contract: ``../shared/spec/scenario-format.md``.
 Modules: :mod:`.models` (inputs), :mod:`.quota` (limit/used/free/idle/borrowed),
 :mod:`.admission` (within quota, borrowing, DISABLED shares), :mod:`.queueing`
 (queue order, BEST_EFFORT_FIFO), :mod:`.cycle` (the scheduling pass),
-:mod:`.preemption` (cross-share reclaim, in-share, victim order), :mod:`.lost_work`
+:mod:`.preemption` (cross-share reclaim, in-share, victim order), :mod:`quotagov.batch_semantics`
 (checkpoints, restart overhead, retries), :mod:`.engine`, :mod:`.scenario`,
 :mod:`.simulation`, :mod:`.metrics`.
 """

@@ -40,9 +40,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.batch_semantics import preemption_outcome, retries_exhausted
 from quotagov.scheduler.admission import accepts_submissions
 from quotagov.scheduler.cycle import run_pass
-from quotagov.scheduler.lost_work import preemption_outcome, retries_exhausted
 from quotagov.scheduler.models import (
     MAX_SHARES,
     CapacityLimit,

@@ -7,25 +7,14 @@ Job states and transition reasons are the scenario format's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
+from quotagov.batch_semantics import HOLDING_STATUSES as HOLDING_STATES
+from quotagov.batch_semantics import TERMINAL_STATUSES as TERMINAL_STATES
+from quotagov.batch_semantics import JobStatus, PreemptionKind
 from quotagov.scheduler.models import JobSpec
 
-JobStatus = Literal[
-    "SUBMITTED",
-    "PENDING",
-    "RUNNABLE",
-    "SCHEDULED",
-    "STARTING",
-    "RUNNING",
-    "SUCCEEDED",
-    "FAILED",
-]
-PreemptionKind = Literal["CROSS_SHARE", "IN_SHARE"]
+__all__ = ["HOLDING_STATES", "TERMINAL_STATES", "JobStatus", "PreemptionKind"]
 
-#: States in which a job holds its instances (``used(s,u)`` counts them).
-HOLDING_STATES: frozenset[str] = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
-TERMINAL_STATES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED"})
 
 # Transition reasons (spec "Output": reason says why).
 REASON_SUBMITTED = "SUBMITTED"

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.adapters.simbatch.payload import TrainingRequest
+from quotagov.batch_semantics import is_terminal
 
 HOLDING_STATUSES = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
-TERMINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 
 
 @dataclass(slots=True)
@@ -120,4 +120,4 @@ class ServiceJob:
     @property
     def terminal(self) -> bool:
         """True once SUCCEEDED or FAILED."""
-        return self.status in TERMINAL_STATUSES
+        return is_terminal(self.status)
