@@ -191,14 +191,14 @@ def main() -> None:
     for active in args.jobs:
         with mock_aws():
             world = _setup(active)
-            use_case = wiring.services().get("escalations")
+            use_case = wiring.services().escalations
             waiting = [
                 job["jobId"]
                 for job in world["batch"].list_service_jobs(
                     jobQueue=world["policy"].jobQueue, jobStatus="RUNNABLE"
                 )["jobSummaryList"]
             ]
-            lookup = JobRecordLookup(wiring.services().get("jobs"))
+            lookup = JobRecordLookup(wiring.services().jobs)
             previews = []
             for job_id in waiting[:5]:
                 job = lookup.find(job_id)

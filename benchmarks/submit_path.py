@@ -169,7 +169,7 @@ def worker_cpu_per_message() -> float:
     )
     # FilePolicySource re-reads the file per call; Lambda's SSM source is cached, so
     # give the worker the parsed policy once, like a warm Lambda holds it.
-    wiring.services().set("policy", wiring.services().get("policy_source").current())
+    wiring.services().set("policy", wiring.services().policy_source.current())
     now = int(time.time())
     alice = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
     for i in range(MESSAGES + 100):

@@ -1,26 +1,101 @@
-"""The composition root: builds the adapters a handler needs, once per process.
+"""The composition root: builds the adapters and use cases a handler needs, once per process.
 
-Handlers call :func:`services` and pass what they need to a use case. The local
-runtime and the tests call :func:`override` to inject the simulated Batch, a manual
-clock, a fake Slack client and so on; :func:`reset` drops everything built so far.
+:class:`Services` has one typed attribute per dependency (``services().batch`` is a
+:class:`~quotagov.governance.ports.BatchPort`, ``services().escalations`` an
+:class:`~quotagov.governance.escalations.Escalations`), built on first use. Handlers
+call :func:`services`; the local runtime and the tests call :func:`override` (or
+:meth:`Services.set`) to inject the simulated Batch, a manual clock, a fake Slack
+client and so on; :func:`reset` drops everything built so far.
 
-Only this module and ``quotagov.adapters`` decide which concrete adapter is used.
+Only this module decides which concrete adapter is used. Adapters are imported inside
+the builders, so importing this module loads neither boto3 nor slack_sdk (Lambda cold
+start). Nothing under ``governance/``, ``policy/`` or ``scheduler/`` imports it.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from quotagov.clock import Clock, SystemClock
 from quotagov.settings import Settings
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    from quotagov.adapters.slack import SlackCredentials
+    from quotagov.governance.audit_trail import AuditTrail
+    from quotagov.governance.dispositions import DispositionDeps
+    from quotagov.governance.escalations import Escalations
+    from quotagov.governance.job_state_updates import JobStateDeps
+    from quotagov.governance.pacing import Pacer
+    from quotagov.governance.ports import (
+        AuditSink,
+        BatchPort,
+        ChainStore,
+        ChatNotifier,
+        EscalationRepository,
+        JobsRepository,
+        JobStateRepository,
+        SubmissionQueue,
+        VersionStore,
+    )
+    from quotagov.governance.submission import SubmissionDeps
+    from quotagov.policy.loading import FilePolicySource, SsmPolicySource
+    from quotagov.policy.models import Policy
+
+_T = TypeVar("_T")
+
+#: ``(response_url, text) -> None``: an ephemeral answer to the Slack user who clicked.
+SlackResponder = Callable[[str, str], None]
+
+
+class _Dependency(Generic[_T]):
+    """A typed, lazily built dependency of :class:`Services` (a descriptor).
+
+    ``cached=True``: built once per :class:`Services` (thread-safe). ``cached=False``:
+    built on every read (for values that refresh themselves, like the policy read
+    through Powertools Parameters' cache, and the use cases built on it). A value put in
+    with :meth:`Services.set` wins over the builder either way.
+    """
+
+    def __init__(self, build: Callable[[Services], _T], *, cached: bool) -> None:
+        self._build = build
+        self._cached = cached
+        self.name = build.__name__
+        self.__doc__ = build.__doc__
+
+    @overload
+    def __get__(self, instance: None, owner: type[Services]) -> _Dependency[_T]: ...
+
+    @overload
+    def __get__(self, instance: Services, owner: type[Services]) -> _T: ...
+
+    def __get__(self, instance: Services | None, owner: type[Services]) -> _T | _Dependency[_T]:
+        if instance is None:
+            return self
+        value: _T = instance._resolve(self.name, self._build, self._cached)
+        return value
+
+
+def dependency(*, cached: bool = True) -> Callable[[Callable[[Services], _T]], _Dependency[_T]]:
+    """Decorate a builder method of :class:`Services` as a typed dependency."""
+
+    def wrap(build: Callable[[Services], _T]) -> _Dependency[_T]:
+        return _Dependency(build, cached=cached)
+
+    return wrap
+
 
 class Services:
-    """Lazily built dependencies of the use cases.
+    """Lazily built, typed dependencies of the use cases (one attribute each).
 
-    Values put in with :meth:`set` win over built ones. Each ``get`` of a name builds
-    the dependency once (thread-safe) with the builder registered for it.
+    Args:
+        settings: the environment's settings (default: read from ``os.environ``).
+
+    Reading a dependency whose setting is missing raises ``RuntimeError`` naming the
+    environment variable (:meth:`Settings.require`).
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
@@ -28,82 +103,275 @@ class Services:
         self._values: dict[str, Any] = {}
         self._lock = threading.RLock()
 
+    @classmethod
+    def names(cls) -> frozenset[str]:
+        """The names of every dependency (what :meth:`set` and :func:`override` accept)."""
+        return frozenset(
+            name
+            for klass in cls.__mro__
+            for name, value in vars(klass).items()
+            if isinstance(value, _Dependency)
+        )
+
     def set(self, name: str, value: Any) -> None:
-        """Inject ``value`` as the dependency ``name``."""
+        """Inject ``value`` as the dependency ``name``.
+
+        Raises:
+            KeyError: ``name`` is not a dependency of :class:`Services`.
+        """
+        if name not in self.names():
+            raise KeyError(f"no dependency named {name!r}")
         with self._lock:
             self._values[name] = value
 
-    def get(self, name: str) -> Any:
-        """Return the dependency ``name``, building it on first use.
-
-        Raises:
-            KeyError: when no builder is registered for ``name`` and none was set.
-        """
+    def _resolve(self, name: str, build: Callable[[Services], Any], cached: bool) -> Any:
         with self._lock:
-            if name not in self._values:
-                try:
-                    builder = _BUILDERS[name]
-                except KeyError:
-                    raise KeyError(f"no dependency named {name!r} is registered") from None
-                if name in _UNCACHED:
-                    return builder(self)
-                self._values[name] = builder(self)
-            return self._values[name]
+            if name in self._values:
+                return self._values[name]
+            value = build(self)
+            if cached:
+                self._values[name] = value
+            return value
 
-    @property
+    # --- time -----------------------------------------------------------------------
+
+    @dependency()
     def clock(self) -> Clock:
-        """The clock used by every use case (wall clock unless overridden)."""
-        clock: Clock = self.get("clock")
-        return clock
+        """The clock of every use case (the wall clock unless overridden)."""
+        return SystemClock()
+
+    # --- AWS Batch --------------------------------------------------------------------
+
+    @dependency()
+    def batch(self) -> BatchPort:
+        """The boto3 Batch adapter (``quotagov.adapters.batch_boto3``)."""
+        from quotagov.adapters.batch_boto3 import build_batch
+
+        return build_batch(self.settings)
+
+    @dependency()
+    def submit_pacer(self) -> Pacer:
+        """Paces ``SubmitServiceJob`` to 2 calls/s per worker (virtual clocks are advanced)."""
+        import time
+
+        from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+
+        clock = self.clock
+        sleep = getattr(clock, "advance", None) or time.sleep
+        return Pacer(SUBMIT_CALLS_PER_SECOND, clock, sleep)
+
+    # --- policy -----------------------------------------------------------------------
+
+    @dependency()
+    def policy_source(self) -> SsmPolicySource | FilePolicySource:
+        """Where the policy comes from: ``POLICY_FILE`` locally, else SSM ``POLICY_PARAMETER``."""
+        from quotagov.policy.loading import policy_source
+
+        return policy_source(self.settings.policy_file, self.settings.policy_parameter)
+
+    @dependency(cached=False)
+    def policy(self) -> Policy:
+        """The current policy (the source caches: SSM through Powertools, 300 s)."""
+        return self.policy_source.current()
+
+    # --- job records, submission queue, idempotency -----------------------------------
+
+    @dependency()
+    def jobs(self) -> JobsRepository:
+        """``JobsTable`` repository of :class:`JobRecord` (``JOBS_TABLE``)."""
+        from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
+
+        return DynamoDBJobsRepository(self.settings.require("jobs_table"), self.clock)
+
+    @dependency()
+    def job_state_store(self) -> JobStateRepository:
+        """``JobsTable`` items as dicts, for job state and dispositions (``JOBS_TABLE``)."""
+        from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
+
+        return DynamoDBJobStateStore.from_name(self.settings.require("jobs_table"))
+
+    @dependency()
+    def submission_queue(self) -> SubmissionQueue:
+        """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
+        from quotagov.adapters.sqs_queue import SqsSubmissionQueue
+
+        return SqsSubmissionQueue(self.settings.require("submission_queue_url"))
+
+    @dependency()
+    def idempotency(self) -> DynamoDBPersistenceLayer:
+        """Powertools Idempotency on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
+
+    # --- escalations ------------------------------------------------------------------
+
+    @dependency()
+    def escalations_table(self) -> EscalationRepository:
+        """``EscalationsTable`` (``ESCALATIONS_TABLE``)."""
+        import boto3
+
+        from quotagov.adapters.dynamodb_escalations import EscalationsTable
+
+        return EscalationsTable(
+            boto3.client("dynamodb"), self.settings.require("escalations_table")
+        )
+
+    # --- audit ------------------------------------------------------------------------
+
+    @dependency()
+    def audit_chains(self) -> ChainStore:
+        """The audit hash chains on ``AUDIT_TABLE``."""
+        import boto3
+
+        from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+
+        return DynamoDBChainStore(self.settings.require("audit_table"), boto3.client("dynamodb"))
+
+    @dependency()
+    def audit_versions(self) -> VersionStore:
+        """Last known configurations and decisions on ``AUDIT_TABLE``."""
+        import boto3
+
+        from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+
+        return DynamoDBVersionStore(self.settings.require("audit_table"), boto3.client("dynamodb"))
+
+    @dependency()
+    def audit(self) -> AuditSink:
+        """The sink of the controller's decisions: the audit chain on ``AUDIT_TABLE``."""
+        from quotagov.governance.audit_chain import ChainWriter
+        from quotagov.governance.audit_decisions import DecisionLog
+
+        return DecisionLog(ChainWriter(self.audit_chains), self.audit_versions, self.clock)
+
+    # --- Slack ------------------------------------------------------------------------
+
+    @dependency()
+    def slack_credentials(self) -> SlackCredentials:
+        """Bot token and signing secret from Secrets Manager (``SLACK_SECRET_ARN``)."""
+        from quotagov.adapters.slack import load_slack_credentials
+
+        return load_slack_credentials(self.settings.require("slack_secret_arn"))
+
+    @dependency()
+    def slack_signing_secret(self) -> str:
+        """Slack's signing secret, for ``X-Slack-Signature``."""
+        return self.slack_credentials.signing_secret
+
+    @dependency()
+    def chat(self) -> ChatNotifier:
+        """Slack ``chat.postMessage``/``chat.update`` with the bot token."""
+        from quotagov.adapters.slack import SlackChatNotifier, build_web_client
+
+        credentials = self.slack_credentials
+        return SlackChatNotifier(
+            build_web_client(credentials.bot_token, self.settings.slack_api_url)
+        )
+
+    @dependency()
+    def slack_responder(self) -> SlackResponder:
+        """``(response_url, text) -> None``: an ephemeral answer to the user who clicked."""
+        from quotagov.adapters.slack import respond_ephemeral
+
+        return respond_ephemeral
+
+    def optional_audit(self) -> AuditSink:
+        """:attr:`audit`, or an in-memory :class:`~quotagov.governance.ports.NullAuditSink`
+        when ``AUDIT_TABLE`` is not set (an injected sink always wins)."""
+        from quotagov.governance.ports import NullAuditSink
+
+        if "audit" in self._values or self.settings.audit_table:
+            return self.audit
+        return NullAuditSink()
+
+    def optional_chat(self) -> ChatNotifier | None:
+        """:attr:`chat`, or None when Slack is not configured (no secret, or unreadable)."""
+        try:
+            return self.chat
+        except Exception:  # a missing setting or an unreadable secret: no Slack
+            return None
+
+    # --- use cases --------------------------------------------------------------------
+
+    @dependency(cached=False)
+    def escalations(self) -> Escalations:
+        """The escalation use case over the current policy (built on every read)."""
+        from quotagov.governance.escalations import Escalations, JobRecordLookup
+        from quotagov.governance.impact_preview import SchedulerImpactPreviewer
+
+        policy, batch, clock = self.policy, self.batch, self.clock
+        jobs = JobRecordLookup(self.jobs)
+        return Escalations(
+            policy=policy,
+            jobs=jobs,
+            batch=batch,
+            repository=self.escalations_table,
+            chat=self.chat,
+            audit=self.audit,
+            clock=clock,
+            previewer=SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock),
+            default_channel=self.settings.approval_channel,
+        )
+
+    @dependency(cached=False)
+    def dispositions(self) -> DispositionDeps:
+        """What the disposition use cases talk to, over the current policy."""
+        from quotagov.governance.dispositions import DispositionDeps
+
+        return DispositionDeps(
+            store=self.job_state_store,
+            batch=self.batch,
+            policy=self.policy,
+            audit=self.optional_audit(),
+            clock=self.clock,
+            chat=self.optional_chat(),
+            job_queue=self.settings.job_queue,
+            platform_channel=self.settings.platform_channel,
+        )
+
+    @dependency(cached=False)
+    def job_state(self) -> JobStateDeps:
+        """What the job-state use case talks to (the store plus :attr:`dispositions`)."""
+        from quotagov.governance.job_state_updates import JobStateDeps
+
+        return JobStateDeps(store=self.job_state_store, dispositions=self.dispositions)
+
+    @dependency(cached=False)
+    def audit_trail(self) -> AuditTrail:
+        """The audit of CloudTrail-recorded Batch calls, over the current policy."""
+        from quotagov.governance.audit_trail import AuditTrail
+
+        settings = self.settings
+        return AuditTrail(
+            chains=self.audit_chains,
+            versions=self.audit_versions,
+            batch=self.batch,
+            policy=self.policy,
+            clock=self.clock,
+            controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
+            chat=self.optional_chat(),
+            platform_channel=settings.platform_channel,
+        )
+
+    def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
+        """The submission use cases' dependencies (Batch and the queue only when asked)."""
+        from quotagov.governance.submission import SubmissionDeps
+
+        return SubmissionDeps(
+            policy=self.policy,
+            jobs=self.jobs,
+            clock=self.clock,
+            audit=self.optional_audit(),
+            job_queue=self.settings.job_queue,
+            batch=self.batch if batch else None,
+            queue=self.submission_queue if queue else None,
+            pace=self.submit_pacer if batch else None,
+        )
 
 
-_BUILDERS: dict[str, Any] = {"clock": lambda _services: SystemClock()}
-#: Dependencies built on every ``get`` (they cache by themselves, e.g. the policy).
-_UNCACHED: set[str] = set()
-
-
-def _audit_chains(services: Services) -> Any:
-    import boto3
-
-    from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
-
-    return DynamoDBChainStore(services.settings.require("audit_table"), boto3.client("dynamodb"))
-
-
-def _audit_versions(services: Services) -> Any:
-    import boto3
-
-    from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
-
-    return DynamoDBVersionStore(services.settings.require("audit_table"), boto3.client("dynamodb"))
-
-
-def _audit_sink(services: Services) -> Any:
-    from quotagov.governance.audit_chain import ChainWriter
-    from quotagov.governance.audit_decisions import DecisionLog
-
-    return DecisionLog(
-        ChainWriter(services.get("audit_chains")), services.get("audit_versions"), services.clock
-    )
-
-
-# The audit log (issue 7): "audit" is the AuditSink of the controller's decisions.
-_BUILDERS.update(audit_chains=_audit_chains, audit_versions=_audit_versions, audit=_audit_sink)
 _current: Services | None = None
 _current_lock = threading.Lock()
-
-
-def register(name: str, builder: Any, *, cached: bool = True) -> None:
-    """Register ``builder(services) -> value`` as the way to build dependency ``name``.
-
-    With ``cached=False`` the builder runs on every ``get`` (for values that refresh
-    themselves, like the policy read through Powertools Parameters' cache).
-    """
-    _BUILDERS[name] = builder
-    if cached:
-        _UNCACHED.discard(name)
-    else:
-        _UNCACHED.add(name)
 
 
 def services() -> Services:
@@ -116,13 +384,18 @@ def services() -> Services:
 
 
 def override(settings: Settings | None = None, **values: Any) -> Services:
-    """Replace this process's services with new ones holding ``values``; returns them."""
+    """Replace this process's services with new ones holding ``values``; returns them.
+
+    Raises:
+        KeyError: a name in ``values`` is not a dependency of :class:`Services`.
+    """
     global _current
+    fresh = Services(settings)
+    for name, value in values.items():
+        fresh.set(name, value)
     with _current_lock:
-        _current = Services(settings)
-        for name, value in values.items():
-            _current.set(name, value)
-        return _current
+        _current = fresh
+    return fresh
 
 
 def reset() -> None:
@@ -130,159 +403,3 @@ def reset() -> None:
     global _current
     with _current_lock:
         _current = None
-
-
-# --- Slack (quotagov.adapters.slack) ---------------------------------------------
-
-
-def _build_slack_credentials(services: Services) -> Any:
-    from quotagov.adapters.slack import load_slack_credentials
-
-    return load_slack_credentials(services.settings.require("slack_secret_arn"))
-
-
-def _build_chat(services: Services) -> Any:
-    from quotagov.adapters.slack import SlackChatNotifier, build_web_client
-
-    credentials = services.get("slack_credentials")
-    return SlackChatNotifier(
-        build_web_client(credentials.bot_token, services.settings.slack_api_url)
-    )
-
-
-register("slack_credentials", _build_slack_credentials)
-register("chat", _build_chat)
-register("slack_signing_secret", lambda services: services.get("slack_credentials").signing_secret)
-
-
-# --- Submission path (jobs table, policy, submission queue, idempotency) ----------
-
-
-def _build_jobs(services: Services) -> Any:
-    """``JobsTable`` repository (``JOBS_TABLE``), see ``quotagov.adapters.dynamodb_jobs``."""
-    from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
-
-    return DynamoDBJobsRepository(services.settings.require("jobs_table"), services.clock)
-
-
-register("jobs", _build_jobs)
-
-
-def _build_slack_responder(_services: Services) -> Any:
-    """``(response_url, text) -> None``: an ephemeral answer to the user who clicked."""
-    from quotagov.adapters.slack import respond_ephemeral
-
-    return respond_ephemeral
-
-
-register("slack_responder", _build_slack_responder)
-
-
-# --- Escalations (quotagov.governance.escalations) --------------------------------
-
-
-def _build_escalations_table(services: Services) -> Any:
-    """``EscalationsTable`` (``ESCALATIONS_TABLE``); see ``adapters.dynamodb_escalations``."""
-    import boto3
-
-    from quotagov.adapters.dynamodb_escalations import EscalationsTable
-
-    return EscalationsTable(
-        boto3.client("dynamodb"), services.settings.require("escalations_table")
-    )
-
-
-def _build_escalations(services: Services) -> Any:
-    """The escalation use case over the registered policy, jobs, batch, chat and audit."""
-    from quotagov.governance.escalations import Escalations, JobRecordLookup
-    from quotagov.governance.impact_preview import SchedulerImpactPreviewer
-    from quotagov.governance.ports import NullAuditSink
-
-    try:
-        audit = services.get("audit")
-    except KeyError:
-        audit = NullAuditSink()
-    policy = services.get("policy")
-    jobs = JobRecordLookup(services.get("jobs"))
-    batch = services.get("batch")
-    return Escalations(
-        policy=policy,
-        jobs=jobs,
-        batch=batch,
-        repository=services.get("escalations_table"),
-        chat=services.get("chat"),
-        audit=audit,
-        clock=services.clock,
-        previewer=SchedulerImpactPreviewer(
-            policy=policy, batch=batch, jobs=jobs, clock=services.clock
-        ),
-        default_channel=services.settings.approval_channel,
-    )
-
-
-register("escalations_table", _build_escalations_table)
-register("escalations", _build_escalations, cached=False)
-
-
-def _build_policy_source(services: Services) -> Any:
-    """Where the policy comes from: ``POLICY_FILE`` locally, else SSM ``POLICY_PARAMETER``."""
-    from quotagov.policy.loading import policy_source
-
-    return policy_source(services.settings.policy_file, services.settings.policy_parameter)
-
-
-register("policy_source", _build_policy_source)
-# "policy" is the current Policy; the source caches (SSM: Powertools, 300 s by default).
-register("policy", lambda services: services.get("policy_source").current(), cached=False)
-
-
-def _build_submission_queue(services: Services) -> Any:
-    """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
-    from quotagov.adapters.sqs_queue import SqsSubmissionQueue
-
-    return SqsSubmissionQueue(services.settings.require("submission_queue_url"))
-
-
-def _build_idempotency(services: Services) -> Any:
-    """Powertools Idempotency store on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
-    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
-
-    return DynamoDBPersistenceLayer(table_name=services.settings.require("idempotency_table"))
-
-
-register("submission_queue", _build_submission_queue)
-register("idempotency", _build_idempotency)
-# --- Job state (quotagov.adapters.dynamodb_job_state) -------------------------------
-
-
-def _build_job_state_store(services: Services) -> Any:
-    from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
-
-    return DynamoDBJobStateStore.from_name(services.settings.require("jobs_table"))
-
-
-register("job_state_store", _build_job_state_store)
-
-
-def _build_submit_pacer(services: Services) -> Any:
-    """Paces ``SubmitServiceJob`` to 2 calls/s per worker (virtual clocks are advanced)."""
-    import time
-
-    from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
-
-    clock = services.clock
-    sleep = getattr(clock, "advance", None) or time.sleep
-    return Pacer(SUBMIT_CALLS_PER_SECOND, clock, sleep)
-
-
-register("submit_pacer", _build_submit_pacer)
-
-
-def _build_batch(services: Services) -> Any:
-    """The boto3 Batch adapter (imported here so importing wiring does not load boto3)."""
-    from quotagov.adapters.batch_boto3 import build_batch
-
-    return build_batch(services.settings)
-
-
-register("batch", _build_batch)

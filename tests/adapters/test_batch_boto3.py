@@ -275,10 +275,10 @@ def test_wiring_builds_the_boto3_adapter(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     services = wiring.override(Settings())
     try:
-        batch = services.get("batch")
+        batch = services.batch
         assert isinstance(batch, Boto3Batch)
         assert batch.client.meta.config.retries["mode"] == "adaptive"
-        assert services.get("batch") is batch
+        assert services.batch is batch
     finally:
         wiring.reset()
 

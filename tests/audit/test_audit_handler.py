@@ -157,7 +157,7 @@ def test_wiring_builds_the_audit_sink_from_the_audit_table(
 ) -> None:
     services = wiring.override(Settings(audit_table=TABLE), clock=clock)
     try:
-        sink = services.get("audit")
+        sink = services.audit
         assert isinstance(sink, DecisionLog)
         decision = ControllerDecision(
             action="SubmissionRefused",
@@ -169,7 +169,7 @@ def test_wiring_builds_the_audit_sink_from_the_audit_table(
         )
         sink.record_decision(decision)
         sink.record_decision(decision)  # the same decision id: one record
-        records = list(services.get("audit_chains").records("ml-gov-queue"))
+        records = list(services.audit_chains.records("ml-gov-queue"))
     finally:
         wiring.reset()
 
@@ -184,7 +184,7 @@ def test_wiring_names_the_missing_audit_table() -> None:
     services = wiring.override(Settings())
     try:
         with pytest.raises(RuntimeError, match="AUDIT_TABLE"):
-            services.get("audit")
+            _ = services.audit
     finally:
         wiring.reset()
 
@@ -196,12 +196,8 @@ def test_misconfigured_slack_still_records(
     batch: SimulatedBatch,
     policy: Policy,
     clock: ManualClock,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def no_slack(_services: Any) -> Any:
-        raise RuntimeError("setting SLACK_SECRET_ARN is not set in the environment")
-
-    monkeypatch.setitem(wiring._BUILDERS, "chat", no_slack)
+    # No SLACK_SECRET_ARN: building the chat notifier fails.
     wiring.override(
         Settings(audit_table=TABLE, platform_channel=PLATFORM_CHANNEL),
         audit_chains=chains,

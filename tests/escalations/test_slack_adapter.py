@@ -143,8 +143,8 @@ def test_wiring_builds_chat_from_the_secret(
         parameters.clear_caches()
         services = wiring.override(Settings(slack_secret_arn=arn, slack_api_url=slack.base_url))
         try:
-            assert services.get("slack_signing_secret") == "shh"
-            posted = services.get("chat").post("C0GOVERN", "wired", BLOCKS)
+            assert services.slack_signing_secret == "shh"
+            posted = services.chat.post("C0GOVERN", "wired", BLOCKS)
             assert slack.message("C0GOVERN", posted.ts).text == "wired"
             assert load_slack_credentials(arn).signing_secret == "shh"
         finally:

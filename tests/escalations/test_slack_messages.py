@@ -8,14 +8,14 @@ import pytest
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
-from quotagov.governance.interactions import (
+from quotagov.governance.slack.escalations import outcome_blocks, request_blocks
+from quotagov.governance.slack.interactions import (
     ActionReply,
     BlockAction,
     handler_for,
     parse_block_actions,
     register_action,
 )
-from quotagov.governance.slack_messages import outcome_blocks, request_blocks
 
 LEVELS = {0: "low", 10: "standard", 50: "high", 90: "urgent"}
 

@@ -58,13 +58,13 @@ def test_invalid_ssm_policy_names_the_parameter(ssm: object) -> None:
 
 def test_wiring_policy_follows_settings(ssm: object, tmp_path: Path) -> None:
     svc = wiring.override(Settings(policy_parameter=PARAMETER))
-    assert svc.get("policy").jobQueue.endswith("job-queue/ml-gov-queue")
-    assert svc.get("policy") is svc.get("policy")  # same parsed object while unchanged
+    assert svc.policy.jobQueue.endswith("job-queue/ml-gov-queue")
+    assert svc.policy is svc.policy  # same parsed object while unchanged
 
     local = tmp_path / "policy.yaml"
     local.write_text(_example_text().replace("ml-gov-queue", "local-queue"))
     svc = wiring.override(Settings(policy_parameter=PARAMETER, policy_file=str(local)))
-    assert svc.get("policy").jobQueue.endswith("job-queue/local-queue")
+    assert svc.policy.jobQueue.endswith("job-queue/local-queue")
 
 
 def test_file_source_sees_edits_and_reports_missing_files(tmp_path: Path) -> None:

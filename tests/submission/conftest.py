@@ -103,7 +103,7 @@ class Stack:
     def put_policy(self, text: str) -> None:
         """Replace the policy parameter and drop cached copies (as after max_age)."""
         self.ssm.put_parameter(Name=POLICY_PARAMETER, Value=text, Type="String", Overwrite=True)
-        wiring.services().get("policy_source").current(force_fetch=True)
+        wiring.services().policy_source.current(force_fetch=True)
 
 
 @pytest.fixture

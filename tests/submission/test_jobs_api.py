@@ -275,7 +275,7 @@ def _flaky_queue(monkeypatch: pytest.MonkeyPatch, *, delivered: bool) -> list[st
     from quotagov import wiring
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().get("submission_queue")
+    queue = wiring.services().submission_queue
     real_send = queue.send
     calls: list[str] = []
 
@@ -364,7 +364,7 @@ def test_submitted_while_the_api_records_the_send_failure_ends_submitted(
     from quotagov import wiring
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().get("submission_queue")
+    queue = wiring.services().submission_queue
     real_send = queue.send
 
     def send_then_worker_runs(submission_id: str) -> None:
@@ -465,7 +465,7 @@ def test_a_retry_accepted_while_the_first_send_hangs_is_submitted(
     from quotagov import wiring
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().get("submission_queue")
+    queue = wiring.services().submission_queue
     real_send = queue.send
     entered, release = threading.Event(), threading.Event()
     calls: list[str] = []

@@ -331,7 +331,7 @@ def test_direct_retry_of_a_submission_the_api_could_not_queue_is_submitted_once(
     from quotagov import wiring
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().get("submission_queue")
+    queue = wiring.services().submission_queue
 
     def refuse(submission_id: str) -> None:
         raise SubmissionQueueError("SQS SendMessage failed: ServiceUnavailable")

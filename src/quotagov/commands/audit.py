@@ -113,7 +113,7 @@ def run_verify(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"quotagov audit verify: {exc}", file=sys.stderr)
         return 2
-    store = services().get("audit_chains")
+    store = services().audit_chains
     reports = verify(store, args.queue, anchors)
     if not reports:
         print("no audit chains found")
@@ -146,7 +146,7 @@ def run_show(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"quotagov audit show: {exc}", file=sys.stderr)
         return 2
-    store = services().get("audit_chains")
+    store = services().audit_chains
     count = 0
     for record in history(store, share=args.share, since=since, chains=args.queue):
         print(describe_record(record))

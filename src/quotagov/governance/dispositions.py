@@ -140,7 +140,7 @@ class DispositionDeps:
         store: the job records.
         batch: ``TerminateServiceJob`` (thrash guard) and, by default, ``SubmitServiceJob``.
         policy: the governance policy.
-        audit: the audit log (``services().get("audit")``; ``NullAuditSink`` without one).
+        audit: the audit log (``NullAuditSink`` without an audit table).
         clock: epoch seconds.
         chat: Slack; None = no message is posted (the decision stays on the API).
         job_queue: the governed job queue (ARN), used for successors and audit.
@@ -405,7 +405,7 @@ def decide_disposition(
     choice: str,
     actor: str,
     *,
-    deps: DispositionDeps | None = None,
+    deps: DispositionDeps,
     source: str = "api",
 ) -> DispositionOutcome:
     """Apply the owner's decision on a job whose disposition is ``pending-owner``.
@@ -423,7 +423,7 @@ def decide_disposition(
         actor: who decides: a principal ARN (API) or a Slack user id (Slack). Allowed:
             the submitter, members of the job's team (principal or Slack id), and the
             team's and the share's approvers.
-        deps: dependencies; default built from :func:`quotagov.wiring.services`.
+        deps: dependencies (the composition root's ``services().dispositions``).
         source: ``api`` or ``slack`` (recorded in the audit log).
 
     Raises:
@@ -435,7 +435,6 @@ def decide_disposition(
     A Batch failure while submitting the successor does not raise: the decision is kept
     (``applying``), the outcome carries ``error``, and the same call finishes it.
     """
-    deps = deps or dispositions_from_services()
     choice = choice.removeprefix(ACTION_ID_PREFIX)
     if choice not in CHOICES:
         raise InvalidChoiceError(f"choice: {choice!r} is not one of {', '.join(CHOICES)}")
@@ -493,36 +492,6 @@ def decide_disposition(
             return outcome
         record = deps.store.get(job_id) or record
     raise DispositionConflictError(f"job {job_id!r}: disposition keeps changing", None)
-
-
-def dispositions_from_services() -> DispositionDeps:
-    """Build :class:`DispositionDeps` from the process's :func:`quotagov.wiring.services`.
-
-    Dependencies used: ``job_state_store``, ``batch``, ``policy``, ``audit`` (falls back
-    to a :class:`~quotagov.governance.ports.NullAuditSink` when none is registered),
-    ``chat`` (optional), ``clock``.
-    """
-    from quotagov.governance.ports import NullAuditSink
-    from quotagov.wiring import services
-
-    svc = services()
-
-    def optional(name: str) -> Any:
-        try:
-            return svc.get(name)
-        except (KeyError, RuntimeError):
-            return None
-
-    return DispositionDeps(
-        store=svc.get("job_state_store"),
-        batch=svc.get("batch"),
-        policy=svc.get("policy"),
-        audit=optional("audit") or NullAuditSink(),
-        clock=svc.clock,
-        chat=optional("chat"),
-        job_queue=svc.settings.job_queue,
-        platform_channel=svc.settings.platform_channel,
-    )
 
 
 # --- steps ----------------------------------------------------------------------------

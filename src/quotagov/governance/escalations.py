@@ -75,7 +75,7 @@ from quotagov.governance.ports.escalations import (
     OpenEscalationError,
 )
 from quotagov.governance.records import JobRecord, SubmissionState
-from quotagov.governance.slack_messages import (
+from quotagov.governance.slack.escalations import (
     outcome_blocks,
     outcome_text,
     request_blocks,

@@ -32,8 +32,8 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.audit_events import CloudTrailApiCall
-from quotagov.governance.audit_trail import AuditEventError, AuditTrail
-from quotagov.wiring import Services, services
+from quotagov.governance.audit_trail import AuditEventError
+from quotagov.wiring import services
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))
 metrics = Metrics(namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", "quotagov"))
@@ -43,27 +43,6 @@ class BatchApiCallEvent(EventBridgeModel):
     """EventBridge envelope whose ``detail`` is a CloudTrail record of a Batch call."""
 
     detail: CloudTrailApiCall
-
-
-def build_trail(svc: Services) -> AuditTrail:
-    """An :class:`AuditTrail` over this process's dependencies (built per invocation, so
-    a refreshed policy is used)."""
-    try:
-        chat = svc.get("chat")
-    except Exception:  # no Slack (unregistered or misconfigured): record without alerts
-        logger.warning("chat notifier unavailable; risky changes are recorded, not posted")
-        chat = None
-    settings = svc.settings
-    return AuditTrail(
-        chains=svc.get("audit_chains"),
-        versions=svc.get("audit_versions"),
-        batch=svc.get("batch"),
-        policy=svc.get("policy"),
-        clock=svc.clock,
-        controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
-        chat=chat,
-        platform_channel=settings.platform_channel,
-    )
 
 
 def _reject(reason: str) -> dict[str, Any]:
@@ -92,7 +71,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return _reject(_fields(exc))
     call = parsed.detail
     try:
-        result = build_trail(services()).record_call(call)
+        result = services().audit_trail.record_call(call)
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record

@@ -33,7 +33,7 @@ tracer = Tracer()
 @event_parser(model=EventBridgeModel)
 def handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
     """Expire overdue requests and retry failed applications; returns their ids."""
-    use_case = services().get("escalations")
+    use_case = services().escalations
     expired = use_case.expire_due()
     retried = use_case.retry_failed()
     result = {

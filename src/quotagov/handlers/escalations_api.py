@@ -81,7 +81,7 @@ def create_escalation(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
     )
     try:
-        escalation = services().get("escalations").request(request)
+        escalation = services().escalations.request(request)
     except EscalationRefusedError as refused:
         logger.info("escalation refused", extra={"jobId": jobId, "refusal": refused.reason})
         return _json(refused.status_code, {"message": refused.reason})

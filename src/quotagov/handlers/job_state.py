@@ -42,10 +42,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import (
-    DispositionInProgressError,
-    dispositions_from_services,
-)
+from quotagov.governance.dispositions import DispositionInProgressError
 from quotagov.governance.job_state_updates import (
     JobStateDeps,
     JobStateResult,
@@ -62,10 +59,8 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 
 def job_state_deps() -> JobStateDeps:
-    """Dependencies from :func:`quotagov.wiring.services` (``job_state_store`` and those of
-    :func:`~quotagov.governance.dispositions.dispositions_from_services`)."""
-    dispositions = dispositions_from_services()
-    return JobStateDeps(store=services().get("job_state_store"), dispositions=dispositions)
+    """This process's job-state dependencies (:attr:`quotagov.wiring.Services.job_state`)."""
+    return services().job_state
 
 
 @logger.inject_lambda_context(clear_state=True)

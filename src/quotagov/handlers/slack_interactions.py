@@ -10,7 +10,7 @@ Order of work, per Slack's request-signing guide (reference §7.1-7.2):
 2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise,
    also for JSON nested too deeply to decode).
 3. Route each action by ``action_id`` prefix through
-   :mod:`quotagov.governance.interactions` (``escalation_`` -> escalations,
+   :mod:`quotagov.governance.slack.interactions` (``escalation_`` -> escalations,
    ``disposition_`` -> job-state dispositions when that module is installed).
 4. Answer 200 with an empty body. The outcome is shown by updating the original
    message (``chat.update``, done by the use case); refusals are told to the clicker
@@ -42,15 +42,15 @@ from slack_sdk.signature import Clock as SlackClock
 from slack_sdk.signature import SignatureVerifier
 
 from quotagov.clock import Clock
-from quotagov.governance.interactions import (
+from quotagov.governance.ports import ChatError
+from quotagov.governance.slack.escalations import ACTION_PREFIX, APPROVE_ACTION, DENY_ACTION
+from quotagov.governance.slack.interactions import (
     ActionReply,
     BlockAction,
     handler_for,
     parse_block_actions,
     register_action,
 )
-from quotagov.governance.ports import ChatError
-from quotagov.governance.slack_messages import ACTION_PREFIX, APPROVE_ACTION, DENY_ACTION
 from quotagov.wiring import services
 
 logger = Logger()
@@ -155,10 +155,8 @@ def escalation_action(action: BlockAction) -> ActionReply:
     unusable = unusable_record_id(action)
     if unusable is not None:
         return ActionReply(unusable)
-    result = (
-        services()
-        .get("escalations")
-        .decide(action.value, approve=action.action_id == APPROVE_ACTION, user_id=action.user_id)
+    result = services().escalations.decide(
+        action.value, approve=action.action_id == APPROVE_ACTION, user_id=action.user_id
     )
     logger.info(
         "escalation decision",
@@ -186,7 +184,11 @@ def _install_disposition_actions() -> bool:
             return ActionReply(unusable)
         try:
             dispositions.decide_disposition(
-                action.value, action.action_id, action.user_id, source="slack"
+                action.value,
+                action.action_id,
+                action.user_id,
+                deps=services().dispositions,
+                source="slack",
             )
         except dispositions.DispositionError as error:
             return ActionReply(f"Nothing was changed: {error}")
@@ -204,7 +206,7 @@ def interactions() -> Response[str]:
     """Verify, parse, route; 401 for a bad signature, 400 for a bad payload, else 200."""
     current = services()
     body = verify_slack_request(
-        app.current_event.raw_event, current.get("slack_signing_secret"), current.clock
+        app.current_event.raw_event, current.slack_signing_secret, current.clock
     )
     if body is None:
         logger.warning("refused a Slack request with a missing, stale or invalid signature")
@@ -229,7 +231,7 @@ def interactions() -> Response[str]:
         reply = handler(action)
         if reply.notice and action.response_url:
             try:
-                current.get("slack_responder")(action.response_url, reply.notice)
+                current.slack_responder(action.response_url, reply.notice)
             except ChatError as error:
                 logger.warning("could not answer the clicker", extra={"error": error.error})
     return Response(200, content_types.TEXT_PLAIN, "")

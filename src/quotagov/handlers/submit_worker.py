@@ -93,10 +93,10 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
         TransientSubmitError, LookupError: see ``submit_to_batch``.
     """
     from quotagov.governance.submission import is_enqueue_failure, submit_to_batch
-    from quotagov.handlers.deps import submission_deps
+    from quotagov.wiring import services
 
     record = submit_to_batch(
-        work["submissionId"], submission_deps(batch=True), recheck=bool(work.get("recheck"))
+        work["submissionId"], services().submission(batch=True), recheck=bool(work.get("recheck"))
     )
     outcome = {
         "submissionId": record.pk,
@@ -113,7 +113,7 @@ def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
     """:func:`_submit` behind Powertools Idempotency (persistence from wiring)."""
     from quotagov.wiring import services
 
-    store = services().get("idempotency")
+    store = services().idempotency
     submit = _idempotent_submit.get(id(store))
     if submit is None:
         submit = idempotent_function(
@@ -136,22 +136,22 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         receive_submission,
         record_unusable_message,
     )
-    from quotagov.handlers.deps import submission_deps
     from quotagov.handlers.submission_messages import parse_message
+    from quotagov.wiring import services
 
     message = parse_message(record.body, record.raw_event.get("messageAttributes") or {})
     if message.faults:
         stored = record_unusable_message(
             record.message_id,
             message.faults,
-            submission_deps(),
+            services().submission(),
             principal=message.principal,
             fields=message.fields,
         )
         return _outcome(record, stored.pk, str(stored.state), stored.reasons)
     submission_id = message.submission_id
     if message.request is not None:
-        deps = submission_deps()
+        deps = services().submission()
         try:
             received = receive_submission(
                 message.request,
@@ -186,7 +186,9 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     except LookupError:
         # A reference to a submission that was never stored can never succeed.
         stored = record_unusable_message(
-            record.message_id, [f"submissionId: no submission {submission_id}"], submission_deps()
+            record.message_id,
+            [f"submissionId: no submission {submission_id}"],
+            services().submission(),
         )
         return _outcome(record, stored.pk, str(stored.state), stored.reasons)
     except TransientSubmitError as exc:

@@ -681,13 +681,13 @@ class LocalRuntime:
         """The escalation as stored in ``EscalationsTable`` (the API shape), ``{}`` if absent."""
         with self._lock:
             self._set_env(self.environments["EscalationsApiFunction"])
-            found = wiring.services().get("escalations_table").get(escalation_id)
+            found = wiring.services().escalations_table.get(escalation_id)
             return {} if found is None else dict(found.to_api())
 
     def audit_records(self) -> list[dict[str, Any]]:
         """Every record of every audit hash chain, chain by chain in ``seq`` order."""
         with self._lock:
-            store = wiring.services().get("audit_chains")
+            store = wiring.services().audit_chains
             return [record for chain in store.chains() for record in store.records(chain)]
 
     def audit_verify(self) -> bool:
@@ -695,7 +695,7 @@ class LocalRuntime:
         from quotagov.governance.audit_review import verify
 
         with self._lock:
-            reports = verify(wiring.services().get("audit_chains"))
+            reports = verify(wiring.services().audit_chains)
             return bool(reports) and all(report.first_break is None for report in reports)
 
 

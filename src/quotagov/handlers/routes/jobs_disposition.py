@@ -58,12 +58,15 @@ def post_disposition(
         InvalidChoiceError,
         decide_disposition,
     )
+    from quotagov.wiring import services
 
     principal = principal_of(router.current_event.raw_event)
     if not principal:
         return json_response(403, {"message": "no caller identity in the request"})
     try:
-        outcome = decide_disposition(jobId, decision.choice, principal, source="api")
+        outcome = decide_disposition(
+            jobId, decision.choice, principal, deps=services().dispositions, source="api"
+        )
     except DispositionNotFoundError as exc:
         return json_response(404, {"message": str(exc)})
     except DispositionForbiddenError as exc:

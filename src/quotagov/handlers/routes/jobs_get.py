@@ -31,22 +31,21 @@ def get_job(
 ) -> Response[str]:
     """The view of submission ``jobId`` (the submission id returned by ``POST /jobs``)."""
     from quotagov.governance.job_view import job_view
-    from quotagov.handlers.deps import optional
     from quotagov.wiring import services
 
     svc = services()
-    record = svc.get("jobs").get(jobId)
+    record = svc.jobs.get(jobId)
     if record is None:
         return json_response(404, {"message": f"no submission {jobId}"})
     principal = principal_of(router.current_event.raw_event)
-    team = svc.get("policy").teams.get(record.team)
+    team = svc.policy.teams.get(record.team)
     members = {m.principal for m in team.members} if team else set()
     if not principal or (principal != record.principal and principal not in members):
         return json_response(
             403, {"message": f"{principal or '(anonymous)'} may not see submission {jobId}"}
         )
-    view = job_view(record, optional(svc, "batch"), svc.settings.job_queue)
-    view["chain"]["links"] = _chain_links(jobId, svc.get("jobs"))
+    view = job_view(record, svc.batch, svc.settings.job_queue)
+    view["chain"]["links"] = _chain_links(jobId, svc.jobs)
     return json_response(200, view)
 
 

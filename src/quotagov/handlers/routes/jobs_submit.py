@@ -42,10 +42,10 @@ def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str
     from quotagov.governance.records import SubmissionState
     from quotagov.governance.routing import NotATeamMemberError
     from quotagov.governance.submission import receive_submission
-    from quotagov.handlers.deps import submission_deps
+    from quotagov.wiring import services
 
     principal = principal_of(router.current_event.raw_event)
-    deps = submission_deps(queue=True)
+    deps = services().submission(queue=True)
     try:
         outcome = receive_submission(submission, principal, deps)
     except NotATeamMemberError as exc:

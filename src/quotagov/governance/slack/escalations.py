@@ -14,36 +14,23 @@ the button ``value`` is the escalation id.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.slack.blocks import (
+    Block,
+    clip,
+    escape,
+    format_seconds,
+    mrkdwn,
+    plain_text,
+)
 
 ACTION_PREFIX = "escalation_"
 APPROVE_ACTION = "escalation_approve"
 DENY_ACTION = "escalation_deny"
 
-_MAX_SECTION = 3000
 _MAX_REASON = 1000
-
-Block = dict[str, Any]
-
-
-def _plain(text: str, limit: int) -> dict[str, Any]:
-    return {"type": "plain_text", "text": _clip(text, limit), "emoji": True}
-
-
-def _mrkdwn(text: str, limit: int = _MAX_SECTION) -> dict[str, Any]:
-    return {"type": "mrkdwn", "text": _clip(text, limit)}
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _escape(text: str) -> str:
-    """Escape Slack's control characters (&, <, >) in user-provided text."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _when(epoch_seconds: float) -> str:
@@ -54,28 +41,18 @@ def _when(epoch_seconds: float) -> str:
 def _who(escalation: Escalation) -> str:
     if escalation.requester_slack_id:
         return f"<@{escalation.requester_slack_id}>"
-    return f"`{_escape(escalation.requester)}`"
-
-
-def format_seconds(seconds: float) -> str:
-    """``300`` -> ``"300 s"``, ``5400`` -> ``"5400 s (1 h 30 min)"``."""
-    whole = round(seconds)
-    if whole < 3600:
-        return f"{whole} s"
-    hours, rest = divmod(whole, 3600)
-    minutes = rest // 60
-    return f"{whole} s ({hours} h {minutes} min)" if minutes else f"{whole} s ({hours} h)"
+    return f"`{escape(escalation.requester)}`"
 
 
 def preview_text(preview: ImpactPreview | None) -> str:
     """The impact preview as mrkdwn: the summary plus one line per preempted job."""
     if preview is None:
         return "_No impact preview._"
-    lines = [_escape(preview.summary)]
+    lines = [escape(preview.summary)]
     for job in preview.preempted:
         kind = "in-share" if job.kind == "IN_SHARE" else "cross-share"
         lines.append(
-            f"• *{_escape(job.job_name)}* (`{job.job_id}`, {_escape(job.quota_share_name)}, "
+            f"• *{escape(job.job_name)}* (`{job.job_id}`, {escape(job.quota_share_name)}, "
             f"{kind} preemption): {format_seconds(job.unsaved_seconds)} of unsaved work"
         )
     return "\n".join(lines)
@@ -88,24 +65,24 @@ def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
         {
             "type": "section",
             "fields": [
-                _mrkdwn(f"*Job*\n{_escape(escalation.job_name)} (`{escalation.batch_job_id}`)"),
-                _mrkdwn(f"*Requester*\n{_who(escalation)} ({_escape(escalation.team)})"),
-                _mrkdwn(f"*Quota share*\n{_escape(escalation.quota_share_name)}"),
-                _mrkdwn(f"*Expires*\n{_when(escalation.expires_at)}"),
-                _mrkdwn(f"*Current priority*\n{current_text}"),
-                _mrkdwn(
+                mrkdwn(f"*Job*\n{escape(escalation.job_name)} (`{escalation.batch_job_id}`)"),
+                mrkdwn(f"*Requester*\n{_who(escalation)} ({escape(escalation.team)})"),
+                mrkdwn(f"*Quota share*\n{escape(escalation.quota_share_name)}"),
+                mrkdwn(f"*Expires*\n{_when(escalation.expires_at)}"),
+                mrkdwn(f"*Current priority*\n{current_text}"),
+                mrkdwn(
                     f"*Requested priority*\n{escalation.requested_priority} "
-                    f"({_escape(escalation.requested_level)})"
+                    f"({escape(escalation.requested_level)})"
                 ),
             ],
         },
         {
             "type": "section",
-            "text": _mrkdwn(f"*Reason*\n>{_escape(_clip(escalation.reason, _MAX_REASON))}"),
+            "text": mrkdwn(f"*Reason*\n>{escape(clip(escalation.reason, _MAX_REASON))}"),
         },
         {
             "type": "section",
-            "text": _mrkdwn(f"*If approved*\n{preview_text(escalation.preview)}"),
+            "text": mrkdwn(f"*If approved*\n{preview_text(escalation.preview)}"),
         },
     ]
 
@@ -131,20 +108,20 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
         "action_id": APPROVE_ACTION,
         "value": escalation.escalation_id,
         "style": "primary",
-        "text": _plain("Approve", 75),
+        "text": plain_text("Approve", 75),
     }
     preview = escalation.preview
     if preview is not None and preview.would_preempt:
         names = ", ".join(job.job_name for job in preview.preempted)
         approve["confirm"] = {
-            "title": _plain("Preempt running jobs?", 100),
-            "text": _mrkdwn(
-                f"Approving stops {_escape(names)} and loses "
+            "title": plain_text("Preempt running jobs?", 100),
+            "text": mrkdwn(
+                f"Approving stops {escape(names)} and loses "
                 f"{format_seconds(preview.unsaved_seconds)} of unsaved work.",
                 300,
             ),
-            "confirm": _plain("Approve and preempt", 30),
-            "deny": _plain("Cancel", 30),
+            "confirm": plain_text("Approve and preempt", 30),
+            "deny": plain_text("Cancel", 30),
             "style": "danger",
         }
     deny: Block = {
@@ -152,10 +129,10 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
         "action_id": DENY_ACTION,
         "value": escalation.escalation_id,
         "style": "danger",
-        "text": _plain("Deny", 75),
+        "text": plain_text("Deny", 75),
     }
     return [
-        {"type": "header", "text": _plain("Priority escalation request", 150)},
+        {"type": "header", "text": plain_text("Priority escalation request", 150)},
         *_facts(escalation, level_names),
         {
             "type": "actions",
@@ -180,7 +157,7 @@ def _outcome_line(escalation: Escalation) -> str:
     if status is EscalationStatus.APPLY_FAILED:
         return (
             f":warning: *Approved* by {by}{at}, but UpdateServiceJob failed: "
-            f"`{_escape(escalation.error or 'unknown error')}`. It will be retried."
+            f"`{escape(escalation.error or 'unknown error')}`. It will be retried."
         )
     if status is EscalationStatus.SUPERSEDED:
         return (
@@ -205,7 +182,7 @@ def outcome_text(escalation: Escalation) -> str:
 def outcome_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
     """Blocks of the message once decided: the facts, no buttons, the outcome and decider."""
     return [
-        {"type": "header", "text": _plain("Priority escalation request", 150)},
+        {"type": "header", "text": plain_text("Priority escalation request", 150)},
         *_facts(escalation, level_names),
-        {"type": "section", "text": _mrkdwn(_outcome_line(escalation))},
+        {"type": "section", "text": mrkdwn(_outcome_line(escalation))},
     ]
