@@ -192,48 +192,14 @@ def verify_chain(
     seen: dict[str, int] = {}
     for expected, record in enumerate(records, start=1):
         count = expected
-        seq = record.get("seq")
-        try:
-            seq_number = int(seq)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return count, ChainBreak(chain, expected, f"seq {seq!r} is not a number")
-        if seq_number > expected:
-            return count, ChainBreak(
-                chain, expected, f"missing: the next stored record is {seq_number} (deleted)"
-            )
-        if seq_number < expected:
-            return count, ChainBreak(
-                chain,
-                expected,
-                f"an extra record claiming seq {seq_number} is stored after record "
-                f"{expected - 1} (inserted)",
-            )
-        if record.get("chain") != chain:
-            return count, ChainBreak(chain, expected, f"names chain {record.get('chain')!r}")
-        try:
-            actual = record_hash(record)
-        except CanonicalFormError as exc:
-            return count, ChainBreak(chain, expected, f"content is not canonical JSON: {exc}")
-        if record.get("hash") != actual:
-            return count, ChainBreak(chain, expected, "hash does not match its content (changed)")
-        if record.get("prevHash") != prev_hash:
-            linked = seen.get(str(record.get("prevHash")))
-            if linked is not None:
-                span = f"{linked + 1}" + (f"-{expected - 1}" if expected - 1 > linked + 1 else "")
-                return count, ChainBreak(
-                    chain,
-                    linked + 1,
-                    f"inserted: record {expected} links to record {linked}, so record(s) "
-                    f"{span} were put in between",
-                )
-            return count, ChainBreak(
-                chain,
-                max(1, expected - 1),
-                f"replaced: record {expected} links to a different record {expected - 1} "
-                "(its hash was recomputed)",
-            )
+        fault = _position_fault(chain, expected, record) or _link_fault(
+            chain, expected, record, prev_hash, seen
+        )
+        if fault is not None:
+            return count, fault
+        actual = str(record["hash"])
         key = str(record.get("dedupKey"))
-        if markers is not None and markers.get(key) != (seq_number, actual):
+        if markers is not None and markers.get(key) != (expected, actual):
             return count, ChainBreak(
                 chain,
                 expected,
@@ -241,14 +207,77 @@ def verify_chain(
                 "(replaced or forged)",
             )
         prev_hash = actual
-        seen[actual] = seq_number
-        keys[seq_number] = key
-    for key, (seq, _hash) in sorted((markers or {}).items(), key=lambda kv: kv[1]):
+        seen[actual] = expected
+        keys[expected] = key
+    return count, _orphan_marker(chain, keys, markers or {})
+
+
+def _position_fault(chain: str, expected: int, record: Mapping[str, Any]) -> ChainBreak | None:
+    """Record ``expected`` has that seq, names ``chain`` and matches its own hash."""
+    seq = record.get("seq")
+    try:
+        seq_number = int(seq)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ChainBreak(chain, expected, f"seq {seq!r} is not a number")
+    if seq_number > expected:
+        return ChainBreak(
+            chain, expected, f"missing: the next stored record is {seq_number} (deleted)"
+        )
+    if seq_number < expected:
+        return ChainBreak(
+            chain,
+            expected,
+            f"an extra record claiming seq {seq_number} is stored after record "
+            f"{expected - 1} (inserted)",
+        )
+    if record.get("chain") != chain:
+        return ChainBreak(chain, expected, f"names chain {record.get('chain')!r}")
+    try:
+        actual = record_hash(record)
+    except CanonicalFormError as exc:
+        return ChainBreak(chain, expected, f"content is not canonical JSON: {exc}")
+    if record.get("hash") != actual:
+        return ChainBreak(chain, expected, "hash does not match its content (changed)")
+    return None
+
+
+def _link_fault(
+    chain: str,
+    expected: int,
+    record: Mapping[str, Any],
+    prev_hash: str,
+    seen: Mapping[str, int],
+) -> ChainBreak | None:
+    """Record ``expected`` links to the record before it (``prev_hash``)."""
+    if record.get("prevHash") == prev_hash:
+        return None
+    linked = seen.get(str(record.get("prevHash")))
+    if linked is not None:
+        span = f"{linked + 1}" + (f"-{expected - 1}" if expected - 1 > linked + 1 else "")
+        return ChainBreak(
+            chain,
+            linked + 1,
+            f"inserted: record {expected} links to record {linked}, so record(s) "
+            f"{span} were put in between",
+        )
+    return ChainBreak(
+        chain,
+        max(1, expected - 1),
+        f"replaced: record {expected} links to a different record {expected - 1} "
+        "(its hash was recomputed)",
+    )
+
+
+def _orphan_marker(
+    chain: str, keys: Mapping[int, str], markers: Mapping[str, tuple[int, str]]
+) -> ChainBreak | None:
+    """A dedup marker naming a record the chain does not hold (deleted at the end)."""
+    for key, (seq, _hash) in sorted(markers.items(), key=lambda kv: kv[1]):
         if keys.get(seq) != key:
             where = "holds another record there" if seq in keys else "has no such record"
-            return count, ChainBreak(
+            return ChainBreak(
                 chain,
                 seq,
                 f"missing: dedup marker {key!r} names it but the chain {where} (deleted)",
             )
-    return count, None
+    return None

@@ -5,11 +5,12 @@ start. Seconds in summaries; the facts are in epoch milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from quotagov.batch_semantics import lost_seconds
-from quotagov.governance.job_state.events import attempt_aliases
+from quotagov.governance.job_state.events import Attempt, attempt_aliases
 from quotagov.governance.job_state.fold import JobTracking
 
 
@@ -145,16 +146,9 @@ def summarize(
         kind: the preemption kind of the job's share (:func:`preemption_kind`).
     """
     count = instance_count or tracking.instance_count or 1.0
-    as_of = tracking.last_event_time_ms
-    if tracking.is_terminal and tracking.stopped_at_ms is not None:
-        as_of = max(tracking.stopped_at_ms, 0)
+    as_of = _as_of(tracking)
     attempts = tracking.known_attempts()
-    running_ms = 0
-    for attempt in attempts.values():
-        if attempt.started_at_ms is None:
-            continue
-        stop = attempt.stopped_at_ms if attempt.stopped_at_ms is not None else as_of
-        running_ms += max(0, min(stop, as_of) - attempt.started_at_ms)
+    running_ms = _running_ms(attempts.values(), as_of)
     starts = [a.started_at_ms for a in attempts.values() if a.started_at_ms is not None]
     if tracking.started_at_ms is not None:
         starts.append(tracking.started_at_ms)
@@ -165,38 +159,16 @@ def summarize(
         waiting = max(0, as_of - tracking.created_at_ms - running_ms) / 1000
         if first_start is not None:
             to_first_start = max(0, first_start - tracking.created_at_ms) / 1000
-    preemptions = []
-    for attempt in tracking.preempted():
-        run: float | None = None
-        lost: float | None = None
-        lost_instance: float | None = None
-        if attempt.stopped_at_ms is not None:
-            # an attempt preempted before it reached RUNNING has no startedAt: it ran 0 s
-            start = (
-                attempt.started_at_ms
-                if attempt.started_at_ms is not None
-                else attempt.stopped_at_ms
-            )
-            run = max(0, attempt.stopped_at_ms - start) / 1000
-            lost = lost_seconds(run, checkpoint_interval_seconds)
-            lost_instance = lost * count
-        preemptions.append(
-            PreemptionRecord(
-                training_job_arn=attempt.training_job_arn,
-                started_at_ms=attempt.started_at_ms,
-                stopped_at_ms=attempt.stopped_at_ms,
-                run_seconds=run,
-                lost_work_seconds=lost,
-                lost_instance_seconds=lost_instance,
-                kind=kind,
-            )
-        )
+    preemptions = tuple(
+        _preemption(attempt, checkpoint_interval_seconds, count, kind)
+        for attempt in tracking.preempted()
+    )
     return JobStateSummary(
         status=tracking.status,
         status_reason=tracking.status_reason,
         attempt_count=len(attempts),
         preemption_count=tracking.preemption_count,
-        preemptions=tuple(preemptions),
+        preemptions=preemptions,
         unattributed_preemptions=max(0, tracking.preemption_count - len(preemptions)),
         waiting_seconds=waiting,
         running_seconds=running_ms / 1000,
@@ -204,6 +176,50 @@ def summarize(
         first_started_at_ms=first_start,
         submission_to_first_start_seconds=to_first_start,
         as_of_ms=as_of,
+    )
+
+
+def _as_of(tracking: JobTracking) -> int:
+    """The time the figures are for: the stop of a finished job, else the last event."""
+    if tracking.is_terminal and tracking.stopped_at_ms is not None:
+        return max(tracking.stopped_at_ms, 0)
+    return tracking.last_event_time_ms
+
+
+def _running_ms(attempts: Iterable[Attempt], as_of: int) -> int:
+    """RUNNING milliseconds of every started attempt up to ``as_of`` (open ones to it)."""
+    running_ms = 0
+    for attempt in attempts:
+        if attempt.started_at_ms is None:
+            continue
+        stop = attempt.stopped_at_ms if attempt.stopped_at_ms is not None else as_of
+        running_ms += max(0, min(stop, as_of) - attempt.started_at_ms)
+    return running_ms
+
+
+def _preemption(
+    attempt: Attempt, checkpoint_interval_seconds: float | None, count: float, kind: str
+) -> PreemptionRecord:
+    """One preempted attempt's run time and lost work (unknown until it has a stop)."""
+    run: float | None = None
+    lost: float | None = None
+    lost_instance: float | None = None
+    if attempt.stopped_at_ms is not None:
+        # an attempt preempted before it reached RUNNING has no startedAt: it ran 0 s
+        start = (
+            attempt.started_at_ms if attempt.started_at_ms is not None else attempt.stopped_at_ms
+        )
+        run = max(0, attempt.stopped_at_ms - start) / 1000
+        lost = lost_seconds(run, checkpoint_interval_seconds)
+        lost_instance = lost * count
+    return PreemptionRecord(
+        training_job_arn=attempt.training_job_arn,
+        started_at_ms=attempt.started_at_ms,
+        stopped_at_ms=attempt.stopped_at_ms,
+        run_seconds=run,
+        lost_work_seconds=lost,
+        lost_instance_seconds=lost_instance,
+        kind=kind,
     )
 
 
