@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,70 +179,58 @@ class AuditTrail:
             AuditEventError: a successful call lacks the parameter naming its resource.
             BatchError: ``DescribeServiceJob`` failed for a reason other than an unknown job.
         """
-        params = call.parameters
+        need = _parameter_reader(call)
         prefix = f"arn:aws:batch:{call.awsRegion}:{call.account}"
-
-        def need(name: str) -> str:
-            value = params.get(name)
-            if isinstance(value, str) and value:
-                return value
-            if call.failed:
-                return "(not given)"
-            raise AuditEventError(f"detail.requestParameters.{name}: missing in {call.eventName}")
-
         event = call.eventName
+        create = event.startswith("Create")
+        governed = self.governed_queue
         if event.endswith("QuotaShare"):
-            if event == "CreateQuotaShare":
-                share, queue = need("quotaShareName"), queue_name(need("jobQueue"))
-            else:
-                arn = need("quotaShareArn")
-                queue = queue_name(arn)
-                share = arn.rsplit("/quota-share/", 1)[-1]
-                if not queue or "/quota-share/" not in arn:
-                    if not call.failed:
-                        raise AuditEventError(
-                            f"detail.requestParameters.quotaShareArn: {arn!r} is not a "
-                            "quota share ARN"
-                        )
-                    queue = self.governed_queue
-            key = f"{prefix}:job-queue/{queue}/quota-share/{share}"
-            return Target("quota-share", share, key, queue or self.governed_queue)
+            return self._quota_share_target(call, need, prefix)
         if event.endswith("SchedulingPolicy"):
-            ref = need("name") if event.startswith("Create") else need("arn")
-            name = _name_from(ref, "scheduling-policy")
-            return Target(
-                "scheduling-policy", name, f"{prefix}:scheduling-policy/{name}", self.governed_queue
-            )
+            name = _name_from(need("name") if create else need("arn"), "scheduling-policy")
+            return Target("scheduling-policy", name, f"{prefix}:scheduling-policy/{name}", governed)
         if event.endswith("JobQueue"):
-            name = queue_name(
-                need("jobQueueName") if event.startswith("Create") else need("jobQueue")
-            )
+            name = queue_name(need("jobQueueName") if create else need("jobQueue"))
             return Target("job-queue", name, f"{prefix}:job-queue/{name}", name)
         if event.endswith("ServiceEnvironment"):
-            ref = (
-                need("serviceEnvironmentName")
-                if event.startswith("Create")
-                else need("serviceEnvironment")
-            )
+            ref = need("serviceEnvironmentName") if create else need("serviceEnvironment")
             name = _name_from(ref, "service-environment")
-            return Target(
-                "service-environment",
-                name,
-                f"{prefix}:service-environment/{name}",
-                self.governed_queue,
-            )
+            key = f"{prefix}:service-environment/{name}"
+            return Target("service-environment", name, key, governed)
         if event in ("UpdateServiceJob", "TerminateServiceJob"):
-            job_id = _name_from(need("jobId"), "service-job")
-            chain, share = self.governed_queue, ""
-            if job_id != "(not given)":
-                try:
-                    job = self._batch.describe_service_job(jobId=job_id)
-                    chain = queue_name(str(job.get("jobQueue") or self.governed_queue))
-                    share = str(job.get("quotaShareName") or "")
-                except BatchNotFoundError:
-                    pass
-            return Target("service-job", job_id, f"service-job/{job_id}", chain, share or None)
+            return self._service_job_target(_name_from(need("jobId"), "service-job"))
         raise AuditEventError(f"detail.eventName: {event!r} is not an audited Batch call")
+
+    def _quota_share_target(
+        self, call: CloudTrailApiCall, need: Callable[[str], str], prefix: str
+    ) -> Target:
+        """A quota share: named by ``quotaShareName`` + ``jobQueue`` or by its ARN."""
+        if call.eventName == "CreateQuotaShare":
+            share, queue = need("quotaShareName"), queue_name(need("jobQueue"))
+        else:
+            arn = need("quotaShareArn")
+            queue = queue_name(arn)
+            share = arn.rsplit("/quota-share/", 1)[-1]
+            if not queue or "/quota-share/" not in arn:
+                if not call.failed:
+                    raise AuditEventError(
+                        f"detail.requestParameters.quotaShareArn: {arn!r} is not a quota share ARN"
+                    )
+                queue = self.governed_queue
+        key = f"{prefix}:job-queue/{queue}/quota-share/{share}"
+        return Target("quota-share", share, key, queue or self.governed_queue)
+
+    def _service_job_target(self, job_id: str) -> Target:
+        """A service job: its chain is its queue's, its share from ``DescribeServiceJob``."""
+        chain, share = self.governed_queue, ""
+        if job_id != "(not given)":
+            try:
+                job = self._batch.describe_service_job(jobId=job_id)
+                chain = queue_name(str(job.get("jobQueue") or self.governed_queue))
+                share = str(job.get("quotaShareName") or "")
+            except BatchNotFoundError:
+                pass
+        return Target("service-job", job_id, f"service-job/{job_id}", chain, share or None)
 
     # -- step 3: the actor -------------------------------------------------------------
 
@@ -594,3 +582,24 @@ def risk_message(record: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         },
     ]
     return text, blocks
+
+
+def _parameter_reader(call: CloudTrailApiCall) -> Callable[[str], str]:
+    """``need(name)``: the call's string request parameter ``name``.
+
+    A failed call may lack it (``"(not given)"``); a successful one may not.
+
+    Raises:
+        AuditEventError: from ``need``, for a successful call without the parameter.
+    """
+    params = call.parameters
+
+    def need(name: str) -> str:
+        value = params.get(name)
+        if isinstance(value, str) and value:
+            return value
+        if call.failed:
+            return "(not given)"
+        raise AuditEventError(f"detail.requestParameters.{name}: missing in {call.eventName}")
+
+    return need
