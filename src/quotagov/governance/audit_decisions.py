@@ -23,7 +23,7 @@ from quotagov.clock import Clock
 from quotagov.governance.audit_chain import ChainWriter
 from quotagov.governance.audit_events import iso_utc
 from quotagov.governance.audit_known import CONFIG, DECISION
-from quotagov.governance.audit_trail import queue_name
+from quotagov.governance.audit_targets import queue_name
 from quotagov.governance.ports import ControllerDecision, VersionStore
 
 

@@ -29,10 +29,9 @@ Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHas
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,15 +48,17 @@ from quotagov.governance.audit_diff import (
 from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
 from quotagov.governance.audit_events import AuditEventError as AuditEventError
 from quotagov.governance.audit_known import DECISION, LastKnownConfigurations
+from quotagov.governance.audit_targets import Target, TargetResolver, queue_name
+from quotagov.governance.audit_usage import ShareUsageReader
 from quotagov.governance.ports import (
     BatchError,
-    BatchNotFoundError,
     BatchPort,
     ChainStore,
     ChatError,
     ChatNotifier,
     VersionStore,
 )
+from quotagov.governance.slack.audit import risk_message
 from quotagov.policy import Policy
 
 logger = logging.getLogger(__name__)
@@ -69,48 +70,6 @@ DECISION_WINDOW_AFTER_MS = 5 * 60 * 1000
 
 #: A decision id quotagov writes into free-text request fields (``reason``, ``clientToken``).
 DECISION_REFERENCE = re.compile(r"quotagov-decision[:=]\s*([A-Za-z0-9_.:#/-]+)")
-
-
-def queue_name(reference: str) -> str:
-    """The job queue name from a queue name or any ARN under ``job-queue/<name>``."""
-    if reference.startswith("arn:"):
-        _, _, rest = reference.partition(":job-queue/")
-        return rest.split("/", 1)[0]
-    return reference
-
-
-def _name_from(reference: str, kind: str) -> str:
-    marker = f":{kind}/"
-    if reference.startswith("arn:") and marker in reference:
-        return reference.split(marker, 1)[1]
-    return reference
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a call is about.
-
-    Attributes:
-        type: ``quota-share``, ``scheduling-policy``, ``job-queue``,
-            ``service-environment`` or ``service-job``.
-        name: the resource name (job id for a service job).
-        key: the last known configuration key: the ARN, or ``service-job/<jobId>``.
-        chain: the job queue (name) whose chain records the call.
-        quota_share: the quota share of a service job, when known.
-    """
-
-    type: str
-    name: str
-    key: str
-    chain: str
-    quota_share: str | None = None
-
-    def as_record(self) -> dict[str, Any]:
-        """The ``resource`` field of a record."""
-        out: dict[str, Any] = {"type": self.type, "name": self.name, "arn": self.key}
-        if self.quota_share:
-            out["quotaShareName"] = self.quota_share
-        return out
 
 
 @dataclass(frozen=True)
@@ -169,68 +128,14 @@ class AuditTrail:
         self._channel = platform_channel
         self._writer = writer or ChainWriter(chains)
         self.governed_queue = queue_name(policy.jobQueue)
+        self._targets = TargetResolver(batch, self.governed_queue)
+        self._usage_reader = ShareUsageReader(batch)
 
     # -- step 1: the resource and its chain -------------------------------------------
 
     def target(self, call: CloudTrailApiCall) -> Target:
-        """The resource ``call`` is about, and its chain.
-
-        Raises:
-            AuditEventError: a successful call lacks the parameter naming its resource.
-            BatchError: ``DescribeServiceJob`` failed for a reason other than an unknown job.
-        """
-        need = _parameter_reader(call)
-        prefix = f"arn:aws:batch:{call.awsRegion}:{call.account}"
-        event = call.eventName
-        create = event.startswith("Create")
-        governed = self.governed_queue
-        if event.endswith("QuotaShare"):
-            return self._quota_share_target(call, need, prefix)
-        if event.endswith("SchedulingPolicy"):
-            name = _name_from(need("name") if create else need("arn"), "scheduling-policy")
-            return Target("scheduling-policy", name, f"{prefix}:scheduling-policy/{name}", governed)
-        if event.endswith("JobQueue"):
-            name = queue_name(need("jobQueueName") if create else need("jobQueue"))
-            return Target("job-queue", name, f"{prefix}:job-queue/{name}", name)
-        if event.endswith("ServiceEnvironment"):
-            ref = need("serviceEnvironmentName") if create else need("serviceEnvironment")
-            name = _name_from(ref, "service-environment")
-            key = f"{prefix}:service-environment/{name}"
-            return Target("service-environment", name, key, governed)
-        if event in ("UpdateServiceJob", "TerminateServiceJob"):
-            return self._service_job_target(_name_from(need("jobId"), "service-job"))
-        raise AuditEventError(f"detail.eventName: {event!r} is not an audited Batch call")
-
-    def _quota_share_target(
-        self, call: CloudTrailApiCall, need: Callable[[str], str], prefix: str
-    ) -> Target:
-        """A quota share: named by ``quotaShareName`` + ``jobQueue`` or by its ARN."""
-        if call.eventName == "CreateQuotaShare":
-            share, queue = need("quotaShareName"), queue_name(need("jobQueue"))
-        else:
-            arn = need("quotaShareArn")
-            queue = queue_name(arn)
-            share = arn.rsplit("/quota-share/", 1)[-1]
-            if not queue or "/quota-share/" not in arn:
-                if not call.failed:
-                    raise AuditEventError(
-                        f"detail.requestParameters.quotaShareArn: {arn!r} is not a quota share ARN"
-                    )
-                queue = self.governed_queue
-        key = f"{prefix}:job-queue/{queue}/quota-share/{share}"
-        return Target("quota-share", share, key, queue or self.governed_queue)
-
-    def _service_job_target(self, job_id: str) -> Target:
-        """A service job: its chain is its queue's, its share from ``DescribeServiceJob``."""
-        chain, share = self.governed_queue, ""
-        if job_id != "(not given)":
-            try:
-                job = self._batch.describe_service_job(jobId=job_id)
-                chain = queue_name(str(job.get("jobQueue") or self.governed_queue))
-                share = str(job.get("quotaShareName") or "")
-            except BatchNotFoundError:
-                pass
-        return Target("service-job", job_id, f"service-job/{job_id}", chain, share or None)
+        """The resource ``call`` is about, and its chain (:class:`TargetResolver`)."""
+        return self._targets.target(call)
 
     # -- step 3: the actor -------------------------------------------------------------
 
@@ -273,106 +178,6 @@ class AuditTrail:
 
     # -- step 4: configurations and findings -------------------------------------------
 
-    def _list(self, queue: str, share: str, status: str, errors: list[str]) -> list[dict[str, Any]]:
-        """Every ``ListServiceJobs`` summary of ``share`` in ``status`` (all pages)."""
-        request: dict[str, Any] = {
-            "jobQueue": queue,
-            "jobStatus": status,
-            "filters": [{"name": "QUOTA_SHARE_NAME", "values": [share]}],
-        }
-        jobs: list[dict[str, Any]] = []
-        try:
-            while True:
-                page = self._batch.list_service_jobs(**request)
-                jobs += [
-                    job
-                    for job in page.get("jobSummaryList", [])
-                    if job.get("quotaShareName") in (None, share)
-                ]
-                if not page.get("nextToken"):
-                    return jobs
-                request["nextToken"] = page["nextToken"]
-        except BatchError as exc:
-            errors.append(f"ListServiceJobs {status} for quota share {share}: {exc}")
-            return jobs
-
-    def _stopped_by_change(
-        self, job: Mapping[str, Any], since_ms: int, errors: list[str]
-    ) -> list[dict[str, Any]] | None:
-        """The capacity a job held when the change was made, if the change stopped it.
-
-        A ``RUNNABLE`` job whose ``preemptionSummary`` shows an attempt stopped at or after
-        ``since_ms`` was preempted since the change; a ``FAILED`` job stopped since then
-        was terminated (retries exhausted, or the share deleted). Returns that job's
-        ``capacityUsage`` (or the payload's ``InstanceType`` x ``InstanceCount``), else None.
-        """
-        if job.get("status") == "FAILED" and int(job.get("stoppedAt") or 0) < since_ms:
-            return None
-        try:
-            described = self._batch.describe_service_job(jobId=str(job["jobId"]))
-        except BatchError as exc:
-            errors.append(f"DescribeServiceJob {job.get('jobId')}: {exc}")
-            return None
-        if job.get("status") == "RUNNABLE":
-            attempts = (described.get("preemptionSummary") or {}).get(
-                "recentPreemptedAttempts"
-            ) or []
-            if not any(int(a.get("stoppedAt") or 0) >= since_ms for a in attempts):
-                return None
-        usage = [dict(u) for u in described.get("capacityUsage") or []]
-        if usage:
-            return usage
-        try:
-            config = json.loads(str(described.get("serviceRequestPayload")))["ResourceConfig"]
-            return [{"capacityUnit": config["InstanceType"], "quantity": config["InstanceCount"]}]
-        except (ValueError, KeyError, TypeError):
-            return []
-
-    def _usage(
-        self,
-        queue: str,
-        share: str,
-        states: tuple[str, ...],
-        errors: list[str],
-        *,
-        since_ms: int | None = None,
-    ) -> rules.ShareUsage:
-        """What ``share`` holds now in ``states``; with ``since_ms``, plus the jobs the
-        change already stopped (so a change Batch acted on before this event arrived
-        is still judged against the use at the time of the change)."""
-        capacity: dict[str, float] = {}
-        holding: list[str] = []
-        active: list[str] = []
-        stopped: list[str] = []
-
-        def count(usage: Iterable[Mapping[str, Any]]) -> None:
-            for use in usage:
-                unit = str(use["capacityUnit"])
-                capacity[unit] = capacity.get(unit, 0.0) + float(use["quantity"])
-
-        for status in states:
-            for job in self._list(queue, share, status, errors):
-                active.append(str(job["jobId"]))
-                if status in HOLDING_STATUSES:
-                    holding.append(str(job["jobId"]))
-                    count(job.get("capacityUsage") or [])
-        if since_ms is not None:
-            for status in ("RUNNABLE", "FAILED"):
-                for job in self._list(queue, share, status, errors):
-                    usage = self._stopped_by_change(job, since_ms, errors)
-                    if usage is None:
-                        continue
-                    stopped.append(str(job["jobId"]))
-                    holding.append(str(job["jobId"]))
-                    active.append(str(job["jobId"]))
-                    count(usage)
-        return rules.ShareUsage(
-            capacity,
-            tuple(holding),
-            tuple(sorted(set(active))),
-            stopped_jobs=tuple(stopped),
-        )
-
     def _policy_configuration(self, target: Target) -> dict[str, Any] | None:
         if target.chain != self.governed_queue:
             return None
@@ -395,7 +200,9 @@ class AuditTrail:
         queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
         findings: list[dict[str, str]] = []
         if call.eventName == "DeleteQuotaShare":
-            usage = self._usage(queue_ref, share, ACTIVE_STATUSES, errors, since_ms=call.event_ms)
+            usage = self._usage_reader.usage(
+                queue_ref, share, ACTIVE_STATUSES, errors, since_ms=call.event_ms
+            )
             findings += rules.deleted_with_jobs(share, usage)
             if governed:
                 findings += rules.policy_drift(share, None, self._policy)
@@ -411,7 +218,7 @@ class AuditTrail:
         elif "capacityLimits" in quota_share_configuration(params):
             states = HOLDING_STATUSES
         usage = (
-            self._usage(queue_ref, share, states, errors, since_ms=call.event_ms)
+            self._usage_reader.usage(queue_ref, share, states, errors, since_ms=call.event_ms)
             if states
             else rules.ShareUsage()
         )
@@ -540,66 +347,3 @@ class AuditTrail:
             logger.exception("risk alert for record %s not posted", record.get("seq"))
             return False
         return True
-
-
-def risk_message(record: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """The Slack text and Block Kit blocks announcing a risky audited change."""
-    resource = record["resource"]
-    actor = record["actor"]
-    who = actor["principalArn"] + (" (quotagov)" if actor.get("quotagov") else "")
-    text = (
-        f"Risky Batch change: {record['action']} on {resource['type']} {resource['name']} "
-        f"by {who}: {len(record['findings'])} finding(s)"
-    )
-    lines = "\n".join(
-        f"• *{f['code']}* ({f['severity']}): {f['message']}" for f in record["findings"]
-    )
-    changes = (
-        "\n".join(f"`{c['path']}`: {c['before']!r} → {c['after']!r}" for c in record["difference"])
-        or "(no configuration difference)"
-    )
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": "Risky Batch policy change"}},
-        {
-            "type": "section",
-            "text": {
-                "type": "mrkdwn",
-                "text": f"*{record['action']}* on `{resource['name']}` by `{who}` "
-                f"at {record['time']}",
-            },
-        },
-        {"type": "section", "text": {"type": "mrkdwn", "text": lines[:2900]}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": changes[:2900]}},
-        {
-            "type": "context",
-            "elements": [
-                {
-                    "type": "mrkdwn",
-                    "text": f"audit chain {record['chain']} record {record['seq']} "
-                    f"· event {record.get('eventId')}",
-                }
-            ],
-        },
-    ]
-    return text, blocks
-
-
-def _parameter_reader(call: CloudTrailApiCall) -> Callable[[str], str]:
-    """``need(name)``: the call's string request parameter ``name``.
-
-    A failed call may lack it (``"(not given)"``); a successful one may not.
-
-    Raises:
-        AuditEventError: from ``need``, for a successful call without the parameter.
-    """
-    params = call.parameters
-
-    def need(name: str) -> str:
-        value = params.get(name)
-        if isinstance(value, str) and value:
-            return value
-        if call.failed:
-            return "(not given)"
-        raise AuditEventError(f"detail.requestParameters.{name}: missing in {call.eventName}")
-
-    return need
