@@ -24,7 +24,7 @@ from moto.moto_server.werkzeug_app import (
 from werkzeug.serving import make_server
 
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
-from quotagov.governance.audit_chain import (
+from quotagov.governance.audit.chain import (
     GENESIS_HASH,
     ChainWriter,
     record_hash,

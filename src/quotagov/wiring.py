@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
     from quotagov.adapters.slack import SlackCredentials
-    from quotagov.governance.audit_trail import AuditTrail
+    from quotagov.governance.audit.trail import AuditTrail
     from quotagov.governance.dispositions import DispositionDeps
     from quotagov.governance.escalations import Escalations
     from quotagov.governance.job_state_updates import JobStateDeps
@@ -240,8 +240,8 @@ class Services:
     @dependency()
     def audit(self) -> AuditSink:
         """The sink of the controller's decisions: the audit chain on ``AUDIT_TABLE``."""
-        from quotagov.governance.audit_chain import ChainWriter
-        from quotagov.governance.audit_decisions import DecisionLog
+        from quotagov.governance.audit.chain import ChainWriter
+        from quotagov.governance.audit.decisions import DecisionLog
 
         return DecisionLog(ChainWriter(self.audit_chains), self.audit_versions, self.clock)
 
@@ -340,7 +340,7 @@ class Services:
     @dependency(cached=False)
     def audit_trail(self) -> AuditTrail:
         """The audit of CloudTrail-recorded Batch calls, over the current policy."""
-        from quotagov.governance.audit_trail import AuditTrail
+        from quotagov.governance.audit.trail import AuditTrail
 
         settings = self.settings
         return AuditTrail(

@@ -24,9 +24,9 @@ from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier, build_web_client
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_chain import ChainWriter
-from quotagov.governance.audit_decisions import DecisionLog
-from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.audit.chain import ChainWriter
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.trail import AuditTrail
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
 

@@ -9,7 +9,7 @@ from typing import Any
 from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.simbatch import RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_events import CloudTrailApiCall
+from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.policy import Policy
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"

@@ -12,14 +12,14 @@ import pytest
 from audit.support import TABLE
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item, to_item
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_chain import (
+from quotagov.governance.audit.chain import (
     ChainBreak,
     ChainIntegrityError,
     record_hash,
     seal,
     verify_chain,
 )
-from quotagov.governance.audit_decisions import DecisionLog
+from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.canonical import CanonicalFormError, canonical_json
 from quotagov.governance.ports import ControllerDecision
 

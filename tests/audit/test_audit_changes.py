@@ -22,10 +22,10 @@ from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_chain import GENESIS_HASH, record_hash
-from quotagov.governance.audit_decisions import DecisionLog
-from quotagov.governance.audit_known import CONFIG
-from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.audit.chain import GENESIS_HASH, record_hash
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.known import CONFIG
+from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov.local.fake_slack import FakeSlack
 

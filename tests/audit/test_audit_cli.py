@@ -14,8 +14,8 @@ from quotagov import wiring
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.cli import main
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_decisions import DecisionLog
-from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov.settings import Settings
 

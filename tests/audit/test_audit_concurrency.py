@@ -37,9 +37,9 @@ from audit.support import (
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_chain import ChainWriter, verify_chain
-from quotagov.governance.audit_decisions import DecisionLog
-from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.audit.chain import ChainWriter, verify_chain
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import AppendAttempt, AppendOutcome, ControllerDecision
 from quotagov.policy import parse_policy
 

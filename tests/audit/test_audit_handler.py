@@ -28,10 +28,10 @@ from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.clock import ManualClock
-from quotagov.governance.audit_chain import verify_chain
-from quotagov.governance.audit_decisions import DecisionLog
-from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall
-from quotagov.governance.audit_trail import AuditEventError, AuditTrail
+from quotagov.governance.audit.chain import verify_chain
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall
+from quotagov.governance.audit.trail import AuditEventError, AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers.audit_trail import BatchApiCallEvent, handler
 from quotagov.local.fake_slack import FakeSlack

@@ -10,7 +10,7 @@ from audit.support import TABLE, load_call
 from quotagov import wiring
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.cli import main
-from quotagov.governance.audit_trail import AuditTrail
+from quotagov.governance.audit.trail import AuditTrail
 from quotagov.settings import Settings
 
 

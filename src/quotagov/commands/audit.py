@@ -6,7 +6,7 @@ and each chain whose registry item (``pk=CHAINS``) was deleted. The chains are f
 from the registry and by scanning the table for their records, so ``verify`` needs
 ``dynamodb:Scan`` on the table besides ``Query``/``GetItem``. From the table alone it
 cannot see the newest record(s) of a chain deleted together with their dedup markers
-(see :mod:`quotagov.governance.audit_review`): each intact chain's line ends with
+(see :mod:`quotagov.governance.audit.review`): each intact chain's line ends with
 ``anchor CHAIN=SEQ:HASH``, its head; keep that outside the table and pass it back
 with ``--anchor CHAIN=SEQ:HASH`` (repeatable) to have that record checked too.
 ``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from quotagov.governance.audit_review import describe_record, history, parse_time, verify
+from quotagov.governance.audit.review import describe_record, history, parse_time, verify
 from quotagov.wiring import services
 
 

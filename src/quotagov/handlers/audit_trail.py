@@ -1,7 +1,7 @@
 """``AuditFunction``: EventBridge ``AWS API Call via CloudTrail`` events from ``aws.batch``.
 
 Thin: parse the event with Powertools Parser (EventBridge envelope + the CloudTrail
-record model), hand the record to :class:`~quotagov.governance.audit_trail.AuditTrail`,
+record model), hand the record to :class:`~quotagov.governance.audit.trail.AuditTrail`,
 log and count the outcome.
 
 - A malformed event or an unaudited call is answered ``{"status": "rejected",
@@ -9,7 +9,7 @@ log and count the outcome.
   not retried: a retry cannot fix it. That includes a successful call whose request
   parameters have the wrong types (``reason`` e.g. ``detail: requestParameters.
   capacityLimits[0].maxCapacity: 'a' is not a whole number``; see
-  :func:`~quotagov.governance.audit_events.request_parameter_fault`).
+  :func:`~quotagov.governance.audit.events.request_parameter_fault`).
 - Transient failures (DynamoDB, Batch throttling, chain contention) raise, so Lambda's
   asynchronous retries and the rule's retry policy deliver the event again; the
   CloudTrail ``eventID`` makes that harmless.
@@ -31,8 +31,8 @@ from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.audit_events import CloudTrailApiCall
-from quotagov.governance.audit_trail import AuditEventError
+from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.trail import AuditEventError
 from quotagov.wiring import services
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))

@@ -692,7 +692,7 @@ class LocalRuntime:
 
     def audit_verify(self) -> bool:
         """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
-        from quotagov.governance.audit_review import verify
+        from quotagov.governance.audit.review import verify
 
         with self._lock:
             reports = verify(wiring.services().audit_chains)

@@ -1,6 +1,6 @@
 """Use cases behind ``quotagov audit``: verify the chains, and show the history to a person.
 
-``verify`` walks every chain (see :func:`quotagov.governance.audit_chain.verify_chain`)
+``verify`` walks every chain (see :func:`quotagov.governance.audit.chain.verify_chain`)
 and reports the first broken record of each. It finds the chains both in the registry
 (``ChainStore.chains``) and from the stored records and dedup markers themselves
 (``ChainStore.stored_chains``, a scan of the store), so deleting a chain's registry
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from quotagov.governance.audit_chain import ChainBreak, verify_chain
+from quotagov.governance.audit.chain import ChainBreak, verify_chain
 from quotagov.governance.ports import ChainHead, ChainStore
 
 

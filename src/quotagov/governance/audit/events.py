@@ -10,7 +10,7 @@ configuration, a service job's ``schedulingPriority``, the names of resources) m
 have the types of the Batch API (:func:`request_parameter_fault`); a successful call
 whose parameters do not is refused where the event is parsed (a pydantic
 ``ValidationError`` naming the field and the fault) and by
-:meth:`~quotagov.governance.audit_trail.AuditTrail.record_call` (an
+:meth:`~quotagov.governance.audit.trail.AuditTrail.record_call` (an
 :class:`AuditEventError`), so a wrong type never surfaces as a ``TypeError`` deep in the
 findings. A failed call (``errorCode``) is recorded as an attempt whatever its
 parameters: Batch refusing malformed parameters is one of the reasons a call fails.

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from quotagov.governance.audit_diff import difference, quota_share_configuration
+from quotagov.governance.audit.diff import difference, quota_share_configuration
 from quotagov.policy import Policy
 
 

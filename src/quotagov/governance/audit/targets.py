@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.governance.audit_events import AuditEventError, CloudTrailApiCall
+from quotagov.governance.audit.events import AuditEventError, CloudTrailApiCall
 from quotagov.governance.ports import BatchNotFoundError, BatchPort
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from quotagov.batch_semantics import HOLDING_STATUSES
-from quotagov.governance.audit_findings import ShareUsage
+from quotagov.governance.audit.findings import ShareUsage
 from quotagov.governance.ports import BatchError, BatchPort
 
 

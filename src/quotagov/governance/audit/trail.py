@@ -1,7 +1,7 @@
 """Use case: turn a CloudTrail-recorded Batch call into an audit record, and alert on risk.
 
 Issue 7 / design.md "Audit of policy changes". For each call in
-:data:`~quotagov.governance.audit_events.AUDITED_CALLS`:
+:data:`~quotagov.governance.audit.events.AUDITED_CALLS`:
 
 1. find the resource, and the job queue whose chain records it (quota shares and
    service jobs belong to their queue; job queues to themselves; scheduling policies
@@ -11,13 +11,13 @@ Issue 7 / design.md "Audit of policy changes". For each call in
    or session) the decision behind it;
 4. a failed call (``errorCode``) is an ``ATTEMPT`` record with no difference and no
    findings; a successful one is a ``CHANGE`` with the before/after configuration,
-   their difference and the risk findings (:mod:`quotagov.governance.audit_findings`);
+   their difference and the risk findings (:mod:`quotagov.governance.audit.findings`);
 5. append it to the chain (exactly once per event id), remember the new configuration,
    refresh it from ``DescribeQuotaShare``, and post risky changes to the platform
    team's Slack channel. A Slack failure is logged; the record is already stored.
 
 Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHash``,
-``hash``, see :mod:`quotagov.governance.audit_chain`)::
+``hash``, see :mod:`quotagov.governance.audit.chain`)::
 
     {recordType: "CloudTrail", kind: "CHANGE"|"ATTEMPT", time, recordedAt, eventId,
      requestId, actor: {principalArn, type, sessionIssuerArn, quotagov, decisionId,
@@ -37,19 +37,19 @@ from typing import Any
 
 from quotagov.batch_semantics import ACTIVE_STATUSES, HOLDING_STATUSES
 from quotagov.clock import Clock
-from quotagov.governance import audit_findings as rules
-from quotagov.governance.audit_chain import ChainWriter
-from quotagov.governance.audit_diff import (
+from quotagov.governance.audit import findings as rules
+from quotagov.governance.audit.chain import ChainWriter
+from quotagov.governance.audit.diff import (
     apply_update,
     difference,
     quota_share_configuration,
     request_configuration,
 )
-from quotagov.governance.audit_events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
-from quotagov.governance.audit_events import AuditEventError as AuditEventError
-from quotagov.governance.audit_known import DECISION, LastKnownConfigurations
-from quotagov.governance.audit_targets import Target, TargetResolver, queue_name
-from quotagov.governance.audit_usage import ShareUsageReader
+from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
+from quotagov.governance.audit.events import AuditEventError as AuditEventError
+from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
+from quotagov.governance.audit.targets import Target, TargetResolver, queue_name
+from quotagov.governance.audit.usage import ShareUsageReader
 from quotagov.governance.ports import (
     BatchError,
     BatchPort,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.audit_diff import quota_share_configuration
+from quotagov.governance.audit.diff import quota_share_configuration
 from quotagov.governance.ports import BatchNotFoundError, BatchPort
 from quotagov.governance.ports.audit import VersionStore
 
