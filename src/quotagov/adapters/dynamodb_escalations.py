@@ -75,16 +75,22 @@ _deserializer = TypeDeserializer()
 
 
 def _to_dynamo(value: Any) -> Any:
-    """Statuses and previews as plain values, None members dropped, floats as Decimal."""
+    """Statuses and previews as plain values, then :func:`to_dynamo` (None members of maps
+    dropped, floats as Decimal)."""
+    return to_dynamo(_plain(value))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every :class:`EscalationStatus` and :class:`ImpactPreview` made plain."""
     if isinstance(value, EscalationStatus):
         return value.value
     if isinstance(value, ImpactPreview):
-        return _to_dynamo(value.to_dict())
+        return value.to_dict()
     if isinstance(value, dict):
-        return {k: _to_dynamo(v) for k, v in value.items() if v is not None}
+        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_to_dynamo(v) for v in value]
-    return to_dynamo(value)
+        return [_plain(v) for v in value]
+    return value
 
 
 def escalation_to_item(escalation: Escalation) -> dict[str, Any]:

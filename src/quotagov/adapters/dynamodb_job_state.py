@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.ports import StaleJobStateError
 
 FOREIGN_PREFIX = "FOREIGN#"
@@ -37,32 +37,6 @@ BY_BATCH_JOB_ID = "byBatchJobId"
 
 class JobRecordMissingError(Exception):
     """The item to update does not exist (``pk`` unknown)."""
-
-
-def to_dynamo(value: Any) -> Any:
-    """Convert floats to ``Decimal`` (recursively) for the boto3 resource layer."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    if isinstance(value, Mapping):
-        return {k: to_dynamo(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list | tuple):
-        return [to_dynamo(v) for v in value]
-    return value
-
-
-def from_dynamo(value: Any) -> Any:
-    """Convert ``Decimal`` back to ``int`` (integral) or ``float`` (recursively)."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, Mapping):
-        return {k: from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_dynamo(v) for v in value]
-    if isinstance(value, set):
-        return sorted(from_dynamo(v) for v in value)
-    return value
 
 
 class DynamoDBJobStateStore:
