@@ -50,10 +50,18 @@ from typing import Any
 
 from quotagov.batch_semantics import is_terminal
 from quotagov.clock import Clock
+from quotagov.governance.access import team_member
 from quotagov.governance.escalation_records import (
     FINAL_STATUSES,
     Escalation,
     EscalationStatus,
+)
+from quotagov.governance.escalations.errors import (
+    EscalationForbiddenError,
+    EscalationPolicyRefusedError,
+    EscalationRefusedError,
+    EscalationUnavailableError,
+    audited_status,
 )
 from quotagov.governance.ports import (
     AuditSink,
@@ -63,7 +71,6 @@ from quotagov.governance.ports import (
     ChatError,
     ChatNotifier,
     ControllerDecision,
-    JobsRepository,
     PostedMessage,
 )
 from quotagov.governance.ports.escalations import (
@@ -74,7 +81,6 @@ from quotagov.governance.ports.escalations import (
     ImpactPreviewer,
     OpenEscalationError,
 )
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.slack.escalations import (
     outcome_blocks,
     outcome_text,
@@ -99,65 +105,6 @@ STALE_APPROVAL_SECONDS = 900
 
 #: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
 QUOTAGOV = "quotagov"
-
-
-# -- errors ----------------------------------------------------------------------
-
-
-class EscalationRefusedError(Exception):
-    """A request that is refused; nothing was stored or changed.
-
-    Attributes:
-        status_code: the HTTP status the API answers with (422, 403 or 503).
-        reason: why, naming the field or rule, e.g. ``"reason: must not be empty"``.
-    """
-
-    def __init__(self, reason: str, status_code: int = 422) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.status_code = status_code
-
-
-# -- ports -----------------------------------------------------------------------
-
-
-class JobRecordLookup:
-    """:class:`GovernedJobs` over the submission path's :class:`JobsRepository`.
-
-    ``find`` looks the id up as a submission id first, then as a Batch service job id
-    (GSI ``byBatchJobId``). Only records in state SUBMITTED (Batch accepted the job)
-    count as jobs quotagov governs.
-    """
-
-    def __init__(self, records: JobsRepository) -> None:
-        self.records = records
-
-    def find(self, job_id: str) -> GovernedJob | None:
-        """The governed job with submission id or Batch job id ``job_id``, or None."""
-        record = self.records.get(job_id) or self.records.get_by_batch_job_id(job_id)
-        return self._governed(record)
-
-    def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
-        """The governed job with Batch service job id ``batch_job_id``, or None."""
-        return self._governed(self.records.get_by_batch_job_id(batch_job_id))
-
-    def record_priority(self, job_id: str, level: str, priority: int) -> None:
-        """Set the record's ``priorityLevel`` and ``schedulingPriority`` (0-9999)."""
-        self.records.update(job_id, {"priorityLevel": level, "schedulingPriority": priority})
-
-    @staticmethod
-    def _governed(record: JobRecord | None) -> GovernedJob | None:
-        if record is None or record.state is not SubmissionState.SUBMITTED:
-            return None
-        return GovernedJob(
-            job_id=record.pk,
-            batch_job_id=record.batchJobId,
-            job_name=record.jobName,
-            team=record.team,
-            quota_share_name=record.quotaShareName or "",
-            owner=record.principal,
-            checkpoint_interval_seconds=record.checkpointIntervalSeconds,
-        )
 
 
 # -- results ---------------------------------------------------------------------
@@ -266,8 +213,11 @@ class Escalations:
         )
 
     def _refuse(
-        self, request: EscalationRequest, reason: str, status_code: int = 422
+        self, request: EscalationRequest, refusal: str | EscalationRefusedError
     ) -> EscalationRefusedError:
+        """Record the refusal of ``request`` (``EscalationRefused``) and return it as an
+        error (a reason alone is an :class:`EscalationPolicyRefusedError`)."""
+        error = EscalationPolicyRefusedError(refusal) if isinstance(refusal, str) else refusal
         self._record(
             "EscalationRefused",
             request.requester,
@@ -275,10 +225,10 @@ class Escalations:
             f"escalation-refused:{uuid.uuid4().hex}",
             level=request.level,
             reason=request.reason,
-            refusal=reason,
-            statusCode=status_code,
+            refusal=error.reason,
+            statusCode=audited_status(error),
         )
-        return EscalationRefusedError(reason, status_code)
+        return error
 
     # -- request ---------------------------------------------------------------------
 
@@ -289,9 +239,11 @@ class Escalations:
             The stored escalation: APPLIED (direct) or PENDING with ``channel``/``ts``.
 
         Raises:
-            EscalationRefusedError: 422 for the rule violations listed in the module
-                docstring, 403 when the caller is not in the job's team, 503 when
-                Batch or Slack cannot be reached (nothing is left changed).
+            EscalationPolicyRefusedError: for the rule violations listed in the module
+                docstring.
+            EscalationForbiddenError: when the caller is not in the job's team.
+            EscalationUnavailableError: when Batch or Slack cannot be reached (nothing
+                is left changed).
         """
         reason = request.reason.strip()
         if not reason:
@@ -310,9 +262,11 @@ class Escalations:
             raise self._refuse(
                 request, f"quotaShareName: share {job.quota_share_name!r} is not in the policy"
             )
-        member = next((m for m in team.members if m.principal == request.requester), None)
+        member = team_member(self.policy, job.team, request.requester)
         if member is None:
-            raise self._refuse(request, f"caller is not a member of team {job.team!r}", 403)
+            raise self._refuse(
+                request, EscalationForbiddenError(f"caller is not a member of team {job.team!r}")
+            )
         try:
             level = self.policy.level(request.level)
         except KeyError:
@@ -383,7 +337,9 @@ class Escalations:
                 request, f"jobId: Batch does not know job {job.batch_job_id!r}"
             ) from None
         except BatchError as error:
-            raise self._refuse(request, f"Batch is unavailable, try again: {error}", 503) from None
+            raise self._refuse(
+                request, EscalationUnavailableError(f"Batch is unavailable, try again: {error}")
+            ) from None
 
     def _apply_direct(self, escalation: Escalation) -> Escalation:
         try:
@@ -397,8 +353,12 @@ class Escalations:
                 escalation.reason,
                 escalation.requester,
             )
-            code = 422 if error.code == "ClientException" else 503
-            raise self._refuse(request, f"UpdateServiceJob failed: {error}", code) from None
+            kind = (
+                EscalationPolicyRefusedError
+                if error.code == "ClientException"
+                else EscalationUnavailableError
+            )
+            raise self._refuse(request, kind(f"UpdateServiceJob failed: {error}")) from None
         now = self.clock.now()
         applied = escalation.with_changes(
             status=EscalationStatus.APPLIED,
@@ -437,7 +397,8 @@ class Escalations:
             preview = self.previewer.preview(job, description, escalation.requested_priority)
         except BatchError as error:
             raise self._refuse(
-                request, f"Batch is unavailable for the impact preview: {error}", 503
+                request,
+                EscalationUnavailableError(f"Batch is unavailable for the impact preview: {error}"),
             ) from None
         escalation = escalation.with_changes(preview=preview)
         period = int(escalation.created_at // period_seconds)
@@ -492,10 +453,9 @@ class Escalations:
                 slackError=error.error,
                 channel=channel,
             )
-            raise EscalationRefusedError(
+            raise EscalationUnavailableError(
                 f"could not post the approval request to Slack ({error.error}); "
-                "nothing was changed and no budget was used",
-                503,
+                "nothing was changed and no budget was used"
             ) from None
         self.repository.set_message(escalation.escalation_id, posted.channel, posted.ts)
         return escalation.with_changes(channel=posted.channel, ts=posted.ts)
