@@ -5,8 +5,8 @@
   their Slack messages.
 - :func:`retry_failed` applies APPLY_FAILED requests again, up to
   :data:`~.context.MAX_APPLY_ATTEMPTS` attempts in all, then gives up on them (the
-  request stays APPLY_FAILED and frees its job). An APPROVED request claimed more
-  than :data:`~.context.STALE_APPROVAL_SECONDS` ago belonged to an invocation that died before
+  request stays APPLY_FAILED and frees its job). An APPROVED request whose claim
+  lease (:func:`claim_lease`) has lapsed belonged to an invocation that died before
   recording the outcome; it is released to APPLY_FAILED first, then retried.
 """
 
@@ -24,6 +24,7 @@ from quotagov.governance.escalations.context import (
 )
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
+from quotagov.governance.lease import Lease
 
 logger = logging.getLogger(__name__)
 
@@ -67,12 +68,22 @@ def expire_due(deps: EscalationDeps) -> list[Escalation]:
     return moved
 
 
+def claim_lease(escalation: Escalation) -> Lease | None:
+    """The lease of the run that last claimed an APPROVED ``escalation``:
+    :data:`~.context.STALE_APPROVAL_SECONDS` from ``claimed_at`` (``decided_at`` for
+    records from before ``claimed_at`` existed); None when neither is set."""
+    claimed = escalation.claimed_at if escalation.claimed_at is not None else escalation.decided_at
+    if claimed is None:
+        return None
+    return Lease.since(claimed, STALE_APPROVAL_SECONDS)
+
+
 def retry_failed(deps: EscalationDeps) -> list[Escalation]:
     """Call ``UpdateServiceJob`` again for APPLY_FAILED requests with attempts left.
 
     Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional, with a
     fresh ``claimed_at``), so concurrent runs never call Batch twice for the same
-    request. APPROVED requests claimed too long ago are released first
+    request. APPROVED requests whose claim lease has lapsed are released first
     (:func:`release_stale_claims`).
 
     Returns:
@@ -98,18 +109,17 @@ def retry_failed(deps: EscalationDeps) -> list[Escalation]:
 
 
 def release_stale_claims(deps: EscalationDeps) -> None:
-    """APPROVED -> APPLY_FAILED for every request claimed (``claimed_at``, else
-    ``decided_at``) more than :data:`~.context.STALE_APPROVAL_SECONDS` ago.
+    """APPROVED -> APPLY_FAILED for every request whose claim lease has lapsed.
 
-    The age test is also the condition of the write (the stored ``claimedAt``,
-    else ``decidedAt``, must be older than ``now - STALE_APPROVAL_SECONDS``), so a run
-    never takes over a request that an overlapping run has just claimed.
+    The write repeats the test on the stored value (``claimedAt``, else ``decidedAt``,
+    must be before ``now - STALE_APPROVAL_SECONDS``, strictly), so a run never takes
+    over a request that an overlapping run has just claimed.
     """
     now = deps.clock.now()
     cutoff = now - STALE_APPROVAL_SECONDS
     for stuck in deps.repository.with_status(EscalationStatus.APPROVED):
-        claim = stuck.claimed_at if stuck.claimed_at is not None else stuck.decided_at
-        if claim is not None and claim < cutoff:
+        lease = claim_lease(stuck)
+        if lease is not None and not lease.held(now):
             deps.repository.release_stale_claim(
                 stuck.escalation_id,
                 cutoff,
