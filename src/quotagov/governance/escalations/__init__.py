@@ -42,12 +42,9 @@ Example::
         print(refused.reason)
 """
 
+from quotagov.governance.escalation_records import QUOTAGOV
 from quotagov.governance.escalations.checks import EscalationRequest
-from quotagov.governance.escalations.context import (
-    MAX_APPLY_ATTEMPTS,
-    QUOTAGOV,
-    STALE_APPROVAL_SECONDS,
-)
+from quotagov.governance.escalations.context import MAX_APPLY_ATTEMPTS, STALE_APPROVAL_SECONDS
 from quotagov.governance.escalations.decision import DecisionResult
 from quotagov.governance.escalations.errors import (
     EscalationForbiddenError,

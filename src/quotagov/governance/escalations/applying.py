@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.escalations.context import QUOTAGOV, EscalationDeps
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
     EscalationPolicyRefusedError,
     EscalationUnavailableError,

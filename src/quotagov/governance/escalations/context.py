@@ -27,9 +27,6 @@ MAX_APPLY_ATTEMPTS = 5
 #: that died (Lambda's longest timeout is 900 s); the retry run takes it over.
 STALE_APPROVAL_SECONDS = 900
 
-#: Who is recorded as deciding when quotagov itself acts (expiry, direct levels).
-QUOTAGOV = "quotagov"
-
 
 def new_escalation_id() -> str:
     """A fresh escalation id: ``esc-`` and 32 hex digits."""
@@ -71,7 +68,7 @@ class EscalationDeps:
 
         Args:
             action: e.g. ``EscalationApproved``.
-            actor: IAM principal ARN, Slack user id, or :data:`QUOTAGOV`.
+            actor: IAM principal ARN, Slack user id, or ``QUOTAGOV`` (escalation_records).
             resource: the escalation id, or the job id for a refused request.
             decision_id: idempotency key of the record (the same id is recorded once).
             details: the record's ``details`` (JSON-ready values).

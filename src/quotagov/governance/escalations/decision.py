@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
-from quotagov.governance.escalations.context import QUOTAGOV, EscalationDeps
+from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message

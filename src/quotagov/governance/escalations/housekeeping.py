@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
 from quotagov.governance.escalations.context import (
     MAX_APPLY_ATTEMPTS,
-    QUOTAGOV,
     STALE_APPROVAL_SECONDS,
     EscalationDeps,
 )

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import uuid
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_direct
 from quotagov.governance.escalations.checks import (
     CheckedRequest,
     EscalationRequest,
     check_request,
 )
-from quotagov.governance.escalations.context import QUOTAGOV, EscalationDeps
+from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
     EscalationPolicyRefusedError,
     EscalationRefusedError,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
 from quotagov.governance.slack.blocks import (
     Block,
@@ -144,7 +144,7 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
 
 def _outcome_line(escalation: Escalation) -> str:
     decider = escalation.decided_by
-    by = f"<@{decider}>" if decider and decider != "quotagov" else "quotagov"
+    by = f"<@{decider}>" if decider and decider != QUOTAGOV else QUOTAGOV
     at = f" at {_when(escalation.decided_at)}" if escalation.decided_at else ""
     status = escalation.status
     if status is EscalationStatus.APPLIED:
