@@ -205,7 +205,7 @@ def main() -> None:
                 assert job is not None
                 description = world["batch"].describe_service_job(jobId=job_id)
                 start = time.perf_counter()
-                use_case.previewer.preview(job, description, 50)
+                use_case.deps.previewer.preview(job, description, 50)
                 previews.append(time.perf_counter() - start)
             clicks = []
             for job_id in waiting[: args.clicks]:

@@ -18,7 +18,7 @@ conditioned on the current status, so two clicks apply one decision.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -128,7 +128,7 @@ def item_to_escalation(item: Mapping[str, Any]) -> Escalation:
 
 
 class EscalationsTable:
-    """The :class:`~quotagov.governance.escalations.EscalationRepository` over DynamoDB.
+    """The :class:`~quotagov.governance.ports.EscalationRepository` over DynamoDB.
 
     Args:
         client: a boto3 DynamoDB client.
@@ -156,59 +156,71 @@ class EscalationsTable:
         """
         if budget_limit <= 0:
             raise BudgetSpentError(budget_limit)
+        try:
+            self.client.transact_write_items(
+                TransactItems=self._pending_items(escalation, budget_key, budget_limit)
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            self._raise_cancellation(error, escalation, budget_limit)
+
+    def _pending_items(
+        self, escalation: Escalation, budget_key: str, budget_limit: int
+    ) -> list[Any]:
+        """The transaction of :meth:`create_pending`, in this order: the budget
+        counter's conditional increment, the escalation item, the job's lock item."""
         lock_item = {
             "pk": {"S": OPEN_PREFIX + escalation.job_id},
             "escalationId": {"S": escalation.escalation_id},
             "createdAt": {"N": repr(float(escalation.created_at))},
         }
-        try:
-            self.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self.table_name,
-                            "Key": {"pk": {"S": budget_key}},
-                            "UpdateExpression": "ADD #count :one",
-                            "ConditionExpression": (
-                                "attribute_not_exists(#count) OR #count < :limit"
-                            ),
-                            "ExpressionAttributeNames": {"#count": "count"},
-                            "ExpressionAttributeValues": {
-                                ":one": {"N": "1"},
-                                ":limit": {"N": str(budget_limit)},
-                            },
-                        }
+        return [
+            {
+                "Update": {
+                    "TableName": self.table_name,
+                    "Key": {"pk": {"S": budget_key}},
+                    "UpdateExpression": "ADD #count :one",
+                    "ConditionExpression": "attribute_not_exists(#count) OR #count < :limit",
+                    "ExpressionAttributeNames": {"#count": "count"},
+                    "ExpressionAttributeValues": {
+                        ":one": {"N": "1"},
+                        ":limit": {"N": str(budget_limit)},
                     },
-                    {
-                        "Put": {
-                            "TableName": self.table_name,
-                            "Item": escalation_to_item(escalation),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Put": {
-                            "TableName": self.table_name,
-                            "Item": lock_item,
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                ]
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            reasons = error.response.get("CancellationReasons") or []
-            codes = [str(reason.get("Code", "")) for reason in reasons]
-            failed = [code == "ConditionalCheckFailed" for code in codes] + [False] * 3
-            if failed[1]:
-                raise EscalationConflictError(escalation.escalation_id) from error
-            if failed[2]:
-                holder = self.open_escalation_id(escalation.job_id)
-                raise OpenEscalationError(holder or "") from error
-            if failed[0]:
-                raise BudgetSpentError(budget_limit) from error
-            raise
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self.table_name,
+                    "Item": escalation_to_item(escalation),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self.table_name,
+                    "Item": lock_item,
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        ]
+
+    def _raise_cancellation(
+        self, error: ClientError, escalation: Escalation, budget_limit: int
+    ) -> NoReturn:
+        """Translate a cancelled :meth:`create_pending` transaction by which condition
+        failed (see its Raises); re-raise ``error`` when none did."""
+        reasons = error.response.get("CancellationReasons") or []
+        codes = [str(reason.get("Code", "")) for reason in reasons]
+        failed = [code == "ConditionalCheckFailed" for code in codes] + [False] * 3
+        if failed[1]:
+            raise EscalationConflictError(escalation.escalation_id) from error
+        if failed[2]:
+            holder = self.open_escalation_id(escalation.job_id)
+            raise OpenEscalationError(holder or "") from error
+        if failed[0]:
+            raise BudgetSpentError(budget_limit) from error
+        raise error
 
     def open_escalation_id(self, job_id: str) -> str | None:
         """The id of the escalation holding job ``job_id``'s lock (consistent read), or

@@ -4,18 +4,21 @@ Steps (issue 6, "Impact preview"):
 
 1. Read the governed queue's current state through the Batch port:
    ``ListServiceJobs`` for RUNNABLE, SCHEDULED, STARTING and RUNNING jobs (every
-   page), ``DescribeServiceJob`` for each one's ``schedulingPriority`` (summaries do
-   not carry it), and ``GetJobQueueSnapshot`` for Batch's own dispatch order of
-   RUNNABLE jobs; and quotagov's job records for the checkpoint interval of each
-   started job (only started jobs can be preempted). Reads run on
-   :data:`PREVIEW_READ_WORKERS` threads, so the preview stays well inside API
-   Gateway's 29 s for hundreds of jobs.
+   page, the first :data:`MAX_PREVIEW_JOBS` jobs), ``DescribeServiceJob`` for each
+   one's ``schedulingPriority`` (summaries do not carry it), and
+   ``GetJobQueueSnapshot`` for Batch's own dispatch order of RUNNABLE jobs; and
+   quotagov's job records for the checkpoint interval of each started job (only
+   started jobs can be preempted). Reads run on :data:`PREVIEW_READ_WORKERS`
+   threads, so the preview stays well inside API Gateway's 29 s for hundreds of
+   jobs.
 2. Rebuild that state in the local scheduler (:class:`quotagov.scheduler.Engine`,
    semantics in ``spec/scenario-format.md``): started jobs are replayed in the order
    they started, each at its ``startedAt``, with unknown remaining time
    (``runSeconds=None``), so their unsaved work at ``now`` follows from ``startedAt``
    and their checkpoint interval; then the RUNNABLE jobs are submitted at ``now`` in
-   Batch's dispatch order.
+   Batch's dispatch order (jobs not in it after those that are, by ``createdAt``).
+   Jobs without a capacity unit, or in a share the policy does not name, are left
+   out.
 3. Fork it twice at ``now``: one copy unchanged, one with the priority raised; run
    the scheduling pass of each at the same instant and compare. Preemptions that
    happen in both copies are not caused by the raise.
@@ -30,21 +33,21 @@ approvers, not a promise.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.batch_semantics import HOLDING_STATUSES
 from quotagov.clock import Clock
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.ports import BatchNotFoundError, BatchPort, GovernedJob, GovernedJobs
 from quotagov.policy.models import Policy
-from quotagov.scheduler import Engine, JobSpec, Options, ShareConfig
+from quotagov.scheduler import Engine, JobSpec, Options, ShareConfig, Transition
 
-#: Batch statuses of jobs that hold instances (spec: SCHEDULED, STARTING, RUNNING).
-STARTED_STATUSES = ("SCHEDULED", "STARTING", "RUNNING")
-#: Statuses the preview reads (waiting and started jobs).
-ACTIVE_STATUSES = ("RUNNABLE", *STARTED_STATUSES)
+#: Statuses the preview reads: waiting (RUNNABLE) and holding instances
+#: (:data:`quotagov.batch_semantics.HOLDING_STATUSES`), in that order.
+PREVIEW_STATUSES = ("RUNNABLE", *HOLDING_STATUSES)
 #: At most this many active jobs are described (one ``DescribeServiceJob`` each).
 MAX_PREVIEW_JOBS = 500
 #: Concurrent ``DescribeServiceJob`` / job-record reads while building the preview.
@@ -53,6 +56,9 @@ PREVIEW_READ_WORKERS = 8
 
 @dataclass(frozen=True)
 class _Active:
+    """A job of the governed queue as the preview replays it (times in epoch seconds;
+    ``checkpoint``: its checkpoint interval in seconds, None without one)."""
+
     job_id: str
     name: str
     share: str
@@ -65,12 +71,30 @@ class _Active:
     checkpoint: float | None
 
 
+@dataclass(frozen=True)
+class _Raised:
+    """What the simulated raise did at ``now``.
+
+    Attributes:
+        preempted: jobs preempted in the raised copy but not in the unchanged one.
+        starts: whether the raised job holds its instances after the pass.
+        position_before: its 1-based place in its share's RUNNABLE order before.
+        position_after: the same after the raise (None when it starts).
+    """
+
+    preempted: tuple[PreemptedJob, ...]
+    starts: bool
+    position_before: int | None
+    position_after: int | None
+
+
 def _epoch_seconds(millis: Any) -> float | None:
+    """Batch's epoch milliseconds as epoch seconds (None stays None)."""
     return None if millis is None else float(millis) / 1000.0
 
 
 class SchedulerImpactPreviewer:
-    """:class:`~quotagov.governance.escalations.ImpactPreviewer` backed by the local scheduler.
+    """:class:`~quotagov.governance.ports.ImpactPreviewer` backed by the local scheduler.
 
     Args:
         policy: the governance policy (quota shares, job queue).
@@ -94,7 +118,9 @@ class SchedulerImpactPreviewer:
     # -- reading Batch -----------------------------------------------------------------
 
     def _summaries(self) -> Iterator[dict[str, Any]]:
-        for status in ACTIVE_STATUSES:
+        """``ListServiceJobs`` summaries of the governed queue, every page, status by
+        status in :data:`PREVIEW_STATUSES` order."""
+        for status in PREVIEW_STATUSES:
             params: dict[str, Any] = {"jobQueue": self.policy.jobQueue, "jobStatus": status}
             while True:
                 page = self.batch.list_service_jobs(**params)
@@ -104,14 +130,29 @@ class SchedulerImpactPreviewer:
                     break
                 params["nextToken"] = token
 
-    def _active_jobs(
-        self, target: GovernedJob, target_description: Mapping[str, Any]
-    ) -> list[_Active]:
+    def _first_summaries(self) -> dict[str, dict[str, Any]]:
+        """Job id -> summary for the first :data:`MAX_PREVIEW_JOBS` jobs listed."""
         summaries: dict[str, dict[str, Any]] = {}
         for summary in self._summaries():
             if len(summaries) >= MAX_PREVIEW_JOBS:
                 break
             summaries.setdefault(str(summary["jobId"]), summary)
+        return summaries
+
+    def _read_jobs(
+        self,
+        target: GovernedJob,
+        target_description: Mapping[str, Any],
+        job_ids: Sequence[str],
+    ) -> tuple[dict[str, Mapping[str, Any] | None], dict[str, GovernedJob | None]]:
+        """On :data:`PREVIEW_READ_WORKERS` threads: each job's ``DescribeServiceJob``
+        (None when Batch no longer knows it; the target's own description is reused),
+        then the job records of the started jobs other than the target (only started
+        jobs can be preempted, so only their checkpoints matter).
+
+        Returns:
+            (job id -> description, Batch job id -> governed job or None).
+        """
 
         def describe(job_id: str) -> Mapping[str, Any] | None:
             if job_id == target.batch_job_id:
@@ -122,53 +163,40 @@ class SchedulerImpactPreviewer:
                 return None
 
         with ThreadPoolExecutor(max_workers=PREVIEW_READ_WORKERS) as pool:
-            descriptions = dict(zip(summaries, pool.map(describe, summaries), strict=True))
+            descriptions = dict(zip(job_ids, pool.map(describe, job_ids), strict=True))
             started = [
                 job_id
                 for job_id, description in descriptions.items()
                 if description is not None
-                and str(description.get("status")) in STARTED_STATUSES
+                and str(description.get("status")) in HOLDING_STATUSES
                 and job_id != target.batch_job_id
             ]
-            # Only started jobs can be preempted, so only their checkpoints matter.
             records = dict(
                 zip(started, pool.map(self.jobs.find_by_batch_job_id, started), strict=True)
             )
+        return descriptions, records
+
+    def _active_jobs(
+        self, target: GovernedJob, target_description: Mapping[str, Any]
+    ) -> list[_Active]:
+        """The governed queue's RUNNABLE and started jobs that hold a capacity unit, in
+        listing order, with their priorities and checkpoint intervals."""
+        summaries = self._first_summaries()
+        descriptions, records = self._read_jobs(target, target_description, list(summaries))
         active: list[_Active] = []
         for job_id, summary in summaries.items():
             description = descriptions[job_id]
             if description is None:
                 continue
-            status = str(description.get("status") or summary.get("status") or "")
-            if status not in ACTIVE_STATUSES:
-                continue
-            usage = (description.get("capacityUsage") or summary.get("capacityUsage") or [{}])[0]
-            instance_type = str(usage.get("capacityUnit") or "")
-            if not instance_type:
-                continue
             record = target if job_id == target.batch_job_id else records.get(job_id)
-            started_at = _epoch_seconds(description.get("startedAt") or summary.get("startedAt"))
-            created_at = _epoch_seconds(description.get("createdAt") or summary.get("createdAt"))
-            active.append(
-                _Active(
-                    job_id=job_id,
-                    name=str(description.get("jobName") or summary.get("jobName") or job_id),
-                    share=str(
-                        description.get("quotaShareName") or summary.get("quotaShareName") or ""
-                    ),
-                    status=status,
-                    instance_type=instance_type,
-                    instance_count=max(1, round(float(usage.get("quantity") or 1))),
-                    priority=int(description.get("schedulingPriority") or 0),
-                    created_at=created_at or 0.0,
-                    started_at=started_at,
-                    checkpoint=record.checkpoint_interval_seconds if record else None,
-                )
-            )
+            job = _active(job_id, summary, description, record)
+            if job is not None:
+                active.append(job)
         return active
 
     def _dispatch_order(self) -> dict[str, int]:
-        """Batch's own order of RUNNABLE jobs (``GetJobQueueSnapshot.frontOfQueue``)."""
+        """Batch's own order of RUNNABLE jobs (``GetJobQueueSnapshot.frontOfQueue``):
+        job id -> 0-based place."""
         snapshot = self.batch.get_job_queue_snapshot(jobQueue=self.policy.jobQueue)
         front = (snapshot.get("frontOfQueue") or {}).get("jobs") or []
         order: dict[str, int] = {}
@@ -180,6 +208,8 @@ class SchedulerImpactPreviewer:
     # -- the simulation ----------------------------------------------------------------------
 
     def _engine(self, active: list[_Active], now: float, dispatch: Mapping[str, int]) -> Engine:
+        """The local scheduler in the queue's state at ``now`` (step 2 of the module
+        docstring); jobs of shares not in the policy are left out."""
         capacity: dict[str, int] = defaultdict(int)
         shares = []
         for share in self.policy.quotaShares:
@@ -192,7 +222,7 @@ class SchedulerImpactPreviewer:
                 capacity[limit.capacityUnit] += limit.maxCapacity
         known = {share.quotaShareName for share in self.policy.quotaShares}
         started = sorted(
-            (a for a in active if a.status in STARTED_STATUSES and a.share in known),
+            (a for a in active if a.status in HOLDING_STATUSES and a.share in known),
             key=lambda a: (
                 min(a.started_at if a.started_at is not None else now, now),
                 a.created_at,
@@ -205,7 +235,7 @@ class SchedulerImpactPreviewer:
         for job in started:
             at = min(job.started_at if job.started_at is not None else now, now)
             engine.advance_to(at)
-            engine.submit(self._spec(job))
+            engine.submit(_spec(job))
             engine.advance_to(at)
         engine.advance_to(now)
         waiting = sorted(
@@ -213,20 +243,8 @@ class SchedulerImpactPreviewer:
             key=lambda a: (dispatch.get(a.job_id, len(dispatch)), a.created_at, a.job_id),
         )
         for job in waiting:
-            engine.submit(self._spec(job))
+            engine.submit(_spec(job))
         return engine
-
-    @staticmethod
-    def _spec(job: _Active) -> JobSpec:
-        return JobSpec(
-            jobName=job.job_id,
-            quotaShareName=job.share,
-            instanceType=job.instance_type,
-            instanceCount=job.instance_count,
-            runSeconds=None,
-            schedulingPriority=job.priority,
-            checkpointIntervalSeconds=job.checkpoint,
-        )
 
     # -- the preview ---------------------------------------------------------------------------
 
@@ -239,10 +257,18 @@ class SchedulerImpactPreviewer:
             job: the escalated job (``batch_job_id`` set).
             description: its ``DescribeServiceJob`` response.
             new_priority: the requested ``schedulingPriority`` (0-9999).
+
+        Returns:
+            ALREADY_RUNNING for a job that holds its instances; NO_CHANGE for one that
+            is not waiting in the governed queue; else the outcome of the simulated
+            raise (:func:`_outcome`).
+
+        Raises:
+            quotagov.governance.ports.BatchError: when Batch cannot be read.
         """
         status = str(description.get("status") or "")
         name = str(description.get("jobName") or job.job_name)
-        if status in STARTED_STATUSES:
+        if status in HOLDING_STATUSES:
             return ImpactPreview(
                 ImpactOutcome.ALREADY_RUNNING,
                 f"{name} is already {status}; a higher priority only makes in-share "
@@ -250,77 +276,148 @@ class SchedulerImpactPreviewer:
             )
         now = self.clock.now()
         active = self._active_jobs(job, description)
-        names = {a.job_id: a for a in active}
+        by_id = {a.job_id: a for a in active}
         target = job.batch_job_id or ""
-        if target not in names:
+        if target not in by_id:
             return ImpactPreview(
                 ImpactOutcome.NO_CHANGE,
                 f"{name} is not waiting in the queue ({status or 'unknown status'}); "
                 "nothing changes until capacity frees up.",
             )
         engine = self._engine(active, now, self._dispatch_order())
-        share = names[target].share
-        before_order = engine.runnable_order(share)
-        unchanged, changed = engine.fork(), engine.fork()
-        base = unchanged.advance_to(now)
-        changed.update_priority(target, new_priority)
-        after = changed.advance_to(now)
-        base_victims = {t.jobName for t in base if t.kind is not None}
-        preempted = tuple(
-            PreemptedJob(
-                job_id=t.jobName,
-                job_name=names[t.jobName].name if t.jobName in names else t.jobName,
-                quota_share_name=names[t.jobName].share if t.jobName in names else "",
-                kind=str(t.kind),
-                unsaved_seconds=float(t.lostSeconds or 0.0),
-            )
-            for t in after
-            if t.kind is not None and t.jobName not in base_victims
+        share = by_id[target].share
+        raised = _simulate_raise(engine, by_id, target, share, new_priority, now)
+        return _outcome(name, share, raised)
+
+
+def _active(
+    job_id: str,
+    summary: Mapping[str, Any],
+    description: Mapping[str, Any],
+    record: GovernedJob | None,
+) -> _Active | None:
+    """One listed job as the preview replays it, or None when it is no longer RUNNABLE
+    or started, or uses no capacity unit. The description wins over the summary."""
+
+    def pick(name: str) -> Any:
+        return description.get(name) or summary.get(name)
+
+    status = str(pick("status") or "")
+    if status not in PREVIEW_STATUSES:
+        return None
+    usage = (pick("capacityUsage") or [{}])[0]
+    instance_type = str(usage.get("capacityUnit") or "")
+    if not instance_type:
+        return None
+    return _Active(
+        job_id=job_id,
+        name=str(pick("jobName") or job_id),
+        share=str(pick("quotaShareName") or ""),
+        status=status,
+        instance_type=instance_type,
+        instance_count=max(1, round(float(usage.get("quantity") or 1))),
+        priority=int(description.get("schedulingPriority") or 0),
+        created_at=_epoch_seconds(pick("createdAt")) or 0.0,
+        started_at=_epoch_seconds(pick("startedAt")),
+        checkpoint=record.checkpoint_interval_seconds if record else None,
+    )
+
+
+def _spec(job: _Active) -> JobSpec:
+    """``job`` as a scheduler job of unknown remaining time (``runSeconds=None``)."""
+    return JobSpec(
+        jobName=job.job_id,
+        quotaShareName=job.share,
+        instanceType=job.instance_type,
+        instanceCount=job.instance_count,
+        runSeconds=None,
+        schedulingPriority=job.priority,
+        checkpointIntervalSeconds=job.checkpoint,
+    )
+
+
+def _simulate_raise(
+    engine: Engine,
+    by_id: Mapping[str, _Active],
+    target: str,
+    share: str,
+    new_priority: int,
+    now: float,
+) -> _Raised:
+    """Fork ``engine`` twice at ``now``, raise ``target`` to ``new_priority`` in one
+    copy, run both scheduling passes and compare (step 3 of the module docstring)."""
+    before_order = engine.runnable_order(share)
+    unchanged, changed = engine.fork(), engine.fork()
+    base = unchanged.advance_to(now)
+    changed.update_priority(target, new_priority)
+    after = changed.advance_to(now)
+    preempted = _caused_preemptions(base, after, by_id)
+    starts = changed.job(target).status in HOLDING_STATUSES
+    position_after = None if starts else _position(changed.runnable_order(share), target)
+    return _Raised(preempted, starts, _position(before_order, target), position_after)
+
+
+def _caused_preemptions(
+    base: Sequence[Transition], after: Sequence[Transition], by_id: Mapping[str, _Active]
+) -> tuple[PreemptedJob, ...]:
+    """Preemptions in ``after`` (the raised copy) that ``base`` (unchanged) does not
+    have: the ones the raise causes."""
+    base_victims = {t.jobName for t in base if t.kind is not None}
+    return tuple(
+        PreemptedJob(
+            job_id=t.jobName,
+            job_name=by_id[t.jobName].name if t.jobName in by_id else t.jobName,
+            quota_share_name=by_id[t.jobName].share if t.jobName in by_id else "",
+            kind=str(t.kind),
+            unsaved_seconds=float(t.lostSeconds or 0.0),
         )
-        position_before = _position(before_order, target)
-        starts = changed.job(target).status in STARTED_STATUSES
-        if starts and preempted:
-            listing = ", ".join(
-                f"{p.job_name} ({round(p.unsaved_seconds)} s of unsaved work)" for p in preempted
-            )
-            return ImpactPreview(
-                ImpactOutcome.PREEMPTS,
-                f"Approval starts {name} at once by preempting {listing}.",
-                preempted,
-                position_before,
-                None,
-            )
-        if starts:
-            return ImpactPreview(
-                ImpactOutcome.STARTS,
-                f"Approval starts {name} at once; nothing is preempted.",
-                (),
-                position_before,
-                None,
-            )
-        position_after = _position(changed.runnable_order(share), target)
-        if (
-            position_before is not None
-            and position_after is not None
-            and position_after < position_before
-        ):
-            return ImpactPreview(
-                ImpactOutcome.MOVES_FORWARD,
-                f"Approval preempts nothing; {name} moves from place {position_before} to place "
-                f"{position_after} in the {share} queue.",
-                (),
-                position_before,
-                position_after,
-            )
+        for t in after
+        if t.kind is not None and t.jobName not in base_victims
+    )
+
+
+def _outcome(name: str, share: str, raised: _Raised) -> ImpactPreview:
+    """The preview of job ``name`` in ``share``: PREEMPTS, STARTS, MOVES_FORWARD or
+    NO_CHANGE, with a sentence for the approvers."""
+    before, after = raised.position_before, raised.position_after
+    if raised.starts and raised.preempted:
+        listing = ", ".join(
+            f"{p.job_name} ({round(p.unsaved_seconds)} s of unsaved work)" for p in raised.preempted
+        )
         return ImpactPreview(
-            ImpactOutcome.NO_CHANGE,
-            f"Approval changes nothing until capacity frees up: {name} stays at place "
-            f"{position_after or position_before} in the {share} queue.",
-            (),
-            position_before,
-            position_after,
+            ImpactOutcome.PREEMPTS,
+            f"Approval starts {name} at once by preempting {listing}.",
+            raised.preempted,
+            before,
+            None,
         )
+    if raised.starts:
+        return ImpactPreview(
+            ImpactOutcome.STARTS,
+            f"Approval starts {name} at once; nothing is preempted.",
+            (),
+            before,
+            None,
+        )
+    if before is not None and after is not None and after < before:
+        return ImpactPreview(
+            ImpactOutcome.MOVES_FORWARD,
+            f"Approval preempts nothing; {name} moves from place {before} to place "
+            f"{after} in the {share} queue.",
+            (),
+            before,
+            after,
+        )
+    return ImpactPreview(
+        ImpactOutcome.NO_CHANGE,
+        f"Approval changes nothing until capacity frees up: {name} stays at place "
+        f"{after or before} in the {share} queue.",
+        (),
+        before,
+        after,
+    )
 
 
-def _position(order: list[str], job_name: str) -> int | None:
-    return order.index(job_name) + 1 if job_name in order else None
+def _position(order: list[str], job_id: str) -> int | None:
+    """1-based place of ``job_id`` in ``order``, or None when it is not there."""
+    return order.index(job_id) + 1 if job_id in order else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
 from quotagov.governance.slack.blocks import (
     Block,
@@ -34,11 +34,14 @@ _MAX_REASON = 1000
 
 
 def _when(epoch_seconds: float) -> str:
+    """A Slack date token for ``epoch_seconds`` (the reader's time zone), with a UTC
+    fallback text."""
     moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"<!date^{int(epoch_seconds)}^{{date_short_pretty}} {{time}}|{moment}>"
 
 
 def _who(escalation: Escalation) -> str:
+    """The requester as a Slack mention, else their principal in code style."""
     if escalation.requester_slack_id:
         return f"<@{escalation.requester_slack_id}>"
     return f"`{escape(escalation.requester)}`"
@@ -59,6 +62,8 @@ def preview_text(preview: ImpactPreview | None) -> str:
 
 
 def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
+    """The blocks both messages share: job, requester, share, expiry, priorities,
+    reason (clipped to 1000 characters) and the impact preview."""
     current = level_names.get(escalation.current_priority)
     current_text = f"{escalation.current_priority}" + (f" ({current})" if current else "")
     return [
@@ -143,8 +148,9 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
 
 
 def _outcome_line(escalation: Escalation) -> str:
+    """One mrkdwn line for the escalation's status, naming who decided and when."""
     decider = escalation.decided_by
-    by = f"<@{decider}>" if decider and decider != "quotagov" else "quotagov"
+    by = f"<@{decider}>" if decider and decider != QUOTAGOV else QUOTAGOV
     at = f" at {_when(escalation.decided_at)}" if escalation.decided_at else ""
     status = escalation.status
     if status is EscalationStatus.APPLIED:

@@ -1,0 +1,229 @@
+"""Applying an escalation in Batch: ``UpdateServiceJob``, or SUPERSEDED, or APPLY_FAILED.
+
+- A direct level (one of the team's ``directLevels``) is applied at request time and
+  stored APPLIED (:func:`apply_direct`); it uses no budget.
+- An APPROVED escalation (:func:`apply_approved`) is described first: applying never
+  lowers a priority, so when Batch already runs the job at or above the requested
+  priority ``UpdateServiceJob`` is not called and the escalation becomes SUPERSEDED.
+  A Batch error in either call is APPLY_FAILED (one apply attempt), retried by the
+  scheduled run up to :data:`~.context.MAX_APPLY_ATTEMPTS` attempts in all.
+
+Every outcome is audited (``EscalationApplied``, ``EscalationSuperseded``,
+``EscalationApplyFailed``); APPLIED and SUPERSEDED free the job's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalations.context import EscalationDeps
+from quotagov.governance.escalations.errors import (
+    EscalationPolicyRefusedError,
+    EscalationUnavailableError,
+)
+from quotagov.governance.escalations.job_lock import free_job
+from quotagov.governance.ports import BatchError
+
+logger = logging.getLogger(__name__)
+
+
+def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
+    """Apply a direct level now: ``UpdateServiceJob``, then store it APPLIED and audit.
+
+    Returns:
+        The stored escalation (APPLIED, ``decided_by`` :data:`~.context.QUOTAGOV`,
+        ``expires_at`` = ``applied_at`` = now, one apply attempt).
+
+    Raises:
+        EscalationPolicyRefusedError: Batch refused the update (``ClientException``).
+        EscalationUnavailableError: any other Batch error. Nothing is stored in
+            either case; neither is audited here (the request use case records the
+            refusal).
+    """
+    try:
+        deps.batch.update_service_job(
+            jobId=escalation.batch_job_id, schedulingPriority=escalation.requested_priority
+        )
+    except BatchError as error:
+        kind = (
+            EscalationPolicyRefusedError
+            if error.code == "ClientException"
+            else EscalationUnavailableError
+        )
+        raise kind(f"UpdateServiceJob failed: {error}") from None
+    now = deps.clock.now()
+    applied = escalation.with_changes(
+        status=EscalationStatus.APPLIED,
+        decided_by=QUOTAGOV,
+        decided_at=now,
+        applied_at=now,
+        apply_attempts=1,
+        expires_at=now,
+    )
+    deps.repository.put_new(applied)
+    note_priority(deps, applied)
+    deps.record(
+        "EscalationApplied",
+        escalation.requester,
+        escalation.escalation_id,
+        f"{escalation.escalation_id}:applied",
+        jobId=escalation.batch_job_id,
+        direct=True,
+        level=escalation.requested_level,
+        reason=escalation.reason,
+        schedulingPriority={
+            "before": escalation.current_priority,
+            "after": escalation.requested_priority,
+        },
+    )
+    return applied
+
+
+def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:
+    """Apply an APPROVED escalation: APPLIED, SUPERSEDED or APPLY_FAILED.
+
+    ``DescribeServiceJob`` first: when Batch already runs the job at or above the
+    requested priority (another escalation, a direct level or a change outside
+    quotagov raised it since the request), ``UpdateServiceJob`` is not called, since
+    it would lower or keep the priority, and the escalation is SUPERSEDED; except when
+    an earlier attempt of this request may have reached Batch and the job runs at
+    exactly the requested priority: that is this request, APPLIED. Otherwise
+    ``UpdateServiceJob``. A Batch error in either call is APPLY_FAILED (one apply
+    attempt) for the retry run.
+
+    Returns:
+        The escalation after the move (``approved`` itself when another run moved it
+        first and the conditional write found it no longer APPROVED).
+    """
+    attempts = approved.apply_attempts + 1
+    # A failed or interrupted earlier attempt may have reached Batch (a lost reply, a
+    # dead invocation): finding exactly the requested priority then is its doing.
+    tried_before = approved.apply_attempts > 0 or approved.error is not None
+    try:
+        running = _raise_in_batch(deps, approved)
+    except BatchError as error:
+        return _apply_failed(deps, approved, error, attempts)
+    if running > approved.requested_priority or (
+        running == approved.requested_priority and not tried_before
+    ):
+        return _supersede(deps, approved, running, attempts)
+    return _applied(deps, approved, attempts)
+
+
+def _raise_in_batch(deps: EscalationDeps, approved: Escalation) -> int:
+    """``DescribeServiceJob``, then ``UpdateServiceJob`` if Batch runs the job below the
+    requested priority. Returns the ``schedulingPriority`` Batch had (0-9999).
+
+    Raises:
+        BatchError: from either call.
+    """
+    description = deps.batch.describe_service_job(jobId=approved.batch_job_id)
+    running = int(description.get("schedulingPriority") or 0)
+    if running < approved.requested_priority:
+        deps.batch.update_service_job(
+            jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
+        )
+    return running
+
+
+def _apply_failed(
+    deps: EscalationDeps, approved: Escalation, error: BatchError, attempts: int
+) -> Escalation:
+    """APPROVED -> APPLY_FAILED with ``error`` after attempt number ``attempts``."""
+    failed = deps.repository.transition(
+        approved.escalation_id,
+        EscalationStatus.APPROVED,
+        {
+            "status": EscalationStatus.APPLY_FAILED,
+            "error": str(error),
+            "apply_attempts": attempts,
+        },
+    )
+    deps.record(
+        "EscalationApplyFailed",
+        QUOTAGOV,
+        approved.escalation_id,
+        f"{approved.escalation_id}:apply-failed:{attempts}",
+        jobId=approved.batch_job_id,
+        error=str(error),
+        errorCode=error.code,
+        attempt=attempts,
+    )
+    return failed or approved
+
+
+def _applied(deps: EscalationDeps, approved: Escalation, attempts: int) -> Escalation:
+    """APPROVED -> APPLIED: Batch now runs the job at the requested priority."""
+    applied = deps.repository.transition(
+        approved.escalation_id,
+        EscalationStatus.APPROVED,
+        {
+            "status": EscalationStatus.APPLIED,
+            "applied_at": deps.clock.now(),
+            "error": None,
+            "apply_attempts": attempts,
+        },
+    )
+    if applied is not None:
+        note_priority(deps, applied)
+        free_job(deps, applied)
+    deps.record(
+        "EscalationApplied",
+        approved.decided_by or QUOTAGOV,
+        approved.escalation_id,
+        f"{approved.escalation_id}:applied",
+        jobId=approved.batch_job_id,
+        direct=False,
+        approvedBy=approved.decided_by,
+        requester=approved.requester,
+        schedulingPriority={
+            "before": approved.current_priority,
+            "after": approved.requested_priority,
+        },
+        attempt=attempts,
+    )
+    return applied or approved
+
+
+def _supersede(
+    deps: EscalationDeps, approved: Escalation, running: int, attempts: int
+) -> Escalation:
+    """APPROVED -> SUPERSEDED: Batch already runs the job at ``running`` (0-9999), at
+    or above the requested priority; nothing is sent to Batch."""
+    superseded = deps.repository.transition(
+        approved.escalation_id,
+        EscalationStatus.APPROVED,
+        {
+            "status": EscalationStatus.SUPERSEDED,
+            "superseded_priority": running,
+            "error": None,
+            "apply_attempts": attempts,
+        },
+    )
+    if superseded is not None:
+        free_job(deps, superseded)
+    deps.record(
+        "EscalationSuperseded",
+        approved.decided_by or QUOTAGOV,
+        approved.escalation_id,
+        f"{approved.escalation_id}:superseded",
+        jobId=approved.batch_job_id,
+        approvedBy=approved.decided_by,
+        requester=approved.requester,
+        level=approved.requested_level,
+        schedulingPriority={"current": running, "requested": approved.requested_priority},
+        attempt=attempts,
+    )
+    return superseded or approved
+
+
+def note_priority(deps: EscalationDeps, applied: Escalation) -> None:
+    """Keep the job's record in step with Batch after an APPLIED escalation (a failure
+    is logged only: Batch holds the priority, the record is a view of it)."""
+    try:
+        deps.jobs.record_priority(
+            applied.job_id, applied.requested_level, applied.requested_priority
+        )
+    except Exception:  # Batch holds the priority; the record is only a view of it
+        logger.exception("could not note the new priority on job %s", applied.job_id)

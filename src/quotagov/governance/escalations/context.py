@@ -1,0 +1,85 @@
+"""What every step of the escalation use case shares: its collaborators (all ports),
+the one way it writes an audit record, and the constants of the life cycle."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from quotagov.clock import Clock
+from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier, ControllerDecision
+from quotagov.governance.ports.escalations import (
+    EscalationRepository,
+    GovernedJobs,
+    ImpactPreviewer,
+)
+from quotagov.policy.models import Policy
+
+#: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
+#: Batch already has the priority) an approved escalation gets before it stays
+#: APPLY_FAILED for a person to look at.
+MAX_APPLY_ATTEMPTS = 5
+
+#: An APPROVED request claimed longer ago than this (seconds, measured from
+#: ``claimed_at``) whose ``UpdateServiceJob`` never finished belongs to an invocation
+#: that died (Lambda's longest timeout is 900 s); the retry run takes it over.
+STALE_APPROVAL_SECONDS = 900
+
+
+def new_escalation_id() -> str:
+    """A fresh escalation id: ``esc-`` and 32 hex digits."""
+    return f"esc-{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class EscalationDeps:
+    """The collaborators of the escalation use case. Nothing here talks to AWS itself.
+
+    Attributes:
+        policy: the governance policy.
+        jobs: quotagov's job records, as governed jobs.
+        batch: the Batch port (``DescribeServiceJob``, ``UpdateServiceJob``).
+        repository: escalation storage (``EscalationsTable``).
+        chat: Slack messages.
+        audit: the audit log.
+        clock: time source (epoch seconds).
+        previewer: computes the impact preview.
+        default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
+        new_id: makes escalation ids.
+    """
+
+    policy: Policy
+    jobs: GovernedJobs
+    batch: BatchPort
+    repository: EscalationRepository
+    chat: ChatNotifier
+    audit: AuditSink
+    clock: Clock
+    previewer: ImpactPreviewer
+    default_channel: str = ""
+    new_id: Callable[[], str] = field(default=new_escalation_id)
+
+    def record(
+        self, action: str, actor: str, resource: str, decision_id: str, **details: Any
+    ) -> None:
+        """Append a controller decision to the audit chain of the governed job queue.
+
+        Args:
+            action: e.g. ``EscalationApproved``.
+            actor: IAM principal ARN, Slack user id, or ``QUOTAGOV`` (escalation_records).
+            resource: the escalation id, or the job id for a refused request.
+            decision_id: idempotency key of the record (the same id is recorded once).
+            details: the record's ``details`` (JSON-ready values).
+        """
+        self.audit.record_decision(
+            ControllerDecision(
+                action=action,
+                actor=actor,
+                job_queue=self.policy.jobQueue,
+                resource=resource,
+                decision_id=decision_id,
+                details=details,
+            )
+        )

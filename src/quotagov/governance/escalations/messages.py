@@ -1,0 +1,55 @@
+"""The escalation's Slack message: where it is posted, and showing the outcome in it.
+
+The blocks themselves are built in :mod:`quotagov.governance.slack.escalations`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from quotagov.governance.escalation_records import Escalation
+from quotagov.governance.escalations.context import EscalationDeps
+from quotagov.governance.ports import ChatError, PostedMessage
+from quotagov.governance.slack.escalations import outcome_blocks, outcome_text
+from quotagov.policy.models import Policy
+
+logger = logging.getLogger(__name__)
+
+
+def level_names(policy: Policy) -> dict[int, str]:
+    """``schedulingPriority`` -> priority level name (to name a job's current level)."""
+    return {level.schedulingPriority: level.name for level in policy.priorityLevels}
+
+
+def channel_for(deps: EscalationDeps, escalation: Escalation) -> str:
+    """The quota share's ``approvalChannel``, else ``APPROVAL_CHANNEL``.
+
+    Raises:
+        KeyError: when the escalation's share is not in the policy.
+    """
+    share = deps.policy.share(escalation.quota_share_name)
+    return share.approvalChannel or deps.default_channel
+
+
+def update_message(deps: EscalationDeps, escalation: Escalation) -> bool:
+    """Show ``escalation``'s outcome in its Slack message (``chat.update``).
+
+    Returns False (and logs) when there is no message or Slack refused; the decision
+    itself is already stored, so this never undoes anything.
+    """
+    if not escalation.channel or not escalation.ts:
+        return False
+    try:
+        deps.chat.update(
+            PostedMessage(escalation.channel, escalation.ts),
+            outcome_text(escalation),
+            outcome_blocks(escalation, level_names(deps.policy)),
+        )
+    except ChatError as error:
+        logger.warning(
+            "could not update the Slack message of %s: %s",
+            escalation.escalation_id,
+            error.error,
+        )
+        return False
+    return True

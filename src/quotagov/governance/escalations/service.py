@@ -1,0 +1,128 @@
+"""The :class:`Escalations` facade: the one entry point the handlers use.
+
+It holds the collaborators (:class:`~.context.EscalationDeps`) and delegates every
+method to the module that owns the step: :mod:`.requesting` (with :mod:`.checks`),
+:mod:`.decision`, :mod:`.housekeeping` and :mod:`.messages`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from quotagov.clock import Clock
+from quotagov.governance.escalation_records import Escalation
+from quotagov.governance.escalations import decision, housekeeping, messages, requesting
+from quotagov.governance.escalations.checks import EscalationRequest
+from quotagov.governance.escalations.context import EscalationDeps, new_escalation_id
+from quotagov.governance.escalations.decision import DecisionResult
+from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
+from quotagov.governance.ports.escalations import (
+    EscalationRepository,
+    GovernedJobs,
+    ImpactPreviewer,
+)
+from quotagov.policy.models import Policy
+
+
+class Escalations:
+    """The escalation use case. All collaborators are ports; nothing here talks to AWS.
+
+    Args:
+        policy: the governance policy.
+        jobs: quotagov's job records (e.g. :class:`~.job_lookup.JobRecordLookup`).
+        batch: the Batch port (``DescribeServiceJob``, ``UpdateServiceJob``).
+        repository: escalation storage.
+        chat: Slack messages.
+        audit: the audit log.
+        clock: time source (epoch seconds).
+        previewer: computes the impact preview.
+        default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
+        new_id: makes escalation ids (default ``esc-`` and 32 hex digits).
+
+    Attributes:
+        deps: the collaborators, as every step of the use case receives them.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        jobs: GovernedJobs,
+        batch: BatchPort,
+        repository: EscalationRepository,
+        chat: ChatNotifier,
+        audit: AuditSink,
+        clock: Clock,
+        previewer: ImpactPreviewer,
+        default_channel: str = "",
+        new_id: Callable[[], str] = new_escalation_id,
+    ) -> None:
+        self.deps = EscalationDeps(
+            policy=policy,
+            jobs=jobs,
+            batch=batch,
+            repository=repository,
+            chat=chat,
+            audit=audit,
+            clock=clock,
+            previewer=previewer,
+            default_channel=default_channel,
+            new_id=new_id,
+        )
+
+    @property
+    def level_names(self) -> dict[int, str]:
+        """``schedulingPriority`` -> priority level name."""
+        return messages.level_names(self.deps.policy)
+
+    def approvers_of(self, escalation: Escalation) -> frozenset[str]:
+        """Slack user ids who may decide ``escalation``: share approvers plus team approvers."""
+        return decision.approvers_of(self.deps.policy, escalation)
+
+    def request(self, request: EscalationRequest) -> Escalation:
+        """Check, then apply at once (direct level) or store PENDING and ask in Slack.
+
+        Returns:
+            The stored escalation: APPLIED (direct) or PENDING with ``channel``/``ts``.
+
+        Raises:
+            EscalationPolicyRefusedError: a rule refuses it (see :mod:`.checks`), the
+                team's budget is spent, the job has an open escalation, or Batch
+                refused a direct level.
+            EscalationForbiddenError: the caller is not a member of the job's team.
+            EscalationUnavailableError: Batch or Slack could not be reached (nothing
+                is left changed).
+
+            All three are :class:`~.errors.EscalationRefusedError`.
+        """
+        return requesting.request_escalation(self.deps, request)
+
+    def decide(self, escalation_id: str, *, approve: bool, user_id: str) -> DecisionResult:
+        """A Slack user's click on Approve (``approve=True``) or Deny.
+
+        Safe to call any number of times for the same click: only the call that moves
+        PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
+        """
+        return decision.decide(self.deps, escalation_id, approve=approve, user_id=user_id)
+
+    def update_message(self, escalation: Escalation) -> bool:
+        """Show ``escalation``'s outcome in its Slack message (``chat.update``).
+
+        Returns False (and logs) when there is no message or Slack refused; the
+        decision itself is already stored, so this never undoes anything.
+        """
+        return messages.update_message(self.deps, escalation)
+
+    def expire_due(self) -> list[Escalation]:
+        """Move every PENDING request past its expiry to EXPIRED; returns those moved."""
+        return housekeeping.expire_due(self.deps)
+
+    def retry_failed(self) -> list[Escalation]:
+        """Call ``UpdateServiceJob`` again for APPLY_FAILED requests with attempts left
+        (up to :data:`~.context.MAX_APPLY_ATTEMPTS` in all), after releasing APPROVED
+        requests whose claim is older than :data:`~.context.STALE_APPROVAL_SECONDS`.
+
+        Returns:
+            The requests this run retried, after their ``UpdateServiceJob`` outcome.
+        """
+        return housekeeping.retry_failed(self.deps)
