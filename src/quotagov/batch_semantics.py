@@ -15,6 +15,9 @@ Sources:
   checkpointing) and loses the rest.
 - ``preemptionRetriesBeforeTermination`` (``SubmitServiceJob``): unset = unlimited; N =
   the job FAILS when its preemption count exceeds N (0 fails on the first preemption).
+- Job queue references: Batch accepts a queue's name or its ARN
+  (``arn:<partition>:batch:<region>:<account>:job-queue/<name>``); a quota share's ARN
+  extends its queue's (``.../job-queue/<name>/quota-share/<share>``).
 """
 
 from __future__ import annotations
@@ -126,3 +129,20 @@ def retries_exhausted(preemption_count: int, retries: int | None) -> bool:
 def failed_on_retries(status: str, preemption_count: int, retries: int | None) -> bool:
     """True when a job ``FAILED`` because its preemption retries ran out."""
     return status == "FAILED" and retries_exhausted(preemption_count, retries)
+
+
+def queue_name(reference: str) -> str:
+    """The job queue name of a queue name or of any ARN under ``job-queue/<name>``.
+
+    ``"arn:aws:batch:eu-west-1:111122223333:job-queue/q/quota-share/s"`` -> ``"q"``;
+    ``"q"`` -> ``"q"``; an ARN of anything else -> ``""``.
+    """
+    if reference.startswith("arn:"):
+        _, _, rest = reference.partition(":job-queue/")
+        return rest.split("/", 1)[0]
+    return reference
+
+
+def same_queue(a: str, b: str) -> bool:
+    """Whether two job-queue references (names or ARNs) name the same queue."""
+    return queue_name(a) == queue_name(b)

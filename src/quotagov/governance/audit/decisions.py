@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from quotagov.batch_semantics import queue_name
 from quotagov.clock import Clock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.events import iso_utc
 from quotagov.governance.audit.known import CONFIG, DECISION
-from quotagov.governance.audit.targets import queue_name
 from quotagov.governance.ports import ControllerDecision, VersionStore
 
 

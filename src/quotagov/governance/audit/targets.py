@@ -12,16 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.batch_semantics import queue_name
 from quotagov.governance.audit.events import AuditEventError, CloudTrailApiCall
 from quotagov.governance.ports import BatchNotFoundError, BatchPort
-
-
-def queue_name(reference: str) -> str:
-    """The job queue name from a queue name or any ARN under ``job-queue/<name>``."""
-    if reference.startswith("arn:"):
-        _, _, rest = reference.partition(":job-queue/")
-        return rest.split("/", 1)[0]
-    return reference
 
 
 def _name_from(reference: str, kind: str) -> str:

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.batch_semantics import ACTIVE_STATUSES, HOLDING_STATUSES
+from quotagov.batch_semantics import ACTIVE_STATUSES, HOLDING_STATUSES, queue_name
 from quotagov.clock import Clock
 from quotagov.governance.audit import findings as rules
 from quotagov.governance.audit.chain import ChainWriter
@@ -48,7 +48,7 @@ from quotagov.governance.audit.diff import (
 from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
 from quotagov.governance.audit.events import AuditEventError as AuditEventError
 from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
-from quotagov.governance.audit.targets import Target, TargetResolver, queue_name
+from quotagov.governance.audit.targets import Target, TargetResolver
 from quotagov.governance.audit.usage import ShareUsageReader
 from quotagov.governance.ports import (
     BatchError,

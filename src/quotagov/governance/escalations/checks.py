@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.batch_semantics import is_terminal
+from quotagov.batch_semantics import is_terminal, same_queue
 from quotagov.governance.access import team_member
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
@@ -180,9 +180,3 @@ def _check_level(job: GovernedJob, team: Team, level: PriorityLevel, current: in
             f"level: team {job.team!r} may not request level {level.name!r}"
         )
     return direct
-
-
-def same_queue(a: str, b: str) -> bool:
-    """Whether two job-queue references (a name or a ``job-queue/<name>`` ARN) name the
-    same queue."""
-    return a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
