@@ -49,7 +49,6 @@ Disposition statuses: ``pending-owner`` -> ``applying`` -> ``applied``;
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -58,6 +57,14 @@ from typing import Any
 
 from quotagov.batch_semantics import failed_on_retries
 from quotagov.clock import Clock
+from quotagov.governance.access import may_decide_disposition
+from quotagov.governance.errors import (
+    ConflictError,
+    ForbiddenError,
+    GovernanceError,
+    InvalidRequestError,
+    NotFoundError,
+)
 from quotagov.governance.job_state import JobTracking
 from quotagov.governance.ports import (
     AuditSink,
@@ -96,16 +103,16 @@ THRASH_GUARD = "thrash-guard"
 SYSTEM_ACTOR = "quotagov"
 
 
-class DispositionError(Exception):
+class DispositionError(GovernanceError):
     """Base of the errors :func:`decide_disposition` raises."""
 
 
-class DispositionNotFoundError(DispositionError):
-    """No job record with that submission id (HTTP 404)."""
+class DispositionNotFoundError(DispositionError, NotFoundError):
+    """No job record with that submission id."""
 
 
-class DispositionConflictError(DispositionError):
-    """No decision is pending, or another decision was already taken (HTTP 409).
+class DispositionConflictError(DispositionError, ConflictError):
+    """No decision is pending, or another decision was already taken.
 
     Attributes:
         current: the disposition as recorded (dict), or None when there is none.
@@ -124,12 +131,19 @@ class DispositionInProgressError(Exception):
     """
 
 
-class DispositionForbiddenError(DispositionError):
-    """The actor may not decide for this job (HTTP 403)."""
+class DispositionForbiddenError(DispositionError, ForbiddenError):
+    """The actor may not decide for this job."""
 
 
-class InvalidChoiceError(DispositionError, ValueError):
-    """The choice is not one of the choices offered for this job (HTTP 400)."""
+class InvalidChoiceError(DispositionError, InvalidRequestError):
+    """The choice is not one of the choices offered for this job.
+
+    The message reads ``choice: <fault>``; ``faults`` is ``[("choice", "<fault>")]``.
+    """
+
+    def __init__(self, message: str) -> None:
+        path, _, fault = message.partition(": ")
+        super().__init__(message, [(path, fault)])
 
 
 @dataclass
@@ -863,17 +877,15 @@ def _owner_slack_id(record: Mapping[str, Any], policy: Policy) -> str | None:
 
 
 def _authorize(record: Mapping[str, Any], actor: str, policy: Policy) -> None:
-    allowed = {_owner(record), str(record.get("ownerSlackUserId") or "")} - {""}
-    team = policy.teams.get(str(record.get("team")))
-    if team is not None:
-        for member in team.members:
-            allowed.add(member.principal)
-            if member.slackUserId:
-                allowed.add(member.slackUserId)
-        allowed.update(team.approvers)
-    with contextlib.suppress(KeyError):
-        allowed.update(policy.share(str(record.get("quotaShareName"))).approvers)
-    if actor not in allowed:
+    """Raise unless ``actor`` may decide (:func:`.access.may_decide_disposition`)."""
+    if not may_decide_disposition(
+        policy,
+        team=str(record.get("team", "")),
+        quota_share=str(record.get("quotaShareName") or ""),
+        submitter=_owner(record),
+        owner_slack_user_id=record.get("ownerSlackUserId"),
+        actor=actor,
+    ):
         raise DispositionForbiddenError(
             f"actor: {actor!r} may not decide for job {record['pk']!r} "
             f"(team {record.get('team')!r})"
