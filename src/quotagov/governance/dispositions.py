@@ -78,13 +78,13 @@ from quotagov.governance.ports import (
 )
 from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
 from quotagov.governance.records import client_token_for
+from quotagov.governance.slack import dispositions as slack_blocks
+from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
 
 logger = logging.getLogger(__name__)
 
 CHOICES = ("resubmit", "reclassify", "abandon")
-#: Slack ``action_id`` prefix of the ask-owner buttons (``disposition_<choice>``).
-ACTION_ID_PREFIX = "disposition_"
 
 PENDING_OWNER = "pending-owner"
 AWAITING_TERMINATION = "awaiting-termination"
@@ -895,46 +895,20 @@ def _authorize(record: Mapping[str, Any], actor: str, policy: Policy) -> None:
 def disposition_blocks(
     record: Mapping[str, Any], disposition: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """Block Kit blocks asking the owner (reference §7.5): a section and the buttons.
-
-    Buttons: ``action_id`` = ``disposition_<choice>``, ``value`` = the submission id,
-    one per offered choice; abandon asks for confirmation.
-    """
-    job_id = str(record["pk"])
-    labels = {"resubmit": "Resubmit", "reclassify": "Reclassify", "abandon": "Abandon"}
-    elements: list[dict[str, Any]] = []
-    for choice in disposition.get("choices") or CHOICES:
-        button: dict[str, Any] = {
-            "type": "button",
-            "action_id": f"{ACTION_ID_PREFIX}{choice}",
-            "value": job_id,
-            "text": {"type": "plain_text", "text": labels[choice]},
-        }
-        if choice == "resubmit":
-            button["style"] = "primary"
-        if choice == "abandon":
-            button["style"] = "danger"
-            button["confirm"] = {
-                "title": {"type": "plain_text", "text": "Abandon this job?"},
-                "text": {"type": "mrkdwn", "text": "No successor will be submitted."},
-                "confirm": {"type": "plain_text", "text": "Abandon"},
-                "deny": {"type": "plain_text", "text": "Cancel"},
-                "style": "danger",
-            }
-        elements.append(button)
-    return [
-        {
-            "type": "section",
-            "text": {"type": "mrkdwn", "text": _ask_text(record, disposition)},
-        },
-        {"type": "actions", "block_id": f"disposition_{_safe(job_id)}"[:255], "elements": elements},
-    ]
+    """Block Kit blocks asking the owner (reference §7.5): a section and the buttons."""
+    return slack_blocks.ask_blocks(
+        str(record["pk"]),
+        _ask_text(record, disposition),
+        list(disposition.get("choices") or CHOICES),
+    )
 
 
 def _ask_text(record: Mapping[str, Any], disposition: Mapping[str, Any]) -> str:
-    return (
-        f"Job `{record['pk']}` (class {record.get('workloadClass')}, share "
-        f"{record.get('quotaShareName')}) needs a decision: {disposition.get('reason', '')}"
+    return slack_blocks.ask_text(
+        str(record["pk"]),
+        str(record.get("workloadClass")),
+        record.get("quotaShareName"),
+        str(disposition.get("reason", "")),
     )
 
 
@@ -966,11 +940,9 @@ def _tell_owner(
     channel = _owner_slack_id(record, deps.policy) or deps.platform_channel
     if deps.chat is None or not channel:
         return
-    text = f"Job `{record['pk']}` was abandoned: {disposition.get('reason', '')}"
+    text = slack_blocks.abandoned_text(str(record["pk"]), str(disposition.get("reason", "")))
     try:
-        deps.chat.post(
-            channel, text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-        )
+        deps.chat.post(channel, text, slack_blocks.notice_blocks(text))
     except ChatError as error:
         logger.warning("could not tell the owner of %s in Slack: %s", record["pk"], error)
 
@@ -981,18 +953,16 @@ def _update_owner_message(
     message = disposition.get("message")
     if deps.chat is None or not message:
         return
-    target = (
-        f" into share {disposition.get('targetShare')}" if disposition.get("targetShare") else ""
+    text = slack_blocks.decision_text(
+        decided_by=disposition.get("decidedBy"),
+        choice=disposition.get("choice"),
+        target_share=disposition.get("targetShare"),
+        submitted_successor=outcome.successor_id if outcome.status == APPLIED else None,
+        error=outcome.error,
     )
-    text = f"Decision by <@{disposition.get('decidedBy')}>: {disposition.get('choice')}{target}"
-    if outcome.successor_id and outcome.status == APPLIED:
-        text += f"; successor `{outcome.successor_id}` submitted"
-    if outcome.error:
-        text += f"; submitting the successor failed ({outcome.error}), click again to retry"
-    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    if outcome.error:  # keep the chosen button so the owner can finish the decision
-        retry = {"pk": outcome.job_id, "choices": [disposition.get("choice")]}
-        blocks += disposition_blocks(retry, retry)[1:]
+    # with an error, keep the chosen button so the owner can finish the decision
+    retry = str(disposition.get("choice")) if outcome.error else None
+    blocks = slack_blocks.decision_blocks(outcome.job_id, text, retry)
     try:
         deps.chat.update(
             PostedMessage(channel=str(message["channel"]), ts=str(message["ts"])), text, blocks
