@@ -24,6 +24,7 @@ from quotagov.governance.dispositions import (
     SYSTEM_ACTOR,
     DispositionDeps,
     DispositionOutcome,
+    DispositionStatus,
     on_job_state,
 )
 from quotagov.governance.job_state import (
@@ -218,10 +219,10 @@ def _key_in(preemption: PreemptionRecord, keys: set[str]) -> bool:
 
 
 def _disposition_type(outcome: DispositionOutcome) -> str:
-    if outcome.status == "pending-owner":
+    if outcome.status is DispositionStatus.PENDING_OWNER:
         return "ask-owner"
     if outcome.decided_by == SYSTEM_ACTOR and outcome.choice:
-        return outcome.choice
+        return outcome.choice.value
     return outcome.policy_action
 
 
