@@ -1,7 +1,7 @@
 """Job-state and disposition writes on the ``JobsTable`` (DynamoDB, boto3).
 
-Implements :class:`quotagov.governance.job_state_updates.JobStateRepository`
-(raising its :class:`~quotagov.governance.job_state_updates.StaleJobStateError`). The
+Implements :class:`quotagov.governance.ports.jobs.JobStateRepository` (raising its
+:class:`~quotagov.governance.ports.jobs.StaleJobStateError`). The
 submission fields of an item belong to the submission repository
 (``adapters/dynamodb_jobs.py``); this module only writes its own attributes, always
 with ``UpdateItem`` and a condition, so late or concurrent events can never regress a
@@ -17,18 +17,20 @@ record:
   ``byBatchJobId`` index.
 
 Table layout: ``docs/architecture.md`` (``pk`` string key, GSI ``byBatchJobId``).
-Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``.
+Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``
+(:mod:`quotagov.adapters.dynamodb_values`); None values inside the maps written here
+are left out, never stored as ``NULL``.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.ports import StaleJobStateError
 
 FOREIGN_PREFIX = "FOREIGN#"
@@ -39,29 +41,17 @@ class JobRecordMissingError(Exception):
     """The item to update does not exist (``pk`` unknown)."""
 
 
-def to_dynamo(value: Any) -> Any:
-    """Convert floats to ``Decimal`` (recursively) for the boto3 resource layer."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float):
-        return Decimal(repr(value))
+def _stored(value: Any) -> Any:
+    """``value`` as boto3's resource layer stores it: None values left out of maps
+    (recursively), numbers converted by :func:`~quotagov.adapters.dynamodb_values.to_dynamo`."""
+    return to_dynamo(_without_none(value))
+
+
+def _without_none(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {k: to_dynamo(v) for k, v in value.items() if v is not None}
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
-        return [to_dynamo(v) for v in value]
-    return value
-
-
-def from_dynamo(value: Any) -> Any:
-    """Convert ``Decimal`` back to ``int`` (integral) or ``float`` (recursively)."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, Mapping):
-        return {k: from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_dynamo(v) for v in value]
-    if isinstance(value, set):
-        return sorted(from_dynamo(v) for v in value)
+        return [_without_none(v) for v in value]
     return value
 
 
@@ -140,8 +130,8 @@ class DynamoDBJobStateStore:
             else "jobStateVersion = :expected"
         )
         values: dict[str, Any] = {
-            ":facts": to_dynamo(facts),
-            ":summary": to_dynamo(summary),
+            ":facts": _stored(facts),
+            ":summary": _stored(summary),
             ":next": expected_version + 1,
         }
         if expected_version:
@@ -178,7 +168,7 @@ class DynamoDBJobStateStore:
         when the condition failed.
         """
         expression = "SET disposition = :d"
-        values: dict[str, Any] = {":d": to_dynamo(disposition)}
+        values: dict[str, Any] = {":d": _stored(disposition)}
         names: dict[str, str] = {}
         if expected_status is None:
             condition = "attribute_exists(pk) AND attribute_not_exists(disposition)"
@@ -217,9 +207,7 @@ class DynamoDBJobStateStore:
     def put_successor(self, item: Mapping[str, Any]) -> bool:
         """Create ``item`` unless its ``pk`` exists; True when created."""
         try:
-            self._table.put_item(
-                Item=to_dynamo(item), ConditionExpression="attribute_not_exists(pk)"
-            )
+            self._table.put_item(Item=_stored(item), ConditionExpression="attribute_not_exists(pk)")
         except ClientError as error:
             if _conditional_failure(error):
                 return False
