@@ -29,7 +29,7 @@ not know are kept as they are. Times are epoch seconds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
@@ -187,21 +187,26 @@ class DispositionRecord:
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> DispositionRecord:
-        """Read a stored ``disposition`` map (numbers as int/float, as read back).
+        """Read a stored ``disposition`` map (numbers as int/float, as read back; they
+        are kept as read, so :meth:`to_item` writes back the same values).
+
+        A map missing ``policyAction``, ``owner``, ``openedAt`` or ``preemptionCount``
+        (never written so) reads them as empty / 0.
 
         Raises:
-            ValueError: ``status``, ``trigger`` or a choice is not a known value.
+            ValueError: ``status`` or ``trigger`` is missing, or it or a choice is not a
+                known value.
         """
+        missing = [key for key in ("status", "trigger") if item.get(key) is None]
+        if missing:
+            raise ValueError(f"disposition: no {' and no '.join(missing)}")
         values = {
             name: _DECODE.get(name, _same)(item[key])
             for name, key in _STORED.items()
             if item.get(key) is not None
         }
         extra = {k: v for k, v in item.items() if k not in _STORED_KEYS}
-        return cls(
-            **{"policy_action": "", "owner": "", "opened_at": 0, "preemption_count": 0, **values},
-            extra=extra,
-        )
+        return cls(**{**_UNSET_REQUIRED, **values}, extra=extra)
 
 
 def _camel(name: str) -> str:
@@ -234,7 +239,16 @@ def _same(value: Any) -> Any:
     return value
 
 
-_DECODE: dict[str, Any] = {
+#: Values of the required fields a stored map lacks.
+_UNSET_REQUIRED: dict[str, Any] = {
+    "policy_action": "",
+    "owner": "",
+    "opened_at": 0,
+    "preemption_count": 0,
+}
+
+#: field name -> how its stored value is read (others are kept as stored).
+_DECODE: dict[str, Callable[[Any], Any]] = {
     "status": DispositionStatus,
     "trigger": Trigger,
     "choice": Choice,
