@@ -1,7 +1,7 @@
 """Job-state and disposition writes on the ``JobsTable`` (DynamoDB, boto3).
 
-Implements :class:`quotagov.governance.job_state_updates.JobStateRepository`
-(raising its :class:`~quotagov.governance.job_state_updates.StaleJobStateError`). The
+Implements :class:`quotagov.governance.ports.jobs.JobStateRepository` (raising its
+:class:`~quotagov.governance.ports.jobs.StaleJobStateError`). The
 submission fields of an item belong to the submission repository
 (``adapters/dynamodb_jobs.py``); this module only writes its own attributes, always
 with ``UpdateItem`` and a condition, so late or concurrent events can never regress a
@@ -17,7 +17,9 @@ record:
   ``byBatchJobId`` index.
 
 Table layout: ``docs/architecture.md`` (``pk`` string key, GSI ``byBatchJobId``).
-Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``.
+Numbers: floats are written as ``Decimal`` and read back as ``int``/``float``
+(:mod:`quotagov.adapters.dynamodb_values`); None values inside the maps written here
+are left out, never stored as ``NULL``.
 """
 
 from __future__ import annotations

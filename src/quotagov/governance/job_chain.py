@@ -3,14 +3,19 @@
 A disposition that resubmits or reclassifies a job creates a successor record linked
 both ways (``predecessorId`` on the successor, ``successorIds`` on the predecessor,
 ``originalId``/``resubmitCount`` on every successor; see
-:mod:`quotagov.governance.dispositions`). The chain is linear: each record has at most
-one successor.
+:mod:`quotagov.governance.dispositions.successor`). The chain is linear: each record
+has at most one successor.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from quotagov.governance.dispositions.record import DispositionRecord
+
+#: Keys of each record's stored disposition shown in its link (when set).
+LINK_DISPOSITION_KEYS = ("status", "trigger", "choice", "decidedBy", "targetShare")
 
 #: Longest chain walked (``maxResubmits`` is small; this only guards against a cycle).
 MAX_CHAIN_LENGTH = 100
@@ -57,6 +62,7 @@ def chain_links(job_id: str, get: Getter) -> list[dict[str, Any]]:
 
 
 def _link(record: Mapping[str, Any]) -> dict[str, Any]:
+    """One record's link (shape: :func:`chain_links`)."""
     state = record.get("jobState") or {}
     link: dict[str, Any] = {
         "submissionId": record["pk"],
@@ -67,11 +73,7 @@ def _link(record: Mapping[str, Any]) -> dict[str, Any]:
         "preemptionCount": state.get("preemptionCount", 0),
         "resubmitCount": record.get("resubmitCount", 0),
     }
-    disposition = record.get("disposition")
-    if disposition:
-        link["disposition"] = {
-            k: disposition.get(k)
-            for k in ("status", "trigger", "choice", "decidedBy", "targetShare")
-            if disposition.get(k) is not None
-        }
+    if record.get("disposition"):
+        stored = DispositionRecord.from_item(record["disposition"]).to_item()
+        link["disposition"] = {k: stored[k] for k in LINK_DISPOSITION_KEYS if k in stored}
     return link

@@ -7,7 +7,8 @@ Flow for each ``Batch Service Job State Change`` (``design.md`` §3):
 2. fold the event into the record's facts (:func:`quotagov.governance.job_state.fold`,
    order-free and idempotent) and write facts + summary with a version condition,
    re-reading and re-folding when another event won the race;
-3. open or advance the disposition (:func:`quotagov.governance.dispositions.on_job_state`).
+3. open or advance the disposition (:func:`quotagov.governance.dispositions.on_job_state`;
+   it reads the record with the facts and summary just folded in).
 
 The result tells the handler which metrics to emit: only changes this call actually
 wrote (new preemptions, first start, a disposition opened), so duplicates add nothing.
@@ -24,6 +25,7 @@ from quotagov.governance.dispositions import (
     SYSTEM_ACTOR,
     DispositionDeps,
     DispositionOutcome,
+    DispositionStatus,
     on_job_state,
 )
 from quotagov.governance.job_state import (
@@ -113,12 +115,47 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
         BatchError: ``DescribeServiceJob`` or a disposition's Batch call failed; retry.
         DispositionInProgressError: another call is submitting the successor; retry.
     """
-    store = deps.store
-    submission_id = store.find_submission_id(event.job_id) or _submission_from_batch(event, deps)
+    submission_id = deps.store.find_submission_id(event.job_id) or _submission_from_batch(
+        event, deps
+    )
     if submission_id is None:
         return _foreign(event, deps)
+    folded = _fold_and_save(submission_id, event, deps)
+    record = {
+        **folded.record,
+        "jobStateFacts": folded.after.to_item(),
+        "jobState": folded.summary.to_item(),
+    }
+    had_disposition = record.get("disposition") is not None
+    disposition = on_job_state(record, folded.after, deps.dispositions)
+    opened = None
+    if disposition is not None and disposition.changed and not had_disposition:
+        opened = _disposition_type(disposition)
+    return _result(event, submission_id, folded, disposition, opened)
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """One event folded into a record: the record as read, the tracking before and
+    after, the summary after, and whether this call wrote it."""
+
+    record: Mapping[str, Any]
+    before: JobTracking | None
+    after: JobTracking
+    summary: JobStateSummary
+    changed: bool
+
+
+def _fold_and_save(submission_id: str, event: StateEvent, deps: JobStateDeps) -> _Folded:
+    """Read, fold, write with a version condition; re-read and re-fold when another
+    event won the race (at most :data:`MAX_WRITE_ATTEMPTS` times).
+
+    Raises:
+        RecordNotVisibleYetError: the record cannot be read (yet).
+        JobStateConflictError: every attempt lost the race.
+    """
     for _ in range(MAX_WRITE_ATTEMPTS):
-        record = store.get(submission_id)
+        record = deps.store.get(submission_id)
         if record is None:
             raise RecordNotVisibleYetError(
                 f"detail.jobId: service job {event.job_id!r} is tagged with submission "
@@ -129,39 +166,42 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
         after = fold(before, event)
         summary = _summary(record, after, deps)
         if after == before:
-            changed = False
-            break
+            return _Folded(record, before, after, summary, changed=False)
         try:
-            version = int(record.get("jobStateVersion") or 0)
-            store.save_job_state(
+            deps.store.save_job_state(
                 submission_id,
                 facts=after.to_item(),
                 summary=summary.to_item(),
-                expected_version=version,
+                expected_version=int(record.get("jobStateVersion") or 0),
             )
         except StaleJobStateError:
             continue
-        changed = True
-        break
-    else:
-        raise JobStateConflictError(f"job {submission_id!r}: too many concurrent updates")
-    record = {**record, "jobStateFacts": after.to_item(), "jobState": summary.to_item()}
-    had_disposition = record.get("disposition") is not None
-    disposition = on_job_state(record, after, deps.dispositions)
-    opened = None
-    if disposition is not None and disposition.changed and not had_disposition:
-        opened = _disposition_type(disposition)
+        return _Folded(record, before, after, summary, changed=True)
+    raise JobStateConflictError(f"job {submission_id!r}: too many concurrent updates")
+
+
+def _result(
+    event: StateEvent,
+    submission_id: str,
+    folded: _Folded,
+    disposition: DispositionOutcome | None,
+    opened: str | None,
+) -> JobStateResult:
+    """What the event changed: only what this call wrote counts (new preemptions, the
+    first start), so a duplicate event adds nothing to the metrics."""
+    summary, before, changed = folded.summary, folded.before, folded.changed
     first_start = None
     if changed and summary.submission_to_first_start_seconds is not None:
         was_started = before is not None and _first_start(before) is not None
         if not was_started:
             first_start = summary.submission_to_first_start_seconds
-    fresh = set(new_preemptions(before, after)) if changed else set()
+    fresh = set(new_preemptions(before, folded.after)) if changed else set()
+    share = folded.record.get("quotaShareName") or folded.after.quota_share_name or ""
     return JobStateResult(
         outcome="tracked" if changed else "unchanged",
         batch_job_id=event.job_id,
         submission_id=submission_id,
-        quota_share_name=str(record.get("quotaShareName") or after.quota_share_name or ""),
+        quota_share_name=str(share),
         summary=summary,
         new_preemptions=tuple(
             p for p in summary.preemptions if p.training_job_arn in fresh or _key_in(p, fresh)
@@ -218,10 +258,10 @@ def _key_in(preemption: PreemptionRecord, keys: set[str]) -> bool:
 
 
 def _disposition_type(outcome: DispositionOutcome) -> str:
-    if outcome.status == "pending-owner":
+    if outcome.status is DispositionStatus.PENDING_OWNER:
         return "ask-owner"
     if outcome.decided_by == SYSTEM_ACTOR and outcome.choice:
-        return outcome.choice
+        return outcome.choice.value
     return outcome.policy_action
 
 

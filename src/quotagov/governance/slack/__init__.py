@@ -1,3 +1,3 @@
 """Slack for every feature, side by side: shared Block Kit pieces (:mod:`.blocks`), the
-escalation messages (:mod:`.escalations`), and ``block_actions`` parsing and routing
-(:mod:`.interactions`)."""
+escalation messages (:mod:`.escalations`), the disposition messages
+(:mod:`.dispositions`), and ``block_actions`` parsing and routing (:mod:`.interactions`)."""

@@ -1,0 +1,118 @@
+"""Use case: the owner's decision on a job whose disposition is ``pending-owner``.
+
+Called by ``POST /jobs/{jobId}/disposition`` and by the Slack interactions handler
+(``block_actions`` with ``action_id`` ``disposition_<choice>``, value = the job id).
+"""
+
+from __future__ import annotations
+
+from quotagov.governance.dispositions import notify, steps
+from quotagov.governance.dispositions.deps import DispositionDeps
+from quotagov.governance.dispositions.errors import (
+    DispositionConflictError,
+    DispositionNotFoundError,
+    InvalidChoiceError,
+)
+from quotagov.governance.dispositions.outcome import DispositionOutcome
+from quotagov.governance.dispositions.record import (
+    CHOICES,
+    Choice,
+    DispositionRecord,
+    DispositionStatus,
+)
+from quotagov.governance.dispositions.rules import authorize, decided
+from quotagov.governance.records import JobRecord
+from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
+
+#: Conditional writes lost to concurrent changes before giving up with a conflict.
+MAX_DECISION_ATTEMPTS = 3
+
+
+def decide_disposition(
+    job_id: str,
+    choice: str,
+    actor: str,
+    *,
+    deps: DispositionDeps,
+    source: str = "api",
+) -> DispositionOutcome:
+    """Apply the owner's decision on a job whose disposition is ``pending-owner``.
+
+    Applies once: the first decision moves the record out of ``pending-owner`` with a
+    conditional write; repeating the same decision returns it again with
+    ``changed=False``; a different decision afterwards is a conflict.
+
+    Args:
+        job_id: the submission id (``JobsTable.pk``).
+        choice: ``resubmit``, ``reclassify`` or ``abandon`` (a ``disposition_`` prefix is
+            accepted and stripped).
+        actor: who decides: a principal ARN (API) or a Slack user id (Slack). Allowed:
+            the submitter, members of the job's team (principal or Slack id), and the
+            team's and the share's approvers
+            (:func:`quotagov.governance.access.may_decide_disposition`).
+        deps: dependencies (the composition root's ``services().dispositions``).
+        source: ``api`` or ``slack`` (recorded in the audit log).
+
+    Raises:
+        InvalidChoiceError: choice unknown or not offered.
+        DispositionNotFoundError: unknown job.
+        DispositionForbiddenError: actor not allowed.
+        DispositionConflictError: nothing pending, or decided differently already.
+
+    A Batch failure while submitting the successor does not raise: the decision is kept
+    (``applying``), the outcome carries ``error``, and the same call finishes it.
+    """
+    name = choice.removeprefix(ACTION_ID_PREFIX)
+    if name not in CHOICES:
+        raise InvalidChoiceError(f"choice: {name!r} is not one of {', '.join(CHOICES)}")
+    item = deps.store.get(job_id)
+    if item is None:
+        raise DispositionNotFoundError(f"jobId: no job {job_id!r}")
+    authorize(JobRecord.from_item(item), actor, deps.policy)
+    for _ in range(MAX_DECISION_ATTEMPTS):
+        job, current = JobRecord.from_item(item), steps.disposition_of(item)
+        if current is None:
+            raise DispositionConflictError(f"job {job_id!r} has no disposition to decide", None)
+        if current.status is not DispositionStatus.PENDING_OWNER:
+            return _decided_before(job, current, Choice(name), deps)
+        if name not in current.offered:
+            offered = ", ".join(current.offered)
+            raise InvalidChoiceError(
+                f"choice: {name!r} is not offered for job {job_id!r} (offered: {offered})"
+            )
+        now = deps.clock.now()
+        moved = decided(
+            job, current, Choice(name), by=actor, policy=deps.policy, now=now, source=source
+        )
+        if steps.write(deps, job_id, current, moved):
+            return _record_decision(job, moved, deps)
+        item = deps.store.get(job_id) or item
+    raise DispositionConflictError(f"job {job_id!r}: disposition keeps changing", None)
+
+
+def _decided_before(
+    job: JobRecord, current: DispositionRecord, choice: Choice, deps: DispositionDeps
+) -> DispositionOutcome:
+    """The same decision again: report (or finish) it; another one: a conflict."""
+    if current.choice is not choice:
+        decided_as = f" ({current.choice})" if current.choice else ""
+        raise DispositionConflictError(
+            f"job {job.pk!r}: disposition is {current.status}{decided_as}", current.to_item()
+        )
+    steps.audit(job, current, deps)  # idempotent re-assertion, see events.on_job_state
+    if current.status is DispositionStatus.APPLYING:
+        return steps.resume(job, current, deps, report=True)
+    return DispositionOutcome.of(job.pk, current, changed=False)
+
+
+def _record_decision(
+    job: JobRecord, moved: DispositionRecord, deps: DispositionDeps
+) -> DispositionOutcome:
+    """After the decision was written: audit it, apply it, update the Slack question."""
+    steps.audit(job, moved, deps)
+    if moved.status is DispositionStatus.ABANDONED:
+        outcome = DispositionOutcome.of(job.pk, moved, changed=True)
+    else:
+        outcome = steps.apply_or_report(job, moved, deps, changed=True)
+    notify.update_question(moved, outcome, deps)
+    return outcome

@@ -1,0 +1,57 @@
+"""What the disposition use cases talk to (built by the composition root,
+``services().dispositions``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from quotagov.clock import Clock
+from quotagov.governance.dispositions.successor import submit_with_batch
+from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
+from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
+from quotagov.policy.models import Policy
+
+
+@dataclass
+class DispositionDeps:
+    """What the disposition use cases talk to.
+
+    Attributes:
+        store: the job records.
+        batch: ``TerminateServiceJob`` (thrash guard) and, by default, ``SubmitServiceJob``.
+        policy: the governance policy.
+        audit: the audit log (``NullAuditSink`` without an audit table).
+        clock: epoch seconds.
+        chat: Slack; None = no message is posted (the decision stays on the API).
+        job_queue: the governed job queue (ARN), used for successors and audit.
+        platform_channel: where to ask when the owner has no Slack user id.
+        submit: how successors reach Batch; default :func:`submit_with_batch`.
+    """
+
+    store: JobStateStore
+    batch: BatchPort
+    policy: Policy
+    audit: AuditSink
+    clock: Clock
+    chat: ChatNotifier | None = None
+    job_queue: str = ""
+    platform_channel: str = ""
+    submit: SuccessorSubmitter | None = None
+
+    @property
+    def audit_job_queue(self) -> str:
+        """The job queue audit decisions name: :attr:`job_queue`, else the policy's."""
+        return self.job_queue or self.policy.jobQueue
+
+    def submitter(self) -> SuccessorSubmitter:
+        """The configured :class:`SuccessorSubmitter` or the default Batch one."""
+        if self.submit is not None:
+            return self.submit
+        batch, queue = self.batch, self.job_queue
+
+        def _submit(successor: Mapping[str, Any]) -> dict[str, Any]:
+            return submit_with_batch(batch, successor, job_queue=queue)
+
+        return _submit

@@ -1,0 +1,117 @@
+"""Use case: open or advance a job's disposition after its tracked state changed.
+
+Called by the job-state use case (:mod:`quotagov.governance.job_state_updates`) for
+every ``Batch Service Job State Change`` event of a quotagov job, duplicates included:
+each step is conditional, so a redelivered event resumes work a crash left half done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from quotagov.batch_semantics import failed_on_retries
+from quotagov.governance.dispositions import steps
+from quotagov.governance.dispositions.deps import DispositionDeps
+from quotagov.governance.dispositions.outcome import DispositionOutcome
+from quotagov.governance.dispositions.record import (
+    APPLY_LEASE_SECONDS,
+    DispositionRecord,
+    DispositionStatus,
+)
+from quotagov.governance.dispositions.rules import (
+    exhausted_disposition,
+    thrash_detected,
+    thrash_disposition,
+)
+from quotagov.governance.job_state import JobTracking
+from quotagov.governance.lease import Lease
+from quotagov.governance.records import JobRecord
+
+
+def on_job_state(
+    record: Mapping[str, Any], tracking: JobTracking, deps: DispositionDeps
+) -> DispositionOutcome | None:
+    """Open or advance the job's disposition after its tracked state changed.
+
+    Args:
+        record: the job's ``JobsTable`` item (with its ``disposition``, if any).
+        tracking: the job's tracked state after the event.
+        deps: dependencies (the composition root's ``services().dispositions``).
+
+    Returns:
+        The disposition after this call, or None when the job needs none.
+
+    Raises:
+        BatchError: a transient Batch failure; the event should be retried.
+        DispositionInProgressError: another invocation is submitting the successor;
+            retry the event later (it finishes the work if that invocation died).
+    """
+    job = JobRecord.from_item(record)
+    current = steps.disposition_of(record)
+    if current is None:
+        return _open(job, tracking, deps)
+    # re-assert the current step in the audit log (idempotent on its decision id), so
+    # a step whose audit write failed after the record moved is written on redelivery
+    steps.audit(job, current, deps)
+    if current.status is DispositionStatus.APPLYING:
+        return steps.resume(job, current, deps, report=False)
+    if current.status is DispositionStatus.AWAITING_TERMINATION:
+        return _after_termination(job, current, tracking, deps)
+    return None
+
+
+def _open(
+    job: JobRecord, tracking: JobTracking, deps: DispositionDeps
+) -> DispositionOutcome | None:
+    """Open a disposition when the job's retries ran out or it thrashes."""
+    workload_class = deps.policy.workloadClasses.get(job.workloadClass)
+    if workload_class is None:
+        return None
+    now = deps.clock.now()
+    retries = job.preemptionRetriesBeforeTermination
+    if failed_on_retries(tracking.status, tracking.preemption_count, retries):
+        opened = exhausted_disposition(job, tracking, workload_class, deps.policy, now)
+        return steps.start(job, opened, deps)
+    guard = workload_class.thrashGuard
+    if guard is None or tracking.is_terminal:
+        return None
+    stops = [a.stopped_at_ms for a in tracking.preempted() if a.stopped_at_ms is not None]
+    if not thrash_detected(stops, guard):
+        return None
+    thrashing = thrash_disposition(job, tracking, workload_class, guard, deps.policy, now)
+    if thrashing is None:
+        return None
+    outcome = steps.start(job, thrashing, deps)
+    if outcome is not None and outcome.changed:
+        steps.terminate(job, thrashing, deps)
+    return outcome
+
+
+def _after_termination(
+    job: JobRecord,
+    current: DispositionRecord,
+    tracking: JobTracking,
+    deps: DispositionDeps,
+) -> DispositionOutcome | None:
+    """``awaiting-termination``: repeat a ``TerminateServiceJob`` that failed transiently;
+    once Batch reports the job ``FAILED`` submit the successor; ``SUCCEEDED``: not needed."""
+    if not tracking.is_terminal:
+        if current.terminate_requested_at:
+            return None
+        steps.terminate(job, current, deps)
+        return DispositionOutcome.of(job.pk, current, changed=False)
+    now = deps.clock.now()
+    if tracking.status == "FAILED":
+        moved = current.with_changes(
+            status=DispositionStatus.APPLYING,
+            terminated_at=now,
+            lease=Lease.taken(now, APPLY_LEASE_SECONDS),
+        )
+    else:
+        moved = current.with_changes(
+            status=DispositionStatus.NOT_NEEDED,
+            reason=current.reason + "; the job SUCCEEDED before the termination took effect",
+            closed_at=now,
+        )
+    return steps.advance(job, current, moved, deps)
