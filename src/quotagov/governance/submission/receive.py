@@ -29,6 +29,7 @@ from quotagov.governance.submission.deps import (
     audit_decision,
     is_enqueue_failure,
 )
+from quotagov.governance.submission.errors import SubmissionUnavailableError
 from quotagov.governance.submission_request import SubmissionRequest
 
 #: Namespace of the deterministic submission ids (uuid5).
@@ -142,7 +143,7 @@ def receive_submission(
     Raises:
         NotATeamMemberError: the principal may not submit for the team (nothing stored;
             audited ``SubmissionForbidden``).
-        SubmissionQueueError: the queue refused the message (``submission_id``
+        SubmissionUnavailableError: the queue refused the message (``submission_id``
             set); the record is then ``FAILED`` with that reason and
             :data:`~quotagov.governance.submission.deps.ENQUEUE_FAILED`, so nothing is
             left half done and a retry of the same submission can queue it.
@@ -199,7 +200,7 @@ def _enqueue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
     """Send ``record``'s id to the queue; returns the record as it stands after.
 
     Raises:
-        SubmissionQueueError: the queue refused it; the
+        SubmissionUnavailableError: the queue refused it (``SubmissionQueueError``); the
             record is now ``FAILED`` with :data:`ENQUEUE_FAILED` (unless it had already
             moved on, see below).
     """
@@ -222,7 +223,7 @@ def _enqueue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
             current = conflict.current
             if current is not None and not is_enqueue_failure(current):
                 return current
-        raise SubmissionQueueError(str(exc), record.pk) from exc
+        raise SubmissionUnavailableError(str(exc), record.pk) from exc
     return record
 
 
@@ -249,7 +250,7 @@ def _requeue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
         writer changed it first.
 
     Raises:
-        SubmissionQueueError: a concurrent retry moved it back and the queue
+        SubmissionUnavailableError: a concurrent retry moved it back and the queue
             refused that one too.
     """
     try:
@@ -264,7 +265,7 @@ def _requeue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
         if current is None:  # pragma: no cover - storage fault
             raise
         if is_enqueue_failure(current):
-            raise SubmissionQueueError(
+            raise SubmissionUnavailableError(
                 "a concurrent retry could not queue the submission either", record.pk
             ) from exc
         return current
