@@ -19,8 +19,8 @@ error (and its subclasses)      code  e.g.
 
 The disposition errors (:mod:`quotagov.governance.dispositions`) are listed by name
 too, so they answer the same before and after they are based on those kinds; an
-``EscalationRefusedError`` that is not a ``GovernanceError`` yet answers its own
-``status_code`` (read in :func:`status_for` only).
+``EscalationRefusedError`` of no listed kind answers its own ``status_code`` (read in
+:func:`status_for` only, until escalation refusals are typed by kind).
 
 Answer body: ``{"message": str(error)}``; a 400 adds ``"faults"`` (``"<path>: <fault>"``
 per :attr:`~quotagov.governance.errors.InvalidRequestError.faults`, else the message);
@@ -111,12 +111,12 @@ def status_for(error: Exception) -> int:
     Raises:
         LookupError: ``error`` is none of the listed kinds (a bug: it is not an answer).
     """
-    if isinstance(error, EscalationRefusedError) and not isinstance(error, GovernanceError):
-        # Temporary: escalation refusals still carry their code (422, 403 or 503).
-        return int(error.status_code)
     for cls in type(error).__mro__:
         if cls in ERROR_STATUS:
             return ERROR_STATUS[cls]
+    if isinstance(error, EscalationRefusedError):
+        # Temporary, until escalation refusals are typed by kind: their own code.
+        return int(error.status_code)
     raise LookupError(f"no status code for {type(error).__name__}")
 
 
