@@ -79,7 +79,7 @@ def show_job(
     """The view of submission ``job_id`` for ``caller`` (a principal ARN), with
     ``chain.links``.
 
-    Unknown ids are told first (404 before 403, as the API has always answered).
+    An unknown id is told before the permission check (as ``GET /jobs/{jobId}`` always did).
 
     Raises:
         SubmissionNotFoundError: no submission ``job_id``.

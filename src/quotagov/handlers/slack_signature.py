@@ -27,6 +27,7 @@ class _VerifierClock(SlackClock):
         self._clock = clock
 
     def now(self) -> float:
+        """Epoch seconds from the injected clock."""
         return self._clock.now()
 
 
