@@ -54,10 +54,10 @@ def test_submission_for_another_team_is_forbidden(stack: Stack) -> None:
     assert [d.action for d in stack.audit.decisions] == ["SubmissionForbidden"]
 
 
-def test_caller_without_identity_is_forbidden(stack: Stack) -> None:
+def test_caller_without_identity_is_not_authenticated(stack: Stack) -> None:
     status, reply = post_jobs(submission(), None)
-    assert status == 403
-    assert reply["message"].startswith("team: (anonymous) is not a member")
+    assert status == 401
+    assert reply == {"message": "no caller identity in the request"}
 
 
 def test_identity_in_the_body_is_a_schema_fault(stack: Stack) -> None:

@@ -25,8 +25,10 @@ Shape (JSON, absent parts left out)::
 
 ``jobState`` and ``disposition`` are written by the job-state handler
 (:mod:`quotagov.governance.job_state_updates`); its bookkeeping (the folded event facts
-and the optimistic-lock version) and the kept payload are not shown. ``GET /jobs/{id}``
-adds ``chain.links``, every record of the resubmission chain.
+and the optimistic-lock version) and the kept payload are not shown. :func:`show_job`
+(the use case of ``GET /jobs/{id}``) checks who asks
+(:func:`quotagov.governance.access.may_view`) and adds ``chain.links``, every record of
+the resubmission chain (:func:`quotagov.governance.job_chain.chain_links`).
 
 Times from Batch are epoch milliseconds; the record's times are epoch seconds.
 """
@@ -35,8 +37,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotagov.governance.ports import BatchError, BatchPort
+from quotagov.governance.access import may_view
+from quotagov.governance.errors import ForbiddenError, NotFoundError
+from quotagov.governance.job_chain import chain_links
+from quotagov.governance.ports import BatchError, BatchPort, JobsRepository
 from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.policy.models import Policy
 
 #: Batch statuses in which a service job is still waiting for capacity.
 WAITING_STATUSES = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
@@ -51,6 +57,48 @@ _HIDDEN = frozenset(
         "lastEnqueuedAt",
     }
 )
+
+
+class SubmissionNotFoundError(NotFoundError):
+    """No submission has this id (a ``NotFoundError``)."""
+
+
+class ViewForbiddenError(ForbiddenError):
+    """The caller is neither the submitter nor a member of the submission's team."""
+
+
+def show_job(
+    job_id: str,
+    caller: str,
+    *,
+    jobs: JobsRepository,
+    policy: Policy,
+    batch: BatchPort | None,
+    job_queue: str,
+) -> dict[str, Any]:
+    """The view of submission ``job_id`` for ``caller`` (a principal ARN), with
+    ``chain.links``.
+
+    An unknown id is told before the permission check (as ``GET /jobs/{jobId}`` always did).
+
+    Raises:
+        SubmissionNotFoundError: no submission ``job_id``.
+        ViewForbiddenError: ``caller`` may not see it
+            (:func:`quotagov.governance.access.may_view`).
+    """
+    record = jobs.get(job_id)
+    if record is None:
+        raise SubmissionNotFoundError(f"no submission {job_id}")
+    if not may_view(policy, team=record.team, submitter=record.principal, caller=caller):
+        raise ViewForbiddenError(f"{caller or '(anonymous)'} may not see submission {job_id}")
+    view = job_view(record, batch, job_queue)
+
+    def get(submission_id: str) -> dict[str, Any] | None:
+        found = jobs.get(submission_id)
+        return found.to_item() if found is not None else None
+
+    view["chain"]["links"] = chain_links(job_id, get)
+    return view
 
 
 def job_view(record: JobRecord, batch: BatchPort | None, job_queue: str) -> dict[str, Any]:

@@ -24,12 +24,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from quotagov.governance.access import team_member
+from quotagov.governance.errors import ForbiddenError
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy, QuotaShare, Team, WorkloadClass
 
 
-class NotATeamMemberError(Exception):
-    """The caller may not submit for the team (HTTP 403).
+class NotATeamMemberError(ForbiddenError):
+    """The caller may not submit for the team: unknown team, or not one of its members.
+
+    A :class:`~quotagov.governance.errors.ForbiddenError` (the API answers it with the
+    one error table, ``quotagov.handlers.api_errors``). The rule is
+    :func:`quotagov.governance.access.team_member`.
 
     Attributes:
         principal: the caller.
@@ -76,15 +82,15 @@ class RoutingDecision:
 
 
 def authorize(policy: Policy, team_name: str, principal: str) -> Team:
-    """The team, when ``principal`` is one of its members.
+    """The team, when ``principal`` is one of its members (``access.team_member``).
 
     Raises:
-        NotATeamMemberError: unknown team, or the principal is not listed in its members.
+        NotATeamMemberError: unknown team, an empty principal, or a principal not
+            listed in the team's members.
     """
-    team = policy.teams.get(team_name)
-    if team is None or not principal or all(m.principal != principal for m in team.members):
+    if team_member(policy, team_name, principal) is None:
         raise NotATeamMemberError(principal, team_name)
-    return team
+    return policy.teams[team_name]
 
 
 def max_instances(share: QuotaShare, instance_type: str) -> int | None:
@@ -248,13 +254,13 @@ def route(policy: Policy, request: SubmissionRequest, principal: str) -> Routing
     if reasons or share is None:
         return RoutingDecision(None, reasons)
 
-    member = next(m for m in team.members if m.principal == principal)
+    member = team_member(policy, request.team, principal)
     return RoutingDecision(
         Routing(
             quotaShareName=share.quotaShareName,
             schedulingPriority=policy.level(request.priorityLevel).schedulingPriority,
             preemptionRetriesBeforeTermination=workload_class.preemptionRetriesBeforeTermination,
-            ownerSlackUserId=member.slackUserId,
+            ownerSlackUserId=member.slackUserId if member else None,
         )
     )
 

@@ -14,28 +14,33 @@ body field. Answers:
   decode (``RecursionError`` in the JSON decoder); 403 for a caller outside the
   job's team; 401 without a caller; 503 when Batch or Slack cannot be reached
   (nothing is left changed).
+
+Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
+(``install_error_handlers(app, listed_faults=False)``: this API's validation and
+too-deep answers are kept as they are).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger, Tracer
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.governance.escalation_records import EscalationStatus
-from quotagov.governance.escalations import EscalationRefusedError, EscalationRequest
-from quotagov.handlers.identity import principal_of
+from quotagov.governance.escalations import EscalationRequest
+from quotagov.handlers.api_errors import install_error_handlers, json_response
+from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
 
 logger = Logger()
 tracer = Tracer()
 app = APIGatewayRestResolver(enable_validation=True)
+install_error_handlers(app, listed_faults=False)
 
 
 class EscalationBody(BaseModel):
@@ -45,23 +50,6 @@ class EscalationBody(BaseModel):
 
     level: str = Field(min_length=1, max_length=128, description="policy priority level name")
     reason: str = Field(max_length=2000, description="why the job needs the higher priority")
-
-
-def _json(status: int, body: Any) -> Response[str]:
-    return Response(status, content_types.APPLICATION_JSON, json.dumps(body))
-
-
-def too_deeply_nested(error: RecursionError) -> Response[str]:
-    """400 for a body whose JSON nesting exhausts the decoder's recursion limit.
-
-    Powertools decodes the body (``json.loads``) before validation; a body of a few
-    thousand ``[`` characters raises ``RecursionError`` there. Nothing was changed.
-    """
-    logger.warning("request body nested too deeply", extra={"error": str(error)})
-    return _json(400, {"message": "body: JSON is nested too deeply to decode"})
-
-
-app.exception_handler(RecursionError)(too_deeply_nested)
 
 
 @app.post(
@@ -74,23 +62,17 @@ def create_escalation(
     body: Annotated[EscalationBody, Body()],
 ) -> Response[str]:
     """Check the request, then apply it (direct level) or ask the approvers in Slack."""
-    principal = principal_of(app.current_event.raw_event)
-    if not principal:
-        return _json(401, {"message": "no authenticated caller in the request context"})
+    principal = caller_of(app.current_event.raw_event)
     request = EscalationRequest(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
     )
-    try:
-        escalation = services().escalations.request(request)
-    except EscalationRefusedError as refused:
-        logger.info("escalation refused", extra={"jobId": jobId, "refusal": refused.reason})
-        return _json(refused.status_code, {"message": refused.reason})
+    escalation = services().escalations.request(request)
     logger.info(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
     )
     status = 201 if escalation.status is EscalationStatus.PENDING else 200
-    return _json(status, escalation.to_api())
+    return json_response(status, escalation.to_api())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

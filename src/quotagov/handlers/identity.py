@@ -9,12 +9,22 @@ Looked up in this order (reference facts, section 8):
 5. REST Lambda authorizer: ``requestContext.authorizer.principalId``.
 
 The local runtime builds the same request context, so the same code applies there.
+
+Every API route asks :func:`caller_of`: a request without a caller is refused the same
+way everywhere (:class:`~quotagov.governance.errors.NotAuthenticatedError`, HTTP 401 in
+``quotagov.handlers.api_errors``). Behind API Gateway's IAM authorizer such a request
+never reaches the function; the rule guards direct invocations and other authorizers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from quotagov.governance.errors import NotAuthenticatedError
+
+#: The message of the refusal of a request without a caller.
+NO_CALLER = "no caller identity in the request"
 
 
 def _get(data: Any, *path: str) -> Any:
@@ -39,3 +49,15 @@ def principal_of(event: Mapping[str, Any]) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
+
+
+def caller_of(event: Mapping[str, Any]) -> str:
+    """The caller's principal (see :func:`principal_of`).
+
+    Raises:
+        NotAuthenticatedError: the request context names no caller (:data:`NO_CALLER`).
+    """
+    principal = principal_of(event)
+    if not principal:
+        raise NotAuthenticatedError(NO_CALLER)
+    return principal

@@ -2,8 +2,9 @@
 
 One Powertools ``APIGatewayRestResolver`` with request validation; each feature's routes
 are a ``Router`` in a module of :mod:`quotagov.handlers.routes`, listed in
-:data:`ROUTE_MODULES` (the job-state feature adds ``jobs_disposition``). Validation
-faults answer 400 with field paths (:mod:`quotagov.handlers.api_errors`).
+:data:`ROUTE_MODULES` (the job-state feature adds ``jobs_disposition``). Errors answer
+through the one table of :mod:`quotagov.handlers.api_errors`; validation faults answer
+400 with field paths.
 
 Environment: ``JOBS_TABLE``, ``SUBMISSION_QUEUE_URL``, ``POLICY_PARAMETER``,
 ``JOB_QUEUE``, ``POWERTOOLS_SERVICE_NAME``, ``POWERTOOLS_METRICS_NAMESPACE``.
@@ -11,7 +12,7 @@ Environment: ``JOBS_TABLE``, ``SUBMISSION_QUEUE_URL``, ``POLICY_PARAMETER``,
 
 from __future__ import annotations
 
-import importlib
+from types import ModuleType
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -19,15 +20,16 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 
 from quotagov.handlers.api_errors import install_error_handlers
+from quotagov.handlers.routes import jobs_disposition, jobs_get, jobs_submit
 
 #: Route modules under ``quotagov.handlers.routes``; each exposes ``router``.
-ROUTE_MODULES: tuple[str, ...] = ("jobs_submit", "jobs_get", "jobs_disposition")
+ROUTE_MODULES: tuple[ModuleType, ...] = (jobs_submit, jobs_get, jobs_disposition)
 
 logger = Logger()
 app = APIGatewayRestResolver(enable_validation=True)
 install_error_handlers(app)
-for _name in ROUTE_MODULES:
-    app.include_router(importlib.import_module(f"quotagov.handlers.routes.{_name}").router)
+for _module in ROUTE_MODULES:
+    app.include_router(_module.router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

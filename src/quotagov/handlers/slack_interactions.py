@@ -2,16 +2,18 @@
 
 Order of work, per Slack's request-signing guide (reference §7.1-7.2):
 
-1. Verify the signature before anything else, with slack_sdk's ``SignatureVerifier``
-   over the raw body as Slack sent it (base64-decoded when API Gateway set
-   ``isBase64Encoded``), header names in any case, and a 300 s timestamp window on
-   the injectable clock. A missing, malformed, stale or wrong signature is a 401 and
-   changes nothing; nothing in this step can raise.
+1. Verify the signature before anything else
+   (:func:`quotagov.handlers.slack_signature.verify_slack_request`: slack_sdk's
+   ``SignatureVerifier`` over the raw body as Slack sent it, a 300 s timestamp window
+   on the injectable clock). A missing, malformed, stale or wrong signature is a 401
+   and changes nothing; nothing in this step can raise.
 2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise,
    also for JSON nested too deeply to decode).
 3. Route each action by ``action_id`` prefix through
-   :mod:`quotagov.governance.slack.interactions` (``escalation_`` -> escalations,
-   ``disposition_`` -> job-state dispositions when that module is installed).
+   :mod:`quotagov.governance.slack.interactions`: ``escalation_`` ->
+   :func:`escalation_action` (the escalations use case), ``disposition_`` ->
+   :func:`disposition_action` (``decide_disposition``), both registered when this
+   module is imported.
 4. Answer 200 with an empty body. The outcome is shown by updating the original
    message (``chat.update``, done by the use case); refusals are told to the clicker
    only, through ``response_url``.
@@ -26,11 +28,7 @@ retries it, so a late answer never loses or doubles a decision.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import importlib
 import json
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -38,10 +36,9 @@ from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from slack_sdk.signature import Clock as SlackClock
-from slack_sdk.signature import SignatureVerifier
 
-from quotagov.clock import Clock
+from quotagov.governance.dispositions import ACTION_ID_PREFIX as DISPOSITION_PREFIX
+from quotagov.governance.dispositions import DispositionError, decide_disposition
 from quotagov.governance.ports import ChatError
 from quotagov.governance.slack.escalations import ACTION_PREFIX, APPROVE_ACTION, DENY_ACTION
 from quotagov.governance.slack.interactions import (
@@ -51,76 +48,22 @@ from quotagov.governance.slack.interactions import (
     parse_block_actions,
     register_action,
 )
+from quotagov.handlers.slack_signature import verify_slack_request
 from quotagov.wiring import services
+
+__all__ = [
+    "MAX_RECORD_ID_LENGTH",
+    "app",
+    "disposition_action",
+    "escalation_action",
+    "handler",
+    "unusable_record_id",
+    "verify_slack_request",
+]
 
 logger = Logger()
 tracer = Tracer()
 app = APIGatewayRestResolver()
-
-
-class _VerifierClock(SlackClock):
-    """slack_sdk's clock interface over quotagov's injectable clock."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-
-    def now(self) -> float:
-        return self._clock.now()
-
-
-def raw_body(event: Mapping[str, Any]) -> bytes | None:
-    """The body bytes as Slack sent them, or None when the body cannot be decoded."""
-    body = event.get("body")
-    if body is None:
-        return b""
-    if not isinstance(body, str):
-        return None
-    if event.get("isBase64Encoded"):
-        try:
-            return base64.b64decode(body, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    return body.encode("utf-8")
-
-
-def request_headers(event: Mapping[str, Any]) -> dict[str, str]:
-    """Headers with lower-case names; ``headers`` wins over ``multiValueHeaders``."""
-    merged: dict[str, str] = {}
-    multi = event.get("multiValueHeaders")
-    if isinstance(multi, Mapping):
-        for name, values in multi.items():
-            if isinstance(name, str) and isinstance(values, list) and values:
-                merged[name.lower()] = str(values[-1])
-    single = event.get("headers")
-    if isinstance(single, Mapping):
-        for name, value in single.items():
-            if isinstance(name, str) and isinstance(value, str):
-                merged[name.lower()] = value
-    return merged
-
-
-def verify_slack_request(
-    event: Mapping[str, Any], signing_secret: str, clock: Clock
-) -> bytes | None:
-    """The raw body when the event carries a valid, fresh Slack signature; else None.
-
-    Never raises: malformed timestamps, non-ASCII signatures and undecodable bodies
-    all count as invalid.
-    """
-    body = raw_body(event)
-    if body is None:
-        return None
-    headers = request_headers(event)
-    timestamp = headers.get("x-slack-request-timestamp", "")
-    signature = headers.get("x-slack-signature", "")
-    if not timestamp.isascii() or not timestamp.isdigit() or not signature.isascii():
-        return None
-    try:
-        verifier = SignatureVerifier(signing_secret, clock=_VerifierClock(clock))
-        valid = verifier.is_valid(body=body, timestamp=timestamp, signature=signature)
-    except (ValueError, TypeError):
-        return None
-    return body if valid else None
 
 
 def _text(status: int, message: str) -> Response[str]:
@@ -167,38 +110,30 @@ def escalation_action(action: BlockAction) -> ActionReply:
     return ActionReply(result.notice)
 
 
-register_action(ACTION_PREFIX, escalation_action)
+def disposition_action(action: BlockAction) -> ActionReply:
+    """``disposition_<choice>``: decide the disposition of the job in ``value``.
 
-
-def _install_disposition_actions() -> bool:
-    """Route ``disposition_*`` clicks to the job-state helper's ``decide_disposition``
-    when that module is installed; returns whether it was."""
+    Calls :func:`quotagov.governance.dispositions.decide_disposition` (the use case
+    ``POST /jobs/{jobId}/disposition`` calls); a refusal is told to the clicker only.
+    """
+    unusable = unusable_record_id(action)
+    if unusable is not None:
+        return ActionReply(unusable)
     try:
-        dispositions = importlib.import_module("quotagov.governance.dispositions")
-    except ImportError:
-        return False
-
-    def disposition_action(action: BlockAction) -> ActionReply:
-        unusable = unusable_record_id(action)
-        if unusable is not None:
-            return ActionReply(unusable)
-        try:
-            dispositions.decide_disposition(
-                action.value,
-                action.action_id,
-                action.user_id,
-                deps=services().dispositions,
-                source="slack",
-            )
-        except dispositions.DispositionError as error:
-            return ActionReply(f"Nothing was changed: {error}")
-        return ActionReply(None)
-
-    register_action("disposition_", disposition_action)
-    return True
+        decide_disposition(
+            action.value,
+            action.action_id,
+            action.user_id,
+            deps=services().dispositions,
+            source="slack",
+        )
+    except DispositionError as error:
+        return ActionReply(f"Nothing was changed: {error}")
+    return ActionReply(None)
 
 
-_install_disposition_actions()
+register_action(ACTION_PREFIX, escalation_action)
+register_action(DISPOSITION_PREFIX, disposition_action)
 
 
 @app.post("/slack/interactions")

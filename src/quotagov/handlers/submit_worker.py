@@ -39,6 +39,19 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
+from quotagov.governance.ports import BatchThrottledError
+from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.routing import NotATeamMemberError
+from quotagov.governance.submission import (
+    TransientSubmitError,
+    is_enqueue_failure,
+    receive_submission,
+    record_unusable_message,
+    submit_to_batch,
+)
+from quotagov.handlers.submission_messages import ParsedMessage, parse_message
+from quotagov.wiring import services
+
 logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -92,9 +105,6 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
         _NotFinalError: the record is enqueue-failed (nothing done, nothing to keep).
         TransientSubmitError, LookupError: see ``submit_to_batch``.
     """
-    from quotagov.governance.submission import is_enqueue_failure, submit_to_batch
-    from quotagov.wiring import services
-
     record = submit_to_batch(
         work["submissionId"], services().submission(batch=True), recheck=bool(work.get("recheck"))
     )
@@ -111,8 +121,6 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
 
 def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
     """:func:`_submit` behind Powertools Idempotency (persistence from wiring)."""
-    from quotagov.wiring import services
-
     store = services().idempotency
     submit = _idempotent_submit.get(id(store))
     if submit is None:
@@ -128,17 +136,16 @@ def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
 
 
 def record_handler(record: SQSRecord) -> dict[str, Any]:
-    """Process one message; raises for transient failures (reported for retry)."""
-    from quotagov.governance.records import SubmissionState
-    from quotagov.governance.routing import NotATeamMemberError
-    from quotagov.governance.submission import (
-        TransientSubmitError,
-        receive_submission,
-        record_unusable_message,
-    )
-    from quotagov.handlers.submission_messages import parse_message
-    from quotagov.wiring import services
+    """Process one message; raises for transient failures (reported for retry).
 
+    Returns:
+        ``{"submissionId", "state"}`` of the record after (``SUBMITTED``, ``FAILED``,
+        ``REFUSED``, ...).
+
+    Raises:
+        BatchBackoffError: Batch throttled an earlier message of this invocation.
+        TransientSubmitError: Batch throttled or failed on this one.
+    """
     message = parse_message(record.body, record.raw_event.get("messageAttributes") or {})
     if message.faults:
         stored = record_unusable_message(
@@ -151,32 +158,43 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         return _outcome(record, stored.pk, str(stored.state), stored.reasons)
     submission_id = message.submission_id
     if message.request is not None:
-        deps = services().submission()
-        try:
-            received = receive_submission(
-                message.request,
-                message.principal,
-                deps,
-                source="sqs",
-                message_id=record.message_id,
-                enqueue=False,
-            )
-        except NotATeamMemberError as exc:
-            stored = record_unusable_message(
-                record.message_id,
-                [str(exc)],
-                deps,
-                principal=message.principal,
-                fields=message.fields,
-                state=SubmissionState.REFUSED,
-            )
-            return _outcome(record, stored.pk, str(stored.state), stored.reasons)
-        if received.record.state is not SubmissionState.QUEUED:
-            return _outcome(
-                record, received.record.pk, str(received.record.state), received.record.reasons
-            )
-        submission_id = received.record.pk
+        received = _receive_direct(record, message)
+        if received.state is not SubmissionState.QUEUED:
+            return _outcome(record, received.pk, str(received.state), received.reasons)
+        submission_id = received.pk
     assert submission_id is not None
+    return _send(record, submission_id)
+
+
+def _receive_direct(record: SQSRecord, message: ParsedMessage) -> JobRecord:
+    """Store a whole submission sent straight to the queue; returns its record.
+
+    A caller who may not submit for the team is stored ``REFUSED`` with the reason.
+    """
+    assert message.request is not None
+    deps = services().submission()
+    try:
+        return receive_submission(
+            message.request,
+            message.principal,
+            deps,
+            source="sqs",
+            message_id=record.message_id,
+            enqueue=False,
+        ).record
+    except NotATeamMemberError as exc:
+        return record_unusable_message(
+            record.message_id,
+            [str(exc)],
+            deps,
+            principal=message.principal,
+            fields=message.fields,
+            state=SubmissionState.REFUSED,
+        )
+
+
+def _send(record: SQSRecord, submission_id: str) -> dict[str, Any]:
+    """Submit ``submission_id`` to Batch once (unless Batch throttled this invocation)."""
     if _Invocation.throttled:
         metrics.add_metric(name="SubmissionsDeferred", unit=MetricUnit.Count, value=1)
         raise BatchBackoffError(f"submission {submission_id}: Batch throttled this batch")
@@ -192,9 +210,7 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         )
         return _outcome(record, stored.pk, str(stored.state), stored.reasons)
     except TransientSubmitError as exc:
-        if exc.cause.code in ("TooManyRequestsException", "ThrottlingException") or (
-            "Throttl" in type(exc.cause).__name__
-        ):
+        if isinstance(exc.cause, BatchThrottledError):
             _Invocation.throttled = True
         metrics.add_metric(name="SubmissionsRetried", unit=MetricUnit.Count, value=1)
         logger.warning("transient failure, will retry", extra={"messageId": record.message_id})

@@ -6,15 +6,15 @@ approver of its team or share. Calls
 :func:`quotagov.governance.dispositions.decide_disposition`, the same use case the Slack
 interaction buttons (``disposition_<choice>``) call.
 
-Replies:
+Replies (error answers from the one table in :mod:`quotagov.handlers.api_errors`):
 
 * 200 the disposition (``status`` ``applied`` or ``abandoned``; ``changed`` false when
   the same decision had already been taken);
 * 400 ``{"message", "faults"}`` for a bad body, or a choice not offered for this job;
-* 403 not allowed to decide; 404 unknown job;
+* 401 without a caller; 403 not allowed to decide; 404 unknown job;
 * 409 ``{"message", "disposition"}`` when no decision is pending or another was taken;
 * 503 the decision is recorded but Batch refused the successor for now: repeat the
-  same request to finish it.
+  same request to finish it (an outcome of the use case, not an error).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict
 
+from quotagov.governance.dispositions import decide_disposition
 from quotagov.handlers.api_errors import json_response
-from quotagov.handlers.identity import principal_of
+from quotagov.handlers.identity import caller_of
+from quotagov.wiring import services
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -51,30 +53,10 @@ def post_disposition(
     decision: Annotated[DispositionRequest, Body()],
 ) -> Response[str]:
     """Apply ``decision`` to submission ``jobId`` once."""
-    from quotagov.governance.dispositions import (
-        DispositionConflictError,
-        DispositionForbiddenError,
-        DispositionNotFoundError,
-        InvalidChoiceError,
-        decide_disposition,
+    principal = caller_of(router.current_event.raw_event)
+    outcome = decide_disposition(
+        jobId, decision.choice, principal, deps=services().dispositions, source="api"
     )
-    from quotagov.wiring import services
-
-    principal = principal_of(router.current_event.raw_event)
-    if not principal:
-        return json_response(403, {"message": "no caller identity in the request"})
-    try:
-        outcome = decide_disposition(
-            jobId, decision.choice, principal, deps=services().dispositions, source="api"
-        )
-    except DispositionNotFoundError as exc:
-        return json_response(404, {"message": str(exc)})
-    except DispositionForbiddenError as exc:
-        return json_response(403, {"message": str(exc)})
-    except InvalidChoiceError as exc:
-        return json_response(400, {"message": str(exc), "faults": [str(exc)]})
-    except DispositionConflictError as exc:
-        return json_response(409, {"message": str(exc), "disposition": exc.current})
     if outcome.error:
         return json_response(
             503,

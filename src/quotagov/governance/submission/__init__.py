@@ -1,0 +1,73 @@
+"""Submission use cases: receive a submission, then send it to Batch exactly once.
+
+Two steps, so that ``SubmitServiceJob`` (5 transactions per second per account, AWS
+Batch service quotas) is called at a controlled pace by the submit worker only:
+
+1. :func:`receive_submission` (``POST /jobs``, or a message put straight on the
+   submission queue): authorize the caller, route with the policy
+   (:mod:`quotagov.governance.routing`), store a ``QUEUED`` or ``REFUSED``
+   :class:`~quotagov.governance.records.JobRecord`, and, for the API, queue the
+   submission id. Module :mod:`~quotagov.governance.submission.receive`.
+2. :func:`submit_to_batch` (the submit worker): re-check the record against the current
+   policy, build the ``SubmitServiceJob`` request with the deterministic
+   ``clientToken``, call Batch and move the record ``QUEUED -> SUBMITTED`` with a
+   conditional write. A submission that can never succeed (refused by the policy as it
+   is now, a Batch ``ClientException``) ends ``FAILED`` with its reason; throttling and
+   server errors raise :class:`TransientSubmitError` so the message is retried. Module
+   :mod:`~quotagov.governance.submission.to_batch`.
+
+Exactly once: the record's state is checked before calling Batch and changed only from
+``QUEUED``; the ``clientToken`` is the same on every try; after an interrupted try
+(``recheck=True``) the use case first looks for a service job already tagged with the
+submission id. The submit worker adds Powertools Idempotency on the submission id.
+
+Errors (:mod:`~quotagov.governance.submission.errors`, typed by kind in
+``governance/errors.py``): :class:`SubmissionUnavailableError` (an ``UnavailableError``:
+the queue refused the message), :class:`TransientSubmitError` (an ``UnavailableError``:
+Batch throttled or failed), and routing's ``NotATeamMemberError`` (a ``ForbiddenError``).
+This package is the public surface; import from it, not from its modules.
+"""
+
+from __future__ import annotations
+
+from quotagov.governance.submission.deps import (
+    ENQUEUE_FAILED,
+    SubmissionDeps,
+    is_enqueue_failure,
+)
+from quotagov.governance.submission.errors import (
+    SubmissionUnavailableError,
+    TransientSubmitError,
+)
+from quotagov.governance.submission.receive import (
+    SUBMISSION_NAMESPACE,
+    ReceiveOutcome,
+    receive_submission,
+    record_unusable_message,
+    submission_id_for,
+)
+from quotagov.governance.submission.to_batch import (
+    SERVICE_JOB_TYPE,
+    SUBMISSION_TAG,
+    request_of,
+    service_job_request,
+    submit_to_batch,
+)
+
+__all__ = [
+    "ENQUEUE_FAILED",
+    "SERVICE_JOB_TYPE",
+    "SUBMISSION_NAMESPACE",
+    "SUBMISSION_TAG",
+    "ReceiveOutcome",
+    "SubmissionDeps",
+    "SubmissionUnavailableError",
+    "TransientSubmitError",
+    "is_enqueue_failure",
+    "receive_submission",
+    "record_unusable_message",
+    "request_of",
+    "service_job_request",
+    "submission_id_for",
+    "submit_to_batch",
+]

@@ -1,0 +1,88 @@
+"""What both submission steps share: their dependencies, the audit record, the
+enqueue-failure marker.
+
+- :class:`SubmissionDeps`: the ports and settings the use cases use.
+- :func:`audit_decision`: one ``ControllerDecision`` per refusal or failure, keyed
+  ``<action>#<submission id>`` so a retried step records it once.
+- :data:`ENQUEUE_FAILED` / :func:`is_enqueue_failure`: a ``FAILED`` record whose only
+  fault is that the submission queue refused its message (a retry may queue it again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from quotagov.clock import Clock
+from quotagov.governance.ports import (
+    AuditSink,
+    BatchPort,
+    ControllerDecision,
+    JobsRepository,
+    SubmissionQueue,
+)
+from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.policy.models import Policy
+
+#: Record attribute (bool) set on a ``FAILED`` record whose only fault is that the
+#: submission queue refused its message; a retry of the same submission moves it back
+#: to ``QUEUED`` (see :func:`~quotagov.governance.submission.receive_submission`).
+ENQUEUE_FAILED = "enqueueFailed"
+
+
+def is_enqueue_failure(record: JobRecord) -> bool:
+    """True for a ``FAILED`` record that failed only because the queue refused it."""
+    extra = record.model_extra or {}
+    return record.state is SubmissionState.FAILED and extra.get(ENQUEUE_FAILED) is True
+
+
+@dataclass
+class SubmissionDeps:
+    """What the submission use cases use (built from ``quotagov.wiring.services()``).
+
+    Attributes:
+        policy: the current governance policy.
+        jobs: the job records.
+        clock: epoch seconds.
+        audit: where refusals and failures are recorded.
+        job_queue: the governed job queue (``JOB_QUEUE``; the policy's ``jobQueue`` when empty).
+        batch: the Batch port (only ``submit_to_batch`` needs it).
+        queue: the submission queue (only ``receive_submission`` from the API).
+        pace: called right before each ``SubmitServiceJob``; blocks to keep the rate
+            under Batch's limit (a no-op when None).
+    """
+
+    policy: Policy
+    jobs: JobsRepository
+    clock: Clock
+    audit: AuditSink
+    job_queue: str = ""
+    batch: BatchPort | None = None
+    queue: SubmissionQueue | None = None
+    pace: Callable[[], None] | None = None
+
+    @property
+    def governed_queue(self) -> str:
+        """``job_queue`` or, when empty, the policy's ``jobQueue``."""
+        return self.job_queue or self.policy.jobQueue
+
+
+def audit_decision(
+    deps: SubmissionDeps, action: str, actor: str, submission_id: str, details: Mapping[str, Any]
+) -> None:
+    """Record ``action`` (``SubmissionRefused``, ``SubmissionForbidden``,
+    ``SubmissionFailed``) by ``actor`` about ``submission_id`` in the audit log.
+
+    The decision id is ``<action>#<submission id>``, so a repeated step records nothing new.
+    """
+    deps.audit.record_decision(
+        ControllerDecision(
+            action=action,
+            actor=actor,
+            job_queue=deps.governed_queue,
+            resource=submission_id,
+            decision_id=f"{action}#{submission_id}",
+            details=dict(details),
+        )
+    )

@@ -1,0 +1,47 @@
+"""The errors the submission use cases raise (typed by kind, ``governance/errors.py``).
+
+- :class:`SubmissionUnavailableError`: the submission queue refused the message;
+  :func:`~quotagov.governance.submission.receive_submission` left the record
+  ``FAILED`` (enqueue failure) and the same request may succeed later.
+- :class:`TransientSubmitError`: Batch throttled or failed on its side;
+  :func:`~quotagov.governance.submission.submit_to_batch` left the record ``QUEUED``.
+
+A caller who may not submit for the team gets
+:class:`quotagov.governance.routing.NotATeamMemberError` (a ``ForbiddenError``).
+None of them carries an HTTP status: ``quotagov.handlers.api_errors`` maps the kinds.
+"""
+
+from __future__ import annotations
+
+from quotagov.governance.errors import UnavailableError
+from quotagov.governance.ports import BatchError
+
+
+class SubmissionUnavailableError(UnavailableError):
+    """The submission queue did not take the submission; send the same request again.
+
+    The message is ``"try again later: <why>"``.
+
+    Attributes:
+        submission_id: the submission, stored ``FAILED`` with the enqueue-failure
+            marker (``ENQUEUE_FAILED``) so that a retry can queue it.
+    """
+
+    def __init__(self, cause: str, submission_id: str) -> None:
+        super().__init__(f"try again later: {cause}")
+        self.submission_id = submission_id
+
+
+class TransientSubmitError(UnavailableError):
+    """Batch throttled or failed on its side; the submission stays ``QUEUED`` (retry later).
+
+    Attributes:
+        submission_id: the submission.
+        cause: the :class:`~quotagov.governance.ports.BatchError`; a
+            :class:`~quotagov.governance.ports.BatchThrottledError` when Batch throttled.
+    """
+
+    def __init__(self, submission_id: str, cause: BatchError) -> None:
+        super().__init__(f"submission {submission_id}: {cause}")
+        self.submission_id = submission_id
+        self.cause = cause

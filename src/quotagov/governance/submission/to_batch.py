@@ -1,0 +1,265 @@
+"""Step 2: send a ``QUEUED`` submission to Batch exactly once (the submit worker).
+
+:func:`submit_to_batch` re-checks the record against the current policy, builds the
+``SubmitServiceJob`` request (:func:`service_job_request`, with the deterministic
+``clientToken``), calls Batch and moves the record ``QUEUED -> SUBMITTED`` with a
+conditional write. A submission that can never succeed (refused by the policy as it is
+now, a Batch ``ClientException``) ends ``FAILED`` with its reason; throttling and server
+errors raise :class:`~quotagov.governance.submission.errors.TransientSubmitError` so the
+message is retried.
+
+Exactly once: the record's state is checked before calling Batch and changed only from
+``QUEUED``; the ``clientToken`` is the same on every try; after an interrupted try
+(``recheck=True``) the use case first looks for a service job already tagged with the
+submission id. ``SubmitServiceJob`` is limited to 5 transactions per second per
+account (AWS Batch service quotas), hence ``deps.pace``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from quotagov.governance.ports import (
+    BatchClientError,
+    BatchError,
+    BatchPort,
+    JobRecordConflictError,
+)
+from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.routing import NotATeamMemberError, route
+from quotagov.governance.submission.deps import (
+    ENQUEUE_FAILED,
+    SubmissionDeps,
+    audit_decision,
+    is_enqueue_failure,
+)
+from quotagov.governance.submission.errors import TransientSubmitError
+from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.policy.models import Policy
+
+logger = logging.getLogger(__name__)
+
+#: Tag on every service job naming the submission it came from.
+SUBMISSION_TAG = "quotagov:submissionId"
+#: ``serviceJobType`` of SageMaker training service jobs.
+SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
+
+
+def request_of(record: JobRecord) -> SubmissionRequest:
+    """Rebuild the :class:`SubmissionRequest` a stored record was made from."""
+    return SubmissionRequest.model_validate(
+        {
+            "team": record.team,
+            "workloadClass": record.workloadClass,
+            "priorityLevel": record.priorityLevel,
+            "jobName": record.jobName,
+            "quotaShareName": record.requestedQuotaShareName,
+            "checkpointIntervalSeconds": record.checkpointIntervalSeconds,
+            "clientRequestId": record.clientRequestId,
+            "serviceRequestPayload": json.loads(record.serviceRequestPayload),
+        }
+    )
+
+
+def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
+    """The ``SubmitServiceJob`` request for a routed record (API reference shapes).
+
+    ``quotaShareName``, ``schedulingPriority`` (0-9999) and
+    ``preemptionConfiguration.preemptionRetriesBeforeTermination`` (left out when the
+    class sets no limit) come from the record's routing; ``clientToken`` is the
+    record's deterministic token; tags name the submission, team and class.
+    """
+    request: dict[str, Any] = {
+        "jobName": record.jobName,
+        "jobQueue": job_queue,
+        "serviceJobType": SERVICE_JOB_TYPE,
+        "serviceRequestPayload": record.serviceRequestPayload,
+        "quotaShareName": record.quotaShareName,
+        "schedulingPriority": record.schedulingPriority,
+        "clientToken": record.clientToken,
+        "tags": {
+            SUBMISSION_TAG: record.pk,
+            "quotagov:team": record.team,
+            "quotagov:workloadClass": record.workloadClass,
+        },
+    }
+    if record.preemptionRetriesBeforeTermination is not None:
+        request["preemptionConfiguration"] = {
+            "preemptionRetriesBeforeTermination": record.preemptionRetriesBeforeTermination
+        }
+    return request
+
+
+def submit_to_batch(
+    submission_id: str, deps: SubmissionDeps, *, recheck: bool = False
+) -> JobRecord:
+    """Send a ``QUEUED`` submission to Batch once; returns the record as stored after.
+
+    Args:
+        submission_id: the record's id.
+        deps: needs ``policy``, ``jobs``, ``clock``, ``audit``, ``batch`` (and ``pace``).
+        recheck: the submission may have reached Batch before (a redelivered message):
+            look for a service job tagged with this submission before submitting.
+
+    Returns:
+        The record: ``SUBMITTED`` (now or earlier), ``FAILED`` with reasons, or
+        ``REFUSED`` (left as it was).
+
+    Raises:
+        LookupError: no record has this id.
+        TransientSubmitError: Batch throttled or failed (HTTP 429/5xx); the record is
+            unchanged and the call should be retried later.
+    """
+    if deps.batch is None:
+        raise RuntimeError("submit_to_batch: no Batch port")
+    record = deps.jobs.get(submission_id)
+    if record is None:
+        raise LookupError(f"submission {submission_id}: no job record")
+    if record.state is not SubmissionState.QUEUED:
+        return record
+
+    reasons = _recheck_policy(record, deps.policy)
+    if reasons:
+        return _fail(record, deps, reasons, "SubmissionFailed")
+    record = _with_current_routing(record, deps.policy)
+    if recheck:
+        found = _find_service_job(deps.batch, record, deps.governed_queue)
+        if found is not None:
+            return _mark_submitted(record, deps, found)
+    request = service_job_request(record, deps.governed_queue)
+    if deps.pace is not None:
+        deps.pace()
+    try:
+        response = deps.batch.submit_service_job(**request)
+    except BatchClientError as exc:
+        found = (
+            _find_service_job(deps.batch, record, deps.governed_queue)
+            if "token" in exc.message.lower()
+            else None
+        )
+        if found is not None:
+            return _mark_submitted(record, deps, found)
+        reason = f"Batch refused SubmitServiceJob: {exc.code}: {exc.message}"
+        return _fail(record, deps, [reason], "SubmissionFailed")
+    except BatchError as exc:
+        raise TransientSubmitError(submission_id, exc) from exc
+    return _mark_submitted(record, deps, response)
+
+
+def _recheck_policy(record: JobRecord, policy: Policy) -> list[str]:
+    """Reasons the queued record is no longer allowed by ``policy`` (empty if it is)."""
+    try:
+        request = request_of(record)
+    except ValueError as exc:  # pydantic ValidationError is a ValueError
+        return [f"stored request no longer valid: {exc}"]
+    try:
+        decision = route(policy, request, record.principal)
+    except NotATeamMemberError as exc:
+        return [f"policy changed since the submission was accepted: {exc}"]
+    return [f"policy changed since the submission was accepted: {r}" for r in decision.reasons]
+
+
+def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
+    """The record routed by the current policy (a level's priority may have changed)."""
+    decision = route(policy, request_of(record), record.principal)
+    routing = decision.routing
+    if routing is None:  # pragma: no cover - guarded by _recheck_policy
+        return record
+    return record.model_copy(
+        update={
+            "quotaShareName": routing.quotaShareName,
+            "schedulingPriority": routing.schedulingPriority,
+            "preemptionRetriesBeforeTermination": routing.preemptionRetriesBeforeTermination,
+            "ownerSlackUserId": routing.ownerSlackUserId,
+        }
+    )
+
+
+def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dict[str, Any] | None:
+    """A service job of the governed queue tagged with this submission, or None.
+
+    Lists jobs by name (``JOB_NAME`` filter, all statuses, newest first) and describes
+    candidates to read their tags (summaries carry none).
+    """
+    token: str | None = None
+    while True:
+        request: dict[str, Any] = {
+            "jobQueue": job_queue,
+            "filters": [{"name": "JOB_NAME", "values": [record.jobName]}],
+            "maxResults": 100,
+        }
+        if token:
+            request["nextToken"] = token
+        page = batch.list_service_jobs(**request)
+        for summary in page.get("jobSummaryList", []):
+            job = batch.describe_service_job(jobId=summary["jobId"])
+            if job.get("tags", {}).get(SUBMISSION_TAG) == record.pk:
+                return {
+                    "jobId": job["jobId"],
+                    "jobArn": job.get("jobArn"),
+                    "jobName": job["jobName"],
+                }
+        token = page.get("nextToken")
+        if not token:
+            return None
+
+
+def _mark_submitted(
+    record: JobRecord, deps: SubmissionDeps, response: Mapping[str, Any]
+) -> JobRecord:
+    changes = {
+        "state": SubmissionState.SUBMITTED,
+        "batchJobId": response["jobId"],
+        "batchJobArn": response.get("jobArn"),
+        "quotaShareName": record.quotaShareName,
+        "schedulingPriority": record.schedulingPriority,
+        "preemptionRetriesBeforeTermination": record.preemptionRetriesBeforeTermination,
+        "submittedAt": int(deps.clock.now()),
+        "reasons": [],
+    }
+    try:
+        return deps.jobs.update(record.pk, changes, expected_states=[SubmissionState.QUEUED])
+    except JobRecordConflictError as exc:
+        # Someone else moved it first (a concurrent duplicate delivery): keep theirs.
+        if exc.current is None:  # pragma: no cover
+            raise
+        if is_enqueue_failure(exc.current):
+            # The API saw the send fail, but the message had reached the queue and the
+            # service job now exists: the record must say so.
+            try:
+                return deps.jobs.update(
+                    record.pk,
+                    {**changes, ENQUEUE_FAILED: None},
+                    expected_version=exc.current.version,
+                    expected_states=[SubmissionState.FAILED],
+                )
+            except JobRecordConflictError as again:
+                if again.current is None:  # pragma: no cover
+                    raise
+                return again.current
+        logger.warning("submission %s already %s", record.pk, exc.current.state)
+        return exc.current
+
+
+def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: str) -> JobRecord:
+    try:
+        failed = deps.jobs.update(
+            record.pk,
+            {"state": SubmissionState.FAILED, "reasons": reasons},
+            expected_states=[SubmissionState.QUEUED],
+        )
+    except JobRecordConflictError as exc:
+        if exc.current is None:  # pragma: no cover
+            raise
+        return exc.current
+    audit_decision(
+        deps,
+        action,
+        "quotagov",
+        record.pk,
+        {"team": record.team, "reasons": reasons, "principal": record.principal},
+    )
+    return failed
