@@ -17,11 +17,6 @@ error (and its subclasses)      code  e.g.
 ``UnavailableError``             503  the submission queue refused the message
 ==============================  ====  ==============================================
 
-The disposition errors (:mod:`quotagov.governance.dispositions`) are listed by name
-too, so they answer the same before and after they are based on those kinds; an
-``EscalationRefusedError`` of no listed kind answers its own ``status_code`` (read in
-:func:`status_for` only, until escalation refusals are typed by kind).
-
 Answer body: ``{"message": str(error)}``; a 400 adds ``"faults"`` (``"<path>: <fault>"``
 per :attr:`~quotagov.governance.errors.InvalidRequestError.faults`, else the message);
 the errors in :data:`ERROR_FIELDS` add their own fields (``submissionId``,
@@ -43,12 +38,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from quotagov.governance.dispositions import (
-    DispositionConflictError,
-    DispositionForbiddenError,
-    DispositionNotFoundError,
-    InvalidChoiceError,
-)
+from quotagov.governance.dispositions import DispositionConflictError
 from quotagov.governance.errors import (
     ConflictError,
     ForbiddenError,
@@ -59,7 +49,6 @@ from quotagov.governance.errors import (
     RefusedError,
     UnavailableError,
 )
-from quotagov.governance.escalations import EscalationRefusedError
 from quotagov.governance.submission import SubmissionUnavailableError
 from quotagov.governance.submission_request import error_path
 
@@ -74,11 +63,6 @@ ERROR_STATUS: Mapping[type[Exception], int] = {
     ConflictError: 409,
     RefusedError: 422,
     UnavailableError: 503,
-    # Until these are based on the kinds above (then these rows change nothing).
-    InvalidChoiceError: 400,
-    DispositionForbiddenError: 403,
-    DispositionNotFoundError: 404,
-    DispositionConflictError: 409,
 }
 
 #: Extra answer fields of some errors: what the caller needs to act on the answer.
@@ -88,11 +72,7 @@ ERROR_FIELDS: Mapping[type[Exception], Callable[[Any], dict[str, Any]]] = {
 }
 
 #: Every class :func:`error_response` is registered for.
-HANDLED_ERRORS: tuple[type[Exception], ...] = (
-    GovernanceError,
-    EscalationRefusedError,
-    *ERROR_STATUS,
-)
+HANDLED_ERRORS: tuple[type[Exception], ...] = (GovernanceError, *ERROR_STATUS)
 
 
 def json_response(status_code: int, body: dict[str, Any]) -> Response[str]:
@@ -114,9 +94,6 @@ def status_for(error: Exception) -> int:
     for cls in type(error).__mro__:
         if cls in ERROR_STATUS:
             return ERROR_STATUS[cls]
-    if isinstance(error, EscalationRefusedError):
-        # Temporary, until escalation refusals are typed by kind: their own code.
-        return int(error.status_code)
     raise LookupError(f"no status code for {type(error).__name__}")
 
 

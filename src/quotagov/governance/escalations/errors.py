@@ -43,17 +43,6 @@ class EscalationRefusedError(GovernanceError):
         super().__init__(reason)
         self.reason = reason
 
-    @property
-    def status_code(self) -> int:
-        """The HTTP status ``handlers/escalations_api`` answers with: 403 for
-        :class:`EscalationForbiddenError`, 503 for :class:`EscalationUnavailableError`,
-        else 422.
-
-        Kept (read-only, derived from the class) only for that handler until it maps
-        error classes to codes itself; to be removed then.
-        """
-        return audited_status(self)
-
 
 class EscalationPolicyRefusedError(EscalationRefusedError, RefusedError):
     """The policy, or the job's state in Batch, refuses the request (see module docstring)."""
