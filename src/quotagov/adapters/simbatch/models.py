@@ -18,7 +18,8 @@ Rules and their sources (reference facts = ``shared/reference/aws-and-slack-fact
 - ``schedulingPriority`` 0-9999, ``retryStrategy.attempts`` 1-10 (§1.2);
 - ``DeleteQuotaShare`` needs a DISABLED share (§2.1);
 - a job whose instance type its share (or the service environment) cannot provide is
-  accepted and held RUNNABLE with the ``MISCONFIGURATION:...`` statusReason (§1.7).
+  accepted and held RUNNABLE with the ``MISCONFIGURATION:...`` statusReason (§1.7,
+  :func:`.reasons.misconfiguration_reason`).
 
 Choices where AWS is silent or vague, made here and documented once:
 
@@ -29,9 +30,10 @@ Choices where AWS is silent or vague, made here and documented once:
   ``ClientException``. Tokens are remembered for the simulated Batch's lifetime,
   account-wide.
 - ``DeleteQuotaShare`` terminates the share's unfinished jobs at once, with
-  statusReason :data:`SHARE_DELETED_REASON` (AWS: "eventually", text SILENT).
+  statusReason :data:`.reasons.SHARE_DELETED_REASON` (AWS: "eventually", text SILENT).
 - Status reasons of preempted attempts and of jobs failed because preemption retries
-  ran out (SILENT in AWS) are :func:`preempted_reason` and :func:`retries_exhausted_reason`.
+  ran out (SILENT in AWS) are :func:`.reasons.preempted_reason` and
+  :func:`.reasons.retries_exhausted_reason`.
 - ``ListServiceJobs`` sorts newest first (``createdAt``, then submission order) with
   or without a filter; ``nextToken`` is opaque and stays valid while jobs are added.
 - ``GetJobQueueSnapshot.frontOfQueue`` merges the shares' queues by
@@ -48,21 +50,30 @@ import base64
 import binascii
 import copy
 import json
-import math
-import random
 import re
-import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from quotagov.adapters.simbatch import arns
+from quotagov.adapters.simbatch.errors import client_error as _client_error
+from quotagov.adapters.simbatch.errors import not_found as _not_found
+from quotagov.adapters.simbatch.ids import IdFactory
 from quotagov.adapters.simbatch.payload import (
     PayloadError,
-    TrainingRequest,
     parse_training_request,
+)
+from quotagov.adapters.simbatch.reasons import (
+    COMPLETED_REASON,
+    SERVICE_ENVIRONMENT_MAX_RESOURCE,
+    SHARE_DELETED_REASON,
+    misconfiguration_reason,
+    preempted_reason,
+    quota_management_limit_reason,
+    retries_exhausted_reason,
 )
 from quotagov.adapters.simbatch.records import (
     Attempt,
+    JobQueueState,
     QuotaShareRecord,
     ServiceJob,
 )
@@ -73,7 +84,6 @@ from quotagov.adapters.simbatch.responses import (
     state_change_event,
 )
 from quotagov.clock import Clock
-from quotagov.governance.ports import BatchClientError, BatchNotFoundError
 from quotagov.scheduler import (
     Engine,
     InvalidConfigError,
@@ -83,14 +93,17 @@ from quotagov.scheduler import (
     Transition,
 )
 from quotagov.scheduler.rules import share_faults
+from quotagov.scheduler.state import REASON_RETRIES_EXHAUSTED
 
-CLIENT_EXCEPTION = "ClientException"
-
-SERVICE_ENVIRONMENT_MAX_RESOURCE = (
-    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated "
-    "with the job queue cannot meet the capacity requirement of the job."
-)
-SHARE_DELETED_REASON = "Quota share deleted"
+__all__ = [
+    "SERVICE_ENVIRONMENT_MAX_RESOURCE",
+    "SHARE_DELETED_REASON",
+    "IdFactory",
+    "SimBatchBackend",
+    "preempted_reason",
+    "quota_management_limit_reason",
+    "retries_exhausted_reason",
+]
 
 MAX_SHARES_PER_QUEUE = 20
 MAX_LIST_RESULTS = 100
@@ -103,77 +116,6 @@ _FILTERS = (
     "SHARE_IDENTIFIER",
     "QUOTA_SHARE_NAME",
 )
-
-
-def quota_management_limit_reason(share_name: str) -> str:
-    """statusReason of a job its quota share can never run (§1.7: code documented, text ours)."""
-    return (
-        "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Quota share "
-        f"{share_name} cannot meet the capacity requirement of the job."
-    )
-
-
-def preempted_reason(kind: str | None, for_job_arn: str) -> str:
-    """statusReason of a preempted attempt (AWS text SILENT; this project's wording)."""
-    if kind == "IN_SHARE":
-        return f"PREEMPTED:IN_SHARE - preempted by higher-priority job {for_job_arn}"
-    return f"PREEMPTED:CROSS_SHARE - capacity reclaimed for job {for_job_arn}"
-
-
-def retries_exhausted_reason(preemptions: int, retries: int | None) -> str:
-    """statusReason of a job FAILED because its preemption retries ran out (text ours)."""
-    return (
-        f"PREEMPTION_RETRIES_EXHAUSTED - preempted {preemptions} times, "
-        f"preemptionRetriesBeforeTermination is {retries}"
-    )
-
-
-def _client_error(operation: str, message: str) -> BatchClientError:
-    return BatchClientError(operation, CLIENT_EXCEPTION, message)
-
-
-def _not_found(operation: str, message: str) -> BatchNotFoundError:
-    return BatchNotFoundError(operation, CLIENT_EXCEPTION, message)
-
-
-class IdFactory:
-    """Job ids (UUID4), event ids and training-job suffixes; seeded for reproducible runs."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = random.Random(seed) if seed is not None else random.SystemRandom()
-
-    def uuid4(self) -> str:
-        """A version-4 UUID string."""
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-
-    def hex32(self) -> str:
-        """32 lowercase hex digits."""
-        return f"{self._rng.getrandbits(128):032x}"
-
-
-@dataclass(slots=True)
-class JobQueueState:
-    """One quota-management job queue with its service environment and engine.
-
-    Attributes:
-        name: job queue name.
-        arn: ``arn:aws:batch:<region>:<account>:job-queue/<name>``.
-        capacity: the service environment's instances per instance type.
-        options: the engine's options (startupSeconds, queueing).
-        shares: quota shares by name, in creation order (deleted ones kept, flagged).
-        engine: built at the first submission; None before.
-    """
-
-    name: str
-    arn: str
-    capacity: dict[str, int]
-    options: Options
-    shares: dict[str, QuotaShareRecord] = field(default_factory=dict)
-    engine: Engine | None = None
-
-    def live_shares(self) -> list[QuotaShareRecord]:
-        """The quota shares not deleted, in creation order."""
-        return [s for s in self.shares.values() if not s.deleted]
 
 
 def _share_config(share: QuotaShareRecord) -> ShareConfig:
@@ -294,20 +236,19 @@ class SimBatchBackend:
                 job.started_at = at
         elif tr.to == "SUCCEEDED" and attempt is not None:
             attempt.stopped_at = at
-            attempt.status_reason = "Completed"
+            attempt.status_reason = COMPLETED_REASON
             job.stopped_at = at
             job.status_reason = None
         elif tr.to == "FAILED":
             job.stopped_at = at
-            exhausted = tr.reason == "RETRIES_EXHAUSTED" and not job.is_terminated
+            exhausted = tr.reason == REASON_RETRIES_EXHAUSTED and not job.is_terminated
             if exhausted and open_attempt is not None:
                 open_attempt.stopped_at = at
                 open_attempt.status_reason = preempted_reason(tr.kind, self._job_arn(tr.forJob))
                 job.preempted_attempts.insert(0, open_attempt)
-                retries = job.request.get("preemptionConfiguration", {}).get(
-                    "preemptionRetriesBeforeTermination"
+                job.status_reason = retries_exhausted_reason(
+                    len(job.preempted_attempts), job.preemption_retries
                 )
-                job.status_reason = retries_exhausted_reason(len(job.preempted_attempts), retries)
             else:
                 # TerminateServiceJob (the reason is echoed) or a share refusal.
                 job.status_reason = tr.reason
@@ -321,8 +262,10 @@ class SimBatchBackend:
         return job.job_arn if job is not None else str(job_id)
 
     def _training_job_arn(self, job: ServiceJob) -> str:
-        name = f"AWSBatch{job.training.training_job_name}{self.ids.hex32()}"
-        return f"arn:aws:sagemaker:{self.region}:{self.account}:training-job/{name}"
+        suffix = self.ids.hex32()
+        return arns.training_job_arn(
+            self.region, self.account, job.training.training_job_name, suffix
+        )
 
     # -- job queues ------------------------------------------------------------------
 
@@ -339,7 +282,7 @@ class SimBatchBackend:
         for unit, count in capacity.items():
             if int(count) < 0:
                 raise ValueError(f"capacity[{unit!r}]: {count} is negative")
-        arn = f"arn:aws:batch:{self.region}:{self.account}:job-queue/{name}"
+        arn = arns.job_queue_arn(self.region, self.account, name)
         self.queues[name] = JobQueueState(
             name, arn, {u: int(c) for u, c in capacity.items()}, options
         )
@@ -351,7 +294,7 @@ class SimBatchBackend:
         Raises:
             BatchNotFoundError: no such queue.
         """
-        prefix = f"arn:aws:batch:{self.region}:{self.account}:job-queue/"
+        prefix = arns.job_queue_prefix(self.region, self.account)
         name = name_or_arn[len(prefix) :] if name_or_arn.startswith(prefix) else name_or_arn
         queue = self.queues.get(name)
         if queue is None:
@@ -402,7 +345,7 @@ class SimBatchBackend:
             )
         share = QuotaShareRecord(
             name=name,
-            arn=f"{queue.arn}/quota-share/{name}",
+            arn=arns.quota_share_arn(queue.arn, name),
             queue_name=queue.name,
             capacity_limits=copy.deepcopy(list(request["capacityLimits"])),
             resource_sharing=dict(request["resourceSharingConfiguration"]),
@@ -498,8 +441,7 @@ class SimBatchBackend:
         Raises:
             BatchNotFoundError: no such job.
         """
-        key = job_id.rsplit("/", 1)[-1] if job_id.startswith("arn:") else job_id
-        job = self.jobs.get(key)
+        job = self.jobs.get(arns.job_id_of(job_id))
         if job is None:
             raise _not_found(operation, f"Job {job_id} does not exist.")
         return job
@@ -535,7 +477,7 @@ class SimBatchBackend:
         job = ServiceJob(
             job_id=job_id,
             job_name=request["jobName"],
-            job_arn=f"arn:aws:batch:{self.region}:{self.account}:service-job/{job_id}",
+            job_arn=arns.service_job_arn(self.region, self.account, job_id),
             queue_name=queue.name,
             queue_arn=queue.arn,
             request=copy.deepcopy(body),
@@ -545,7 +487,7 @@ class SimBatchBackend:
             scheduling_priority=int(request.get("schedulingPriority", 0)),
             quota_share_name=share_name,
         )
-        job.misconfiguration = _misconfiguration(queue, share, training)
+        job.misconfiguration = misconfiguration_reason(queue, share, training)
         spec = JobSpec(
             jobName=job_id,
             quotaShareName=share_name,
@@ -553,9 +495,7 @@ class SimBatchBackend:
             instanceCount=training.instance_count,
             runSeconds=training.run_seconds,
             schedulingPriority=job.scheduling_priority,
-            preemptionRetriesBeforeTermination=request.get("preemptionConfiguration", {}).get(
-                "preemptionRetriesBeforeTermination"
-            ),
+            preemptionRetriesBeforeTermination=job.preemption_retries,
             checkpointIntervalSeconds=training.checkpoint_interval_seconds,
             restartOverheadSeconds=training.restart_overhead_seconds,
         )
@@ -717,33 +657,13 @@ class SimBatchBackend:
                 continue
             share = queue.shares[job.quota_share_name]
             before = job.misconfiguration
-            job.misconfiguration = _misconfiguration(queue, share, job.training)
+            job.misconfiguration = misconfiguration_reason(queue, share, job.training)
             if job.status_reason == before:
                 job.status_reason = job.misconfiguration
 
 
 def _front_entry(job: ServiceJob) -> dict[str, Any]:
     return {"jobArn": job.job_arn, "earliestTimeAtPosition": job.runnable_since or job.created_at}
-
-
-def _misconfiguration(
-    queue: JobQueueState, share: QuotaShareRecord, training: TrainingRequest
-) -> str | None:
-    """The MISCONFIGURATION statusReason when the job can never start, else None (§1.7)."""
-    unit, count = training.instance_type, training.instance_count
-    available = queue.capacity.get(unit, 0)
-    if count > available:
-        return SERVICE_ENVIRONMENT_MAX_RESOURCE
-    limit = share.limit(unit)
-    if limit is None:
-        return quota_management_limit_reason(share.name)
-    ceiling = limit
-    if share.resource_sharing.get("strategy") == "LEND_AND_BORROW":
-        borrow = int(share.resource_sharing.get("borrowLimit", -1))
-        ceiling = available if borrow == -1 else limit + math.floor(limit * borrow / 100)
-    if count > min(ceiling, available):
-        return quota_management_limit_reason(share.name)
-    return None
 
 
 def _check_priority(operation: str, priority: int) -> None:
