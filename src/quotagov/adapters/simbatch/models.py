@@ -34,11 +34,8 @@ Choices where AWS is silent or vague, made here and documented once:
 - Status reasons of preempted attempts and of jobs failed because preemption retries
   ran out (SILENT in AWS) are :func:`.reasons.preempted_reason` and
   :func:`.reasons.retries_exhausted_reason`.
-- ``ListServiceJobs`` sorts newest first (``createdAt``, then submission order) with
-  or without a filter; ``nextToken`` is opaque and stays valid while jobs are added.
-- ``GetJobQueueSnapshot.frontOfQueue`` merges the shares' queues by
-  ``schedulingPriority`` (high first), then submission time; every quota share has an
-  entry in ``frontOfQuotaShares`` (an empty list when it has no RUNNABLE job).
+- Listing order and ``nextToken``: :mod:`.listing`; ``GetJobQueueSnapshot``:
+  :mod:`.snapshot`; request values the botocore model does not check: :mod:`.checks`.
 - Quota shares must be created before the first job is submitted to their queue
   (the engine takes its shares when it is built); a deleted share can be created
   again under the same name.
@@ -46,18 +43,27 @@ Choices where AWS is silent or vague, made here and documented once:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 import json
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from quotagov.adapters.simbatch import arns
+from quotagov.adapters.simbatch.checks import (
+    NAME,
+    check_job_fields,
+    check_priority,
+    quota_share_for_job,
+)
 from quotagov.adapters.simbatch.errors import client_error as _client_error
 from quotagov.adapters.simbatch.errors import not_found as _not_found
 from quotagov.adapters.simbatch.ids import IdFactory
+from quotagov.adapters.simbatch.listing import (
+    max_results,
+    newest_first_page,
+    offset_page,
+    select_jobs,
+)
 from quotagov.adapters.simbatch.payload import (
     PayloadError,
     parse_training_request,
@@ -83,6 +89,7 @@ from quotagov.adapters.simbatch.responses import (
     service_job_summary,
     state_change_event,
 )
+from quotagov.adapters.simbatch.snapshot import job_queue_snapshot
 from quotagov.clock import Clock
 from quotagov.scheduler import (
     Engine,
@@ -106,16 +113,6 @@ __all__ = [
 ]
 
 MAX_SHARES_PER_QUEUE = 20
-MAX_LIST_RESULTS = 100
-MAX_FRONT_OF_QUEUE = 100
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-_FILTERS = (
-    "JOB_NAME",
-    "BEFORE_CREATED_AT",
-    "AFTER_CREATED_AT",
-    "SHARE_IDENTIFIER",
-    "QUOTA_SHARE_NAME",
-)
 
 
 def _share_config(share: QuotaShareRecord) -> ShareConfig:
@@ -275,7 +272,7 @@ class SimBatchBackend:
         Raises:
             ValueError: bad name, duplicate queue or negative capacity.
         """
-        if not _NAME.match(name):
+        if not NAME.match(name):
             raise ValueError(f"job_queue: {name!r} must be 1-128 letters, digits, - or _")
         if name in self.queues:
             raise ValueError(f"job_queue: {name!r} already exists")
@@ -326,7 +323,7 @@ class SimBatchBackend:
         op = "CreateQuotaShare"
         queue = self.find_queue(op, request["jobQueue"])
         name = request["quotaShareName"]
-        if not _NAME.match(name):
+        if not NAME.match(name):
             raise _client_error(
                 op, f"quotaShareName: {name!r} must be 1-128 letters, digits, - or _"
             )
@@ -403,19 +400,15 @@ class SimBatchBackend:
         """``ListQuotaShares``: one page, creation order, ``maxResults`` 1-100."""
         op = "ListQuotaShares"
         queue = self.find_queue(op, request["jobQueue"])
-        size = _max_results(op, request)
-        shares = queue.live_shares()
-        start = 0
-        if "nextToken" in request:
-            start = _decode_offset(op, request["nextToken"])
-        page = shares[start : start + size]
+        size = max_results(op, request)
+        page, token = offset_page(op, queue.live_shares(), request, size)
         out: dict[str, Any] = {
             "quotaShares": [
                 quota_share_detail(s, queue_arn=queue.arn, with_tags=False) for s in page
             ]
         }
-        if start + size < len(shares):
-            out["nextToken"] = _encode({"offset": start + size})
+        if token is not None:
+            out["nextToken"] = token
         return out
 
     def delete_quota_share(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -461,9 +454,9 @@ class SimBatchBackend:
                 )
             return dict(response)
         queue = self.find_queue(op, request["jobQueue"])
-        share_name = self._check_share_for_job(op, queue, request)
+        share_name = quota_share_for_job(op, queue, request)
         share = queue.shares[share_name]
-        _check_job_fields(op, request)
+        check_job_fields(op, request)
         try:
             training = parse_training_request(
                 request,
@@ -510,39 +503,12 @@ class SimBatchBackend:
             self._tokens[token] = (fingerprint, dict(response))
         return response
 
-    def _check_share_for_job(
-        self, operation: str, queue: JobQueueState, request: Mapping[str, Any]
-    ) -> str:
-        if "shareIdentifier" in request:
-            raise _client_error(
-                operation,
-                f"shareIdentifier: job queue {queue.name} uses a quota-share policy; "
-                "submit with quotaShareName, not shareIdentifier.",
-            )
-        name = request.get("quotaShareName")
-        if name is None:
-            raise _client_error(
-                operation,
-                f"quotaShareName: required for job queue {queue.name}, "
-                "which uses a quota-share scheduling policy.",
-            )
-        share = queue.shares.get(name)
-        if share is None or share.deleted:
-            raise _not_found(
-                operation, f"Quota share {name} does not exist in job queue {queue.name}."
-            )
-        if share.state != "ENABLED":
-            raise _client_error(
-                operation, f"Quota share {name} is DISABLED and does not accept new jobs."
-            )
-        return str(name)
-
     def update_service_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``UpdateServiceJob``: new ``schedulingPriority`` (0-9999) for an unfinished job."""
         op = "UpdateServiceJob"
         job = self.find_job(op, request["jobId"])
         priority = request["schedulingPriority"]
-        _check_priority(op, priority)
+        check_priority(op, priority)
         if job.terminal:
             raise _client_error(
                 op, f"Job {job.job_id} is {job.status}; a finished job cannot be updated."
@@ -574,30 +540,15 @@ class SimBatchBackend:
     def list_service_jobs(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``ListServiceJobs`` with Batch's filter semantics (reference facts §2.6)."""
         op = "ListServiceJobs"
-        size = _max_results(op, request)
+        size = max_results(op, request)
         jobs = list(self.jobs.values())
         if "jobQueue" in request:
             queue = self.find_queue(op, request["jobQueue"])
             jobs = [j for j in jobs if j.queue_name == queue.name]
-        status = request.get("jobStatus")
-        filters = request.get("filters") or []
-        if len(filters) > 1:
-            raise _client_error(op, "filters: only one filter can be used at a time.")
-        if filters:
-            jobs = _filtered(op, jobs, filters[0])
-            if filters[0].get("name") in ("SHARE_IDENTIFIER", "QUOTA_SHARE_NAME") and status:
-                jobs = [j for j in jobs if j.status == status]
-        else:
-            jobs = [j for j in jobs if j.status == (status or "RUNNING")]
-        jobs.sort(key=lambda j: (j.created_at, j.seq), reverse=True)
-        if "nextToken" in request:
-            after = _decode_key(op, request["nextToken"])
-            jobs = [j for j in jobs if (j.created_at, j.seq) < after]
-        page = jobs[:size]
+        page, token = newest_first_page(op, select_jobs(op, jobs, request), request, size)
         out: dict[str, Any] = {"jobSummaryList": [service_job_summary(j) for j in page]}
-        if len(jobs) > size:
-            last = page[-1]
-            out["nextToken"] = _encode({"createdAt": last.created_at, "seq": last.seq})
+        if token is not None:
+            out["nextToken"] = token
         return out
 
     # -- snapshot --------------------------------------------------------------------
@@ -605,51 +556,7 @@ class SimBatchBackend:
     def get_job_queue_snapshot(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``GetJobQueueSnapshot`` from the engine's queues and usage (reference facts §2.7)."""
         queue = self.find_queue("GetJobQueueSnapshot", request["jobQueue"])
-        now = self.now_ms()
-        fronts: dict[str, list[dict[str, Any]]] = {}
-        runnable: list[ServiceJob] = []
-        usage: list[dict[str, Any]] = []
-        totals: dict[str, float] = {}
-        for share in queue.live_shares():
-            order = queue.engine.runnable_order(share.name) if queue.engine else []
-            jobs = [self.jobs[name] for name in order]
-            runnable += jobs
-            fronts[share.name] = [_front_entry(j) for j in jobs[:1]]
-            held: dict[str, float] = {}
-            for job in self.jobs.values():
-                mine = job.queue_name == queue.name and job.quota_share_name == share.name
-                if mine and job.holding:
-                    unit = job.training.instance_type
-                    held[unit] = held.get(unit, 0.0) + job.training.instance_count
-            for unit, count in held.items():
-                totals[unit] = totals.get(unit, 0.0) + count
-            if held:
-                usage.append(
-                    {
-                        "quotaShareName": share.name,
-                        "capacityUsage": [
-                            {"capacityUnit": u, "quantity": q} for u, q in sorted(held.items())
-                        ],
-                    }
-                )
-        runnable.sort(key=lambda j: (-j.scheduling_priority, j.created_at, j.seq))
-        usage.sort(
-            key=lambda u: (-sum(c["quantity"] for c in u["capacityUsage"]), u["quotaShareName"])
-        )
-        return {
-            "frontOfQueue": {
-                "jobs": [_front_entry(j) for j in runnable[:MAX_FRONT_OF_QUEUE]],
-                "lastUpdatedAt": now,
-            },
-            "frontOfQuotaShares": {"quotaShares": fronts, "lastUpdatedAt": now},
-            "queueUtilization": {
-                "totalCapacityUsage": [
-                    {"capacityUnit": u, "quantity": q} for u, q in sorted(totals.items())
-                ],
-                "quotaShareUtilization": {"topCapacityUtilization": usage},
-                "lastUpdatedAt": now,
-            },
-        }
+        return job_queue_snapshot(queue, self.jobs, self.now_ms())
 
     def _refresh_misconfigurations(self, queue: JobQueueState) -> None:
         for job in self.jobs.values():
@@ -660,107 +567,3 @@ class SimBatchBackend:
             job.misconfiguration = misconfiguration_reason(queue, share, job.training)
             if job.status_reason == before:
                 job.status_reason = job.misconfiguration
-
-
-def _front_entry(job: ServiceJob) -> dict[str, Any]:
-    return {"jobArn": job.job_arn, "earliestTimeAtPosition": job.runnable_since or job.created_at}
-
-
-def _check_priority(operation: str, priority: int) -> None:
-    if not 0 <= priority <= 9999:
-        raise _client_error(operation, f"schedulingPriority: {priority} is outside 0-9999.")
-
-
-def _check_job_fields(operation: str, request: Mapping[str, Any]) -> None:
-    name = request["jobName"]
-    if not _NAME.match(name):
-        raise _client_error(
-            operation, f"jobName: {name!r} must be 1-128 letters, digits, hyphens or underscores."
-        )
-    _check_priority(operation, int(request.get("schedulingPriority", 0)))
-    attempts = request.get("retryStrategy", {}).get("attempts")
-    if attempts is not None and not 1 <= attempts <= 10:
-        raise _client_error(operation, f"retryStrategy.attempts: {attempts} is outside 1-10.")
-    retries = request.get("preemptionConfiguration", {}).get("preemptionRetriesBeforeTermination")
-    if retries is not None and retries < 0:
-        raise _client_error(
-            operation,
-            f"preemptionConfiguration.preemptionRetriesBeforeTermination: {retries} is negative.",
-        )
-    timeout = request.get("timeoutConfig", {}).get("attemptDurationSeconds")
-    if timeout is not None and timeout < 1:
-        raise _client_error(
-            operation, f"timeoutConfig.attemptDurationSeconds: {timeout} is below 1."
-        )
-
-
-def _max_results(operation: str, request: Mapping[str, Any]) -> int:
-    size = int(request.get("maxResults", MAX_LIST_RESULTS))
-    if not 1 <= size <= MAX_LIST_RESULTS:
-        raise _client_error(operation, f"maxResults: {size} is outside 1-{MAX_LIST_RESULTS}.")
-    return size
-
-
-def _filtered(operation: str, jobs: list[ServiceJob], spec: Mapping[str, Any]) -> list[ServiceJob]:
-    name = spec.get("name")
-    values = [str(v) for v in spec.get("values") or []]
-    if name not in _FILTERS:
-        raise _client_error(
-            operation, f"filters[0].name: {name!r} is not one of {', '.join(_FILTERS)}."
-        )
-    if not values:
-        raise _client_error(operation, "filters[0].values: at least one value is required.")
-    test: Callable[[ServiceJob], bool]
-    if name == "JOB_NAME":
-        test = lambda j: any(_name_matches(j.job_name, v) for v in values)  # noqa: E731
-    elif name in ("BEFORE_CREATED_AT", "AFTER_CREATED_AT"):
-        try:
-            bound = int(values[0])
-        except ValueError:
-            raise _client_error(
-                operation, f"filters[0].values: {values[0]!r} is not epoch milliseconds."
-            ) from None
-        if name == "BEFORE_CREATED_AT":
-            test = lambda j: j.created_at < bound  # noqa: E731
-        else:
-            test = lambda j: j.created_at > bound  # noqa: E731
-    elif name == "QUOTA_SHARE_NAME":
-        test = lambda j: j.quota_share_name in values  # noqa: E731
-    else:
-        test = lambda j: j.request.get("shareIdentifier") in values  # noqa: E731
-    return [j for j in jobs if test(j)]
-
-
-def _name_matches(job_name: str, pattern: str) -> bool:
-    if pattern.endswith("*"):
-        return job_name.lower().startswith(pattern[:-1].lower())
-    return job_name.lower() == pattern.lower()
-
-
-def _encode(data: Mapping[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data, sort_keys=True).encode()).decode()
-
-
-def _decode(operation: str, token: str) -> dict[str, Any]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token.encode()))
-    except (ValueError, binascii.Error):
-        raise _client_error(operation, "nextToken: not a token this API returned.") from None
-    if not isinstance(data, dict):
-        raise _client_error(operation, "nextToken: not a token this API returned.")
-    return data
-
-
-def _decode_offset(operation: str, token: str) -> int:
-    offset = _decode(operation, token).get("offset")
-    if not isinstance(offset, int) or offset < 0:
-        raise _client_error(operation, "nextToken: not a token this API returned.")
-    return offset
-
-
-def _decode_key(operation: str, token: str) -> tuple[int, int]:
-    data = _decode(operation, token)
-    created, seq = data.get("createdAt"), data.get("seq")
-    if not isinstance(created, int) or not isinstance(seq, int):
-        raise _client_error(operation, "nextToken: not a token this API returned.")
-    return created, seq
