@@ -5,9 +5,10 @@ client and returns the same response dictionaries (UUID job ids, real ARN format
 epoch milliseconds, ``capacityUsage``, ``preemptionSummary``, ``quotaShareName``),
 raises the port's errors for requests Batch refuses, can throttle above a rate, and
 emits ``Batch Service Job State Change`` events with the real EventBridge envelope.
-The rules and the choices made where AWS is silent are listed in
-:mod:`quotagov.adapters.simbatch.models`; the simulation hints (how long a job runs,
-its checkpoint interval) in :mod:`quotagov.adapters.simbatch.payload`.
+The rules and the choices made where AWS is silent are documented in the modules
+:mod:`quotagov.adapters.simbatch.models` lists (one per concern); the simulation
+hints (how long a job runs, its checkpoint interval) in
+:mod:`quotagov.adapters.simbatch.payload`.
 
 Driving it::
 
