@@ -5,9 +5,10 @@ client and returns the same response dictionaries (UUID job ids, real ARN format
 epoch milliseconds, ``capacityUsage``, ``preemptionSummary``, ``quotaShareName``),
 raises the port's errors for requests Batch refuses, can throttle above a rate, and
 emits ``Batch Service Job State Change`` events with the real EventBridge envelope.
-The rules and the choices made where AWS is silent are listed in
-:mod:`quotagov.adapters.simbatch.models`; the simulation hints (how long a job runs,
-its checkpoint interval) in :mod:`quotagov.adapters.simbatch.payload`.
+The rules and the choices made where AWS is silent are documented in the modules
+:mod:`quotagov.adapters.simbatch.models` lists (one per concern); the simulation
+hints (how long a job runs, its checkpoint interval) in
+:mod:`quotagov.adapters.simbatch.payload`.
 
 Driving it::
 
@@ -43,19 +44,16 @@ from __future__ import annotations
 
 import copy
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
-from quotagov.adapters.batch_boto3 import map_client_error
 from quotagov.adapters.batch_model import request_faults, validate_response
+from quotagov.adapters.simbatch.arns import split_job_queue_arn
+from quotagov.adapters.simbatch.faults import FaultInjector
 from quotagov.adapters.simbatch.models import IdFactory, SimBatchBackend
-from quotagov.adapters.simbatch.throttle import TokenBucket
 from quotagov.clock import Clock, ManualClock, SystemClock
-from quotagov.governance.ports import BatchClientError, BatchPort, BatchThrottledError
+from quotagov.governance.ports import BatchClientError, BatchPort
 from quotagov.policy.models import Policy
 from quotagov.scheduler import Engine, Options, load_scenario
 
@@ -68,25 +66,20 @@ DEFAULT_CHECKPOINT_INTERVAL_SECONDS = 600.0
 
 EventSubscriber = Callable[[dict[str, Any]], object]
 
-_QUEUE_ARN = re.compile(r"^arn:aws:batch:([a-z0-9-]+):(\d{12}):job-queue/([A-Za-z0-9_-]+)$")
-
 
 def _queue_identity(
     job_queue: str, region: str | None, account: str | None
 ) -> tuple[str, str, str]:
     """(queue name, Region, account) from a queue name or ARN and the explicit values."""
-    match = _QUEUE_ARN.match(job_queue)
-    if match is None:
+    parts = split_job_queue_arn(job_queue)
+    if parts is None:
         return job_queue, region or "eu-west-1", account or "111122223333"
-    arn_region, arn_account, name = match.groups()
+    arn_region, arn_account, name = parts
     if (region or arn_region) != arn_region or (account or arn_account) != arn_account:
         raise ValueError(
             f"job_queue: {job_queue} does not match region={region!r}, account={account!r}"
         )
     return name, arn_region, arn_account
-
-
-_DEFAULT_STATUS = {"ServerException": 500, "TooManyRequestsException": 429}
 
 
 class SimulatedBatch:
@@ -141,10 +134,7 @@ class SimulatedBatch:
         )
         self._lock = threading.RLock()
         self._subscribers: list[EventSubscriber] = []
-        self._buckets: dict[str | None, TokenBucket] = {}
-        self._throttled_operations: frozenset[str] | None = None
-        self._rate: tuple[float, float | None] | None = None
-        self._failures: list[tuple[str, str, str, int]] = []
+        self._faults = FaultInjector(self.clock)
         #: Every event emitted so far, in order.
         self.events: list[dict[str, Any]] = []
         #: Every call received, as ``(operation, request)``, in order (for tests).
@@ -206,15 +196,8 @@ class SimulatedBatch:
         Raises:
             ValueError: bad name, existing queue, negative capacity or bad options.
         """
-        if isinstance(options, Options):
-            opts = options
-        else:
-            try:
-                opts = Options(**dict(options or {}))
-            except TypeError as exc:
-                raise ValueError(f"options: {exc}") from None
         with self._lock:
-            return self._backend.add_job_queue(name, capacity, opts)
+            return self._backend.add_job_queue(name, capacity, options)
 
     def engine(self, job_queue: str = DEFAULT_JOB_QUEUE) -> Engine | None:
         """The scheduler behind ``job_queue`` (None before its first job), synced to the clock.
@@ -304,14 +287,7 @@ class SimulatedBatch:
             operations: operation names to throttle (default: every operation).
         """
         with self._lock:
-            self._buckets.clear()
-            if rate_per_second is None:
-                self._throttled_operations = None
-                self._rate = None
-                return
-            TokenBucket(rate_per_second, self.clock, burst)  # checks the arguments
-            self._rate = (rate_per_second, burst)
-            self._throttled_operations = frozenset(operations) if operations else None
+            self._faults.throttle_above(rate_per_second, burst=burst, operations=operations)
 
     def fail_next(
         self,
@@ -330,31 +306,10 @@ class SimulatedBatch:
         or 429 -> :class:`BatchThrottledError`, ``ClientException`` ->
         :class:`BatchClientError` (or ``BatchNotFoundError`` for a not-found message).
         """
-        http = status if status is not None else _DEFAULT_STATUS.get(code, 400)
         with self._lock:
-            self._failures.extend([(operation, code, message, http)] * times)
-
-    def _admit(self, operation: str) -> None:
-        for i, (op, code, message, status) in enumerate(self._failures):
-            if op == operation:
-                del self._failures[i]
-                answer: Any = {
-                    "Error": {"Code": code, "Message": message},
-                    "ResponseMetadata": {"HTTPStatusCode": status},
-                }
-                error = ClientError(answer, operation)
-                raise map_client_error(operation, error)
-        rate = self._rate
-        if rate is None:
-            return
-        ops = self._throttled_operations
-        if ops is not None and operation not in ops:
-            return
-        bucket = self._buckets.get(operation)
-        if bucket is None:
-            bucket = self._buckets[operation] = TokenBucket(rate[0], self.clock, rate[1])
-        if not bucket.try_take():
-            raise BatchThrottledError(operation, "TooManyRequestsException", "Too Many Requests")
+            self._faults.fail_next(
+                operation, code=code, message=message, status=status, times=times
+            )
 
     # -- the API ---------------------------------------------------------------------
 
@@ -366,7 +321,7 @@ class SimulatedBatch:
     ) -> dict[str, Any]:
         with self._lock:
             self.requests.append((operation, copy.deepcopy(request)))
-            self._admit(operation)
+            self._faults.admit(operation)
             if self.check_model:
                 faults = request_faults(operation, request)
                 if faults:

@@ -1,12 +1,19 @@
-"""The simulated AWS Batch, split like a moto service.
+"""The simulated AWS Batch, split like a moto service: models, responses, one module per concern.
+
+Public surface: :class:`quotagov.adapters.batch_simulated.SimulatedBatch` (the port
+implementation), :class:`.models.SimBatchBackend` (the backend it drives) and the
+simulation-hint tag keys below. Modules:
 
 - :mod:`.payload`: reading ``serviceRequestPayload`` and the simulation hints;
-- :mod:`.records`: the resources' state (queues, quota shares, jobs, attempts);
-- :mod:`.models`: the rules, and the scheduler engine that moves the jobs;
+- :mod:`.records`: the resources' state (job queues, quota shares, jobs, attempts);
+- :mod:`.models`: :class:`~.models.SimBatchBackend`, composed of
+  :mod:`.core` (state, time, the engine's transitions applied),
+  :mod:`.quota_shares` and :mod:`.service_jobs` (the operations), with
+  :mod:`.checks` (request values), :mod:`.listing` (pages, tokens, filters),
+  :mod:`.snapshot` (``GetJobQueueSnapshot``) and :mod:`.reasons` (statusReason texts);
+- :mod:`.errors`, :mod:`.arns`, :mod:`.ids`: the refusals, ARN formats, identifiers;
 - :mod:`.responses`: the wire shapes (API responses, EventBridge envelopes);
-- :mod:`.throttle`: the virtual-clock token bucket.
-
-The port implementation is :class:`quotagov.adapters.batch_simulated.SimulatedBatch`.
+- :mod:`.faults` and :mod:`.throttle`: injected failures, the virtual-clock token bucket.
 """
 
 from quotagov.adapters.simbatch.payload import (

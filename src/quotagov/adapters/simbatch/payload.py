@@ -106,21 +106,8 @@ def _seconds(hints: Mapping[str, str], key: str, *, positive: bool) -> float | N
     return value
 
 
-def parse_training_request(
-    request: Mapping[str, Any], *, default_checkpoint_interval_seconds: float
-) -> TrainingRequest:
-    """Read a ``SubmitServiceJob`` request (its payload and hints) for scheduling.
-
-    Args:
-        request: the ``SubmitServiceJob`` request members.
-        default_checkpoint_interval_seconds: interval used when the payload has a
-            ``CheckpointConfig`` and no ``quotagov:simCheckpointIntervalSeconds`` hint.
-
-    Raises:
-        PayloadError: naming the field, when the payload is not a JSON object, is
-            over 10 KiB, lacks ``ResourceConfig.InstanceType``, uses instance groups or
-            preferences, has a bad ``InstanceCount``, or a hint is not a valid number.
-    """
+def _payload(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``serviceRequestPayload`` as a JSON object of at most 10 KiB."""
     text = request.get("serviceRequestPayload")
     if not isinstance(text, str):
         raise PayloadError("serviceRequestPayload: required, a JSON string")
@@ -135,6 +122,11 @@ def parse_training_request(
         raise PayloadError(f"serviceRequestPayload: not valid JSON ({exc.msg})") from None
     if not isinstance(payload, dict):
         raise PayloadError("serviceRequestPayload: must be a JSON object (CreateTrainingJob)")
+    return payload
+
+
+def _instances(payload: Mapping[str, Any]) -> tuple[str, int]:
+    """``(InstanceType, InstanceCount)`` of the payload's ``ResourceConfig``."""
     resources = payload.get("ResourceConfig")
     if not isinstance(resources, dict):
         raise PayloadError("serviceRequestPayload.ResourceConfig: required, an object")
@@ -155,6 +147,26 @@ def parse_training_request(
             f"serviceRequestPayload.ResourceConfig.InstanceCount: must be an integer >= 1, "
             f"got {count!r}"
         )
+    return instance_type, count
+
+
+def parse_training_request(
+    request: Mapping[str, Any], *, default_checkpoint_interval_seconds: float
+) -> TrainingRequest:
+    """Read a ``SubmitServiceJob`` request (its payload and hints) for scheduling.
+
+    Args:
+        request: the ``SubmitServiceJob`` request members.
+        default_checkpoint_interval_seconds: interval used when the payload has a
+            ``CheckpointConfig`` and no ``quotagov:simCheckpointIntervalSeconds`` hint.
+
+    Raises:
+        PayloadError: naming the field, when the payload is not a JSON object, is
+            over 10 KiB, lacks ``ResourceConfig.InstanceType``, uses instance groups or
+            preferences, has a bad ``InstanceCount``, or a hint is not a valid number.
+    """
+    payload = _payload(request)
+    instance_type, count = _instances(payload)
     checkpointing = isinstance(payload.get("CheckpointConfig"), dict)
     hints = _hints(request, payload)
     interval = _seconds(hints, CHECKPOINT_INTERVAL_HINT, positive=True)

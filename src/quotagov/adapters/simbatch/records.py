@@ -3,7 +3,7 @@
 These are what the simulated Batch remembers about each resource, in the API's units
 (epoch milliseconds for times, instances for capacities). The wire shapes built from
 them live in :mod:`quotagov.adapters.simbatch.responses`; the rules that change them
-in :mod:`quotagov.adapters.simbatch.models`.
+in :mod:`quotagov.adapters.simbatch.models` and the operation modules it names.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.adapters.simbatch.payload import TrainingRequest
-from quotagov.batch_semantics import is_terminal
-
-HOLDING_STATUSES = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
+from quotagov.batch_semantics import HOLDING_STATUSES, is_terminal
+from quotagov.scheduler import Engine, Options
 
 
 @dataclass(slots=True)
@@ -83,11 +82,20 @@ class ServiceJob:
         request: the ``SubmitServiceJob`` request as received (without ``clientToken``).
         training: what was read from the payload and hints.
         seq: submission order across the whole simulated Batch (tie-break, newest first).
+        created_at: when it was submitted, epoch ms.
+        scheduling_priority: ``schedulingPriority`` (0-9999, higher first), as updated.
+        quota_share_name: its quota share.
         status: the API status.
+        status_reason: the API ``statusReason`` (None: none shown).
         misconfiguration: the ``MISCONFIGURATION:...`` statusReason while the job can
             never start with the current limits; None otherwise.
+        scheduled_at: when it was last handed to SageMaker (SCHEDULED), epoch ms.
+        started_at: when it first became RUNNING, epoch ms.
+        stopped_at: when it finished, epoch ms.
         runnable_since: when the job last became RUNNABLE, epoch ms.
+        attempts: every attempt, oldest first.
         preempted_attempts: every preempted attempt, most recent first.
+        is_terminated: set by ``TerminateServiceJob`` (and ``DeleteQuotaShare``).
     """
 
     job_id: str
@@ -113,6 +121,14 @@ class ServiceJob:
     is_terminated: bool = False
 
     @property
+    def preemption_retries(self) -> int | None:
+        """``preemptionConfiguration.preemptionRetriesBeforeTermination`` (None: unlimited)."""
+        retries: int | None = self.request.get("preemptionConfiguration", {}).get(
+            "preemptionRetriesBeforeTermination"
+        )
+        return retries
+
+    @property
     def holding(self) -> bool:
         """True while the job holds its instances (SCHEDULED, STARTING or RUNNING)."""
         return self.status in HOLDING_STATUSES
@@ -121,3 +137,28 @@ class ServiceJob:
     def terminal(self) -> bool:
         """True once SUCCEEDED or FAILED."""
         return is_terminal(self.status)
+
+
+@dataclass(slots=True)
+class JobQueueState:
+    """One quota-management job queue with its service environment and engine.
+
+    Attributes:
+        name: job queue name.
+        arn: ``arn:aws:batch:<region>:<account>:job-queue/<name>``.
+        capacity: the service environment's instances per instance type.
+        options: the engine's options (startupSeconds, queueing).
+        shares: quota shares by name, in creation order (deleted ones kept, flagged).
+        engine: built at the first submission; None before.
+    """
+
+    name: str
+    arn: str
+    capacity: dict[str, int]
+    options: Options
+    shares: dict[str, QuotaShareRecord] = field(default_factory=dict)
+    engine: Engine | None = None
+
+    def live_shares(self) -> list[QuotaShareRecord]:
+        """The quota shares not deleted, in creation order."""
+        return [s for s in self.shares.values() if not s.deleted]
