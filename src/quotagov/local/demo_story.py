@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.batch_semantics import lost_seconds
+from quotagov.local.api_gateway import ApiResponse
 from quotagov.local.lambda_events import iso_time
-from quotagov.local.runtime import ApiResponse, LocalRuntime
+from quotagov.local.runtime import LocalRuntime
 from quotagov.local.slack_clicks import ButtonNotFoundError, block_actions_payload, signed_form
 from quotagov.local.stack import ACCOUNT_ID
 
