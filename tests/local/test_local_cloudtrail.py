@@ -11,7 +11,8 @@ import pytest
 
 from quotagov.governance.ports import BatchClientError
 from quotagov.local.cloudtrail import cloudtrail_envelope, user_identity
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions, function_principal
+from quotagov.local.invoker import function_principal
+from quotagov.local.runtime import LocalRuntime, RuntimeOptions
 
 GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
 

@@ -118,21 +118,55 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
-def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
-    """The human-readable report of an output document: timeline, jobs, per-share summary."""
-    lines = [f"Scenario: {document['scenario']}", "", "Timeline"]
+_TIMELINE_COLUMNS = ("t (s)", "job", "change", "reason", "detail")
+_JOB_COLUMNS = (
+    "job",
+    "share",
+    "status",
+    "firstStartedAt",
+    "stoppedAt",
+    "attempts",
+    "preemptions",
+    "lost (s)",
+)
+_SUMMARY_COLUMNS = (
+    "share",
+    "used inst-s",
+    "borrowed",
+    "lent",
+    "util",
+    "wait p50",
+    "p95",
+    "max",
+    "compl p50",
+    "p95",
+    "x-share",
+    "in-share",
+    "lost inst-s",
+    "goodput",
+)
+
+
+def _timeline(transitions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The transitions shown (:data:`_TIMELINE_TO`), a RUNNING at once folded into its
+    SCHEDULED row (``SCHEDULED -> RUNNING``: no startup time)."""
     timeline = []
     scheduled: dict[str, dict[str, Any]] = {}
-    for t in document["transitions"]:
+    for t in transitions:
         if t["to"] == "SCHEDULED":
             scheduled[t["jobName"]] = t = {**t}
         start = scheduled.get(t["jobName"])
         if t["to"] == "RUNNING" and start is not None and start["at"] == t["at"]:
-            # no startup time: RUNNING at once, folded into its SCHEDULED row
             start["to"] = "SCHEDULED -> RUNNING"
             continue
         if t["to"] in _TIMELINE_TO:
             timeline.append(t)
+    return timeline
+
+
+def _timeline_lines(document: dict[str, Any], max_rows: int) -> list[str]:
+    """The timeline table: a preemption's row names the job it was for and the work lost."""
+    timeline = _timeline(document["transitions"])
     details: dict[tuple[Any, str], dict[str, Any]] = {}
     for name, job in document["jobs"].items():
         for p in job["preemptions"]:
@@ -145,16 +179,20 @@ def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
         if preempted and p is not None:
             note = f"for {p['forJob']}, lost {_fmt(p['lostSeconds'])} s"
         rows.append((t["at"], t["jobName"], f"{t['from']} -> {t['to']}", t["reason"], note))
-    lines += _table(("t (s)", "job", "change", "reason", "detail"), rows)
+    lines = _table(_TIMELINE_COLUMNS, rows)
     if len(timeline) > max_rows:
         lines.append(f"... {len(timeline) - max_rows} more (use --output json for all)")
-    lines += ["", "Jobs"]
-    job_rows = []
-    for name, job in list(document["jobs"].items())[:max_rows]:
+    return lines
+
+
+def _job_lines(jobs: dict[str, Any], max_rows: int) -> list[str]:
+    """The jobs table: share, status, times, attempts, preemptions and lost seconds."""
+    rows = []
+    for name, job in list(jobs.items())[:max_rows]:
         pre = ", ".join(
             f"{p['kind']} at {_fmt(p['at'])} for {p['forJob']}" for p in job["preemptions"]
         )
-        job_rows.append(
+        rows.append(
             (
                 name,
                 job["quotaShareName"],
@@ -166,61 +204,56 @@ def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
                 job["lostSeconds"],
             )
         )
-    lines += _table(
-        (
-            "job",
-            "share",
-            "status",
-            "firstStartedAt",
-            "stoppedAt",
-            "attempts",
-            "preemptions",
-            "lost (s)",
-        ),
-        job_rows,
+    lines = _table(_JOB_COLUMNS, rows)
+    if len(jobs) > max_rows:
+        lines.append(f"... {len(jobs) - max_rows} more jobs")
+    return lines
+
+
+def _summary_row(name: str, m: dict[str, Any]) -> tuple[Any, ...]:
+    """One share's (or the total's) metrics, in :data:`_SUMMARY_COLUMNS` order."""
+    return (
+        name,
+        m["usedInstanceSeconds"],
+        m["borrowedInstanceSeconds"],
+        m["lentInstanceSeconds"],
+        m["utilizationOfLimit"],
+        m["waitSeconds"]["p50"],
+        m["waitSeconds"]["p95"],
+        m["waitSeconds"]["max"],
+        m["completionSeconds"]["p50"],
+        m["completionSeconds"]["p95"],
+        m["preemptions"]["CROSS_SHARE"],
+        m["preemptions"]["IN_SHARE"],
+        m["lostInstanceSeconds"],
+        m["goodput"],
     )
-    if len(document["jobs"]) > max_rows:
-        lines.append(f"... {len(document['jobs']) - max_rows} more jobs")
+
+
+def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
+    """The human-readable report of an output document: timeline, jobs, per-share summary.
+
+    Args:
+        document: the simulation's output document (``scenario-format.md``).
+        max_rows: at most this many timeline rows and job rows (a line says how many
+            more there are).
+    """
     metrics = document["metrics"]
-    lines += ["", f"Per-share summary ({_fmt(metrics['durationSeconds'])} s simulated)"]
-    summary = []
     blocks = [*metrics["shares"].items(), ("TOTAL", metrics["total"])]
-    for name, m in blocks:
-        summary.append(
-            (
-                name,
-                m["usedInstanceSeconds"],
-                m["borrowedInstanceSeconds"],
-                m["lentInstanceSeconds"],
-                m["utilizationOfLimit"],
-                m["waitSeconds"]["p50"],
-                m["waitSeconds"]["p95"],
-                m["waitSeconds"]["max"],
-                m["completionSeconds"]["p50"],
-                m["completionSeconds"]["p95"],
-                m["preemptions"]["CROSS_SHARE"],
-                m["preemptions"]["IN_SHARE"],
-                m["lostInstanceSeconds"],
-                m["goodput"],
-            )
+    return (
+        "\n".join(
+            [
+                f"Scenario: {document['scenario']}",
+                "",
+                "Timeline",
+                *_timeline_lines(document, max_rows),
+                "",
+                "Jobs",
+                *_job_lines(document["jobs"], max_rows),
+                "",
+                f"Per-share summary ({_fmt(metrics['durationSeconds'])} s simulated)",
+                *_table(_SUMMARY_COLUMNS, [_summary_row(name, m) for name, m in blocks]),
+            ]
         )
-    lines += _table(
-        (
-            "share",
-            "used inst-s",
-            "borrowed",
-            "lent",
-            "util",
-            "wait p50",
-            "p95",
-            "max",
-            "compl p50",
-            "p95",
-            "x-share",
-            "in-share",
-            "lost inst-s",
-            "goodput",
-        ),
-        summary,
+        + "\n"
     )
-    return "\n".join(lines) + "\n"

@@ -3,6 +3,9 @@
 - :mod:`quotagov.deploy.template`: :func:`~quotagov.deploy.template.load_template`, a
   YAML reader that understands CloudFormation short-form intrinsics (``!Ref``,
   ``!GetAtt``, ``!Sub``, ...), shared with the local runtime.
-- :mod:`quotagov.deploy.checks`: the template checker run by ``make lint-template`` and
-  the tests (handler paths import, sample events exist, IAM least privilege).
+- :mod:`quotagov.deploy.checks`: the template checker (handler paths import, sample
+  events exist, IAM least privilege), run by the tests on the built template (``make
+  test`` runs ``sam build`` first); a package with one module per rule family, its
+  public names re-exported, and ``python -m quotagov.deploy.checks`` as the command
+  line.
 """

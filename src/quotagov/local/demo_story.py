@@ -36,21 +36,16 @@ end     ``quotagov audit verify``: every hash chain intact.
 ======  =====================================================================
 
 Every step is checked against what the API, the fake Slack, the events and the audit
-table show; :class:`DemoResult` collects the failures. Nothing is assumed.
+table show; :class:`~quotagov.local.demo_driver.DemoResult` collects the failures.
+Nothing is assumed (the readings are :class:`~quotagov.local.demo_driver.DemoDriver`'s).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from quotagov.batch_semantics import lost_seconds
-from quotagov.local.lambda_events import iso_time
-from quotagov.local.runtime import ApiResponse, LocalRuntime
-from quotagov.local.slack_clicks import ButtonNotFoundError, block_actions_payload, signed_form
+from quotagov.local.demo_driver import DemoDriver, DemoResult, audit_entry
 from quotagov.local.stack import ACCOUNT_ID
 
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"
@@ -60,247 +55,14 @@ GRACE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/ml-admins/grace"
 APPROVER = "U0ERIN"
 REQUESTER_SLACK = "U0ALICE"
 
-_PREEMPTED = re.compile(r"PREEMPTED:(IN_SHARE|CROSS_SHARE)\b.*?(arn:aws:batch:\S+)")
 
-
-@dataclass
-class DemoResult:
-    """What the demo saw: the story lines, the JSON document and the failed checks."""
-
-    lines: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    document: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        """True when every check passed."""
-        return not self.failures
-
-
-def training_request(
-    name: str, run_seconds: int, checkpoint_interval: int | None = None
-) -> dict[str, Any]:
-    """A SageMaker ``CreateTrainingJob`` request for one ml.g5.xlarge.
-
-    The simulated Batch reads how long the job runs and how often it checkpoints
-    from the ``quotagov:simRunSeconds`` / ``quotagov:simCheckpointIntervalSeconds``
-    tags (see :mod:`quotagov.adapters.simbatch.payload`).
-    """
-    tags = [{"Key": "quotagov:simRunSeconds", "Value": str(run_seconds)}]
-    request: dict[str, Any] = {
-        "TrainingJobName": name,
-        "RoleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/sm-exec-research",
-        "AlgorithmSpecification": {
-            "TrainingImage": f"{ACCOUNT_ID}.dkr.ecr.eu-west-1.amazonaws.com/train:1.0",
-            "TrainingInputMode": "File",
-        },
-        "OutputDataConfig": {"S3OutputPath": "s3://example-ml-artifacts-euw1/output/"},
-        "ResourceConfig": {
-            "InstanceType": "ml.g5.xlarge",
-            "InstanceCount": 1,
-            "VolumeSizeInGB": 50,
-        },
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-        "Tags": tags,
-    }
-    if checkpoint_interval is not None:
-        request["CheckpointConfig"] = {
-            "S3Uri": f"s3://example-ml-artifacts-euw1/checkpoints/{name}/"
-        }
-        tags.append(
-            {"Key": "quotagov:simCheckpointIntervalSeconds", "Value": str(checkpoint_interval)}
-        )
-    return request
-
-
-class Demo:
-    """Runs the demo timeline on a started :class:`LocalRuntime`.
+class Demo(DemoDriver):
+    """Runs the demo timeline on a started :class:`~quotagov.local.runtime.LocalRuntime`.
 
     Args:
         runtime: the embedded runtime (virtual clock at the walkthrough's epoch).
         echo: called with each story line as it happens (``None``: collect only).
     """
-
-    def __init__(self, runtime: LocalRuntime, echo: Callable[[str], None] | None = None):
-        self.rt = runtime
-        self.t0 = runtime.clock.now()
-        self.echo = echo
-        self.result = DemoResult()
-        self.submissions: dict[str, dict[str, Any]] = {}
-        self.escalations: list[dict[str, Any]] = []
-        self.dispositions: list[dict[str, Any]] = []
-
-    # -- story ----------------------------------------------------------------------
-
-    @property
-    def t(self) -> int:
-        """Seconds since the demo started (virtual time)."""
-        return round(self.rt.clock.now() - self.t0)
-
-    def say(self, text: str) -> None:
-        """Add a timestamped line to the story."""
-        line = f"[t={self.t:>5}s {iso_time(self.rt.clock.now())}] {text}"
-        self.result.lines.append(line)
-        if self.echo is not None:
-            self.echo(line)
-
-    def check(self, condition: bool, what: str) -> bool:
-        """Record ``what`` as a failure unless ``condition``; returns ``condition``."""
-        if not condition:
-            self.result.failures.append(f"t={self.t}s: {what}")
-            self.say(f"  CHECK FAILED: {what}")
-        return condition
-
-    def at(self, t: int) -> None:
-        """Advance virtual time to ``t`` seconds since the start (runs everything due)."""
-        self.rt.advance_to(max(self.t0 + t, self.rt.clock.now()))
-
-    # -- API helpers ------------------------------------------------------------------
-
-    def submit(
-        self,
-        principal: str,
-        name: str,
-        *,
-        team: str,
-        workload_class: str,
-        share: str,
-        run_seconds: int,
-        checkpoint_interval: int | None = None,
-        level: str = "standard",
-    ) -> ApiResponse:
-        """``POST /jobs`` as ``principal``; remembers the submission under ``name``."""
-        body: dict[str, Any] = {
-            "team": team,
-            "workloadClass": workload_class,
-            "priorityLevel": level,
-            "jobName": name,
-            "quotaShareName": share,
-            "clientRequestId": f"demo-{name}",
-            "serviceRequestPayload": training_request(name, run_seconds, checkpoint_interval),
-        }
-        if checkpoint_interval is not None:
-            body["checkpointIntervalSeconds"] = checkpoint_interval
-        response = self.rt.api("POST", "/jobs", principal=principal, body=body)
-        answer = response.json() or {}
-        self.submissions[name] = {
-            "jobName": name,
-            "principal": principal,
-            "team": team,
-            "workloadClass": workload_class,
-            "requestedShare": share,
-            "httpStatus": response.status,
-            "submissionId": answer.get("submissionId"),
-            "state": answer.get("state"),
-            "reasons": answer.get("reasons", []),
-        }
-        return response
-
-    def job(self, name: str) -> dict[str, Any]:
-        """``GET /jobs/{submissionId}`` of ``name`` as its submitter (the view as JSON)."""
-        entry = self.submissions[name]
-        response = self.rt.api(
-            "GET", f"/jobs/{entry['submissionId']}", principal=entry["principal"], pump=False
-        )
-        view: dict[str, Any] = response.json() or {}
-        return view
-
-    def batch_status(self, name: str) -> str | None:
-        """The Batch status of ``name`` as ``GET /jobs/{id}`` reports it."""
-        batch = self.job(name).get("batch") or {}
-        status = batch.get("status")
-        return str(status) if status else None
-
-    # -- events ------------------------------------------------------------------------
-
-    def state_events(self) -> Iterator[dict[str, Any]]:
-        """The ``Batch Service Job State Change`` details published so far."""
-        for envelope in self.rt.published:
-            if envelope.get("detail-type") == "Batch Service Job State Change":
-                yield envelope["detail"]
-
-    def preemptions(self) -> list[dict[str, Any]]:
-        """Every preemption seen in the events: ``{jobName, kind, forJob, at}``.
-
-        A preempted attempt carries ``PREEMPTED:<kind> ... <beneficiary job ARN>`` as
-        its ``statusReason`` (the simulated Batch's wording; AWS's text is not
-        documented, reference facts section 1.5).
-        """
-        names = {d["jobArn"]: d["jobName"] for d in self.state_events() if "jobArn" in d}
-        seen: dict[tuple[str, str], dict[str, Any]] = {}
-        for detail in self.state_events():
-            for attempt in detail.get("attempts") or []:
-                found = _PREEMPTED.search(str(attempt.get("statusReason") or ""))
-                if not found:
-                    continue
-                key = (detail["jobName"], str(attempt.get("startedAt")))
-                seen.setdefault(
-                    key,
-                    {
-                        "jobName": detail["jobName"],
-                        "kind": found.group(1),
-                        "forJob": names.get(found.group(2), found.group(2)),
-                        "at": round((int(attempt.get("stoppedAt") or 0) / 1000) - self.t0),
-                    },
-                )
-        return sorted(seen.values(), key=lambda p: (p["at"], p["jobName"]))
-
-    def lost_work(self, name: str) -> list[tuple[int, int]]:
-        """``(runSeconds, lostWorkSeconds)`` of each preemption of ``name``, from its record."""
-        facts = self.job(name).get("jobState") or {}
-        return [
-            (int(p.get("runSeconds") or 0), int(p.get("lostWorkSeconds") or 0))
-            for p in facts.get("preemptions") or []
-        ]
-
-    def check_lost_work(self, name: str, interval: int) -> None:
-        """Check that each preemption of ``name`` lost the work since its last checkpoint."""
-        lost = self.lost_work(name)
-        self.check(
-            bool(lost) and all(work == lost_seconds(run, interval) for run, work in lost),
-            f"{name}: each preemption lost the work since its last checkpoint (got {lost})",
-        )
-        for run, work in lost:
-            self.say(f"  {name}'s record: the attempt ran {run} s, lost {work} s of work")
-
-    def running(self) -> list[str]:
-        """Names of the jobs whose latest published status is RUNNING."""
-        latest: dict[str, str] = {}
-        for detail in self.state_events():
-            latest[detail["jobName"]] = detail["status"]
-        return sorted(name for name, status in latest.items() if status == "RUNNING")
-
-    # -- Slack -------------------------------------------------------------------------
-
-    def slack_message(self, channel: str, ts: str) -> Any:
-        """The fake Slack's current state of message ``channel``/``ts`` (or None)."""
-        for message in self.rt.slack.messages:
-            if message.channel == channel and message.ts == ts:
-                return message
-        return None
-
-    def click(self, user: str, message: Any, action_id: str, *, sign: bool = True) -> ApiResponse:
-        """POST a ``block_actions`` payload for the button ``action_id`` of ``message``.
-
-        Signed like Slack does (v0, HMAC-SHA256 of ``v0:<timestamp>:<body>`` with the
-        signing secret, reference section 7.1) unless ``sign`` is False, in which case
-        a signature made with a wrong secret is sent.
-        """
-        try:
-            payload = block_actions_payload(
-                user=user,
-                message=message.as_dict(),
-                action_id=action_id,
-                response_url=self.rt.slack.response_url_for(message.channel, message.ts),
-                action_ts=self.rt.clock.now(),
-            )
-        except ButtonNotFoundError:
-            raise AssertionError(f"no button {action_id} in message {message.ts}") from None
-        secret = self.rt.signing_secret if sign else "not-the-signing-secret"
-        body, headers = signed_form(payload, secret, self.rt.clock.now())
-        return self.rt.api("POST", "/slack/interactions", body=body, headers=headers)
-
-    # -- the timeline ------------------------------------------------------------------
 
     def run(self) -> DemoResult:
         """Play the whole timeline; returns the result (``ok`` when every check passed)."""
@@ -425,6 +187,17 @@ class Demo:
     def escalation(self) -> None:
         """t=780..900: escalation requested, previewed, a forged click, approval, in-share."""
         self.at(780)
+        escalation = self._request_escalation()
+        message = self._approval_message(escalation)
+        if message is None:
+            return
+        self._forged_click(message)
+        self.at(900)
+        message = self._approve(message)
+        self._check_applied(escalation, message)
+
+    def _request_escalation(self) -> dict[str, Any]:
+        """t=780: alice asks for 'high' on bg-2; the answer is PENDING with its preview."""
         bg2 = self.submissions["bg-2"]
         response = self.rt.api(
             "POST",
@@ -432,7 +205,7 @@ class Demo:
             principal=ALICE,
             body={"level": "high", "reason": "paper deadline on Friday"},
         )
-        escalation = response.json() or {}
+        escalation: dict[str, Any] = response.json() or {}
         self.check(response.status == 201, f"escalation PENDING with 201 (got {response.status})")
         self.check(escalation.get("status") == "PENDING", "escalation status PENDING")
         preview = escalation.get("preview") or {}
@@ -448,20 +221,28 @@ class Demo:
         if preview.get("summary"):
             self.say(f"  preview summary: {preview['summary']}")
         self.check("bg-1" in json.dumps(preview), "the preview names bg-1 as the job to preempt")
+        return escalation
+
+    def _approval_message(self, escalation: dict[str, Any]) -> Any:
+        """The approval request the escalation answer points to, in Slack (None: failed)."""
         where = escalation.get("message")
         if not self.check(isinstance(where, dict), f"escalation answer: {escalation}"):
-            return
+            return None
         assert isinstance(where, dict)
         message = self.slack_message(str(where.get("channel")), str(where.get("ts")))
         if not self.check(message is not None, "the approval request is in Slack"):
-            return
+            return None
         self.say(f"  Slack {message.channel}: {message.text}")
+        return message
 
+    def _forged_click(self, message: Any) -> None:
+        """A click signed with the wrong secret is refused with 401."""
         forged = self.click(APPROVER, message, "escalation_approve", sign=False)
         self.check(forged.status == 401, f"a forged click gets 401 (got {forged.status})")
         self.say(f"a click signed with the wrong secret is refused: HTTP {forged.status}")
 
-        self.at(900)
+    def _approve(self, message: Any) -> Any:
+        """t=900: the approver's signed click; returns the message as Slack now shows it."""
         clicked = self.click(APPROVER, message, "escalation_approve")
         self.check(clicked.status == 200, f"the signed click is accepted (got {clicked.status})")
         self.rt.pump()
@@ -469,6 +250,11 @@ class Demo:
         message = self.slack_message(message.channel, message.ts)
         self.say(f"{APPROVER} (approver, not the requester) clicks Approve: HTTP {clicked.status}")
         self.say(f"  Slack message now reads: {message.text}")
+        return message
+
+    def _check_applied(self, escalation: dict[str, Any], message: Any) -> None:
+        """The escalation is APPLIED by someone else: bg-2 at 50, bg-1 preempted IN_SHARE."""
+        preview = escalation.get("preview") or {}
         stored = self.rt.stored_escalation(str(escalation.get("escalationId")))
         self.escalations.append(
             {
@@ -531,6 +317,10 @@ class Demo:
             "That is bg-1's second preemption; the exploratory class allows 1 retry, so "
             "Batch fails the job"
         )
+        self._check_reclassified()
+
+    def _check_reclassified(self) -> None:
+        """bg-1's record: a successor job, the class's reclassify disposition applied."""
         view = self.job("bg-1")
         successors = (view.get("chain") or {}).get("successorIds") or []
         disposition = view.get("disposition") or {}
@@ -619,7 +409,7 @@ class Demo:
             for finding in record.get("findings") or []:
                 self.say(f"  audit finding: {finding}")
         for record in records:
-            entry = _audit_entry(record)
+            entry = audit_entry(record)
             self.say(
                 f"  audit #{entry['seq']} {entry['recordType']} {entry['action']} "
                 f"by {entry['actor']}{' (quotagov)' if entry['quotagov'] else ''}"
@@ -628,49 +418,3 @@ class Demo:
         self.check(verified, "audit verify: every hash chain intact")
         state = "every chain intact" if verified else "BROKEN"
         self.say(f"audit verify: {state} ({len(records)} records)")
-
-    # -- JSON ----------------------------------------------------------------------------
-
-    def document(self) -> dict[str, Any]:
-        """The ``--json`` document (see the module docstring and the README)."""
-        records = []
-        try:
-            records = self.rt.audit_records()
-            verified = self.rt.audit_verify()
-        except Exception as exc:
-            self.check(False, f"reading the audit table failed: {exc}")
-            verified = False
-        findings = [
-            {"seq": r.get("seq"), "event": r.get("eventName") or r.get("action"), **f}
-            for r in records
-            for f in (r.get("findings") or [])
-            if isinstance(f, dict)
-        ]
-        return {
-            "submissions": list(self.submissions.values()),
-            "preemptions": self.preemptions(),
-            "escalations": self.escalations,
-            "dispositions": self.dispositions,
-            "audit": {
-                "records": len(records),
-                "entries": [_audit_entry(r) for r in records],
-                "findings": findings,
-                "chainVerified": verified,
-            },
-            "story": self.result.lines,
-            "failures": self.result.failures,
-        }
-
-
-def _audit_entry(record: dict[str, Any]) -> dict[str, Any]:
-    """The short form of one audit record: seq, kind, action, actor, findings' codes."""
-    actor = record.get("actor") or {}
-    return {
-        "seq": int(record.get("seq") or 0),
-        "recordType": record.get("recordType"),
-        "action": record.get("action"),
-        "actor": actor.get("principalArn"),
-        "quotagov": bool(actor.get("quotagov")),
-        "decision": actor.get("decisionAction"),
-        "findings": [f.get("code") for f in record.get("findings") or [] if isinstance(f, dict)],
-    }

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,145 +37,168 @@ from quotagov.local.runtime import LocalRuntime
 PRINCIPAL_HEADER = "X-Quotagov-Principal"
 
 
-def _make_handler(runtime: LocalRuntime) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "quotagov-local"
-        protocol_version = "HTTP/1.1"
+class _RuntimeRequestHandler(BaseHTTPRequestHandler):
+    """Passes template routes to :attr:`runtime`; answers the ``/_local/`` endpoints.
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet access log (the handlers log for themselves)."""
+    :func:`_make_handler` binds :attr:`runtime` in a subclass.
+    """
 
-        def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
-            data = body.encode("utf-8")
-            self.send_response(status)
-            sent = {k.lower() for k in (headers or {})}
-            for key, value in (headers or {}).items():
-                if key.lower() not in ("content-length", "connection", "transfer-encoding"):
-                    self.send_header(key, value)
-            if "content-type" not in sent:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    runtime: LocalRuntime
+    server_version = "quotagov-local"
+    protocol_version = "HTTP/1.1"
 
-        def _json(self, status: int, value: Any) -> None:
-            self._send(status, json.dumps(value, default=str))
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet access log (the handlers log for themselves)."""
 
-        def _body(self) -> bytes:
-            length = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(length) if length else b""
+    # -- plumbing ------------------------------------------------------------------
 
-        def _dispatch(self, method: str) -> None:
-            split = urlsplit(self.path)
-            path = split.path
-            body = self._body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
-            if path.startswith("/_local/"):
-                self._local(method, path, body)
-                return
-            headers = {
-                key: value
-                for key, value in self.headers.items()
-                if key.lower() != PRINCIPAL_HEADER.lower()
-            }
-            query = parse_qs(split.query, keep_blank_values=True) if split.query else None
-            response = runtime.api(
-                method,
-                path,
-                principal=self.headers.get(PRINCIPAL_HEADER),
-                body=body or None,
-                headers=headers,
-                query=query,
-            )
-            self._send(response.status, response.body, response.headers)
+    def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
+        data = body.encode("utf-8")
+        self.send_response(status)
+        sent = {k.lower() for k in (headers or {})}
+        for key, value in (headers or {}).items():
+            if key.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(key, value)
+        if "content-type" not in sent:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
-        def _local(self, method: str, path: str, body: bytes) -> None:
-            try:
-                payload = json.loads(body) if body else {}
-            except ValueError:
-                self._json(400, {"message": "body: not JSON"})
-                return
-            if path == "/_local/slack/messages" and method == "GET":
-                self._json(200, {"messages": [m.as_dict() for m in runtime.slack.messages]})
-            elif path == "/_local/slack/response-url" and method == "POST":
-                self._response_url(payload)
-            elif path == "/_local/clock" and method == "GET":
-                now = runtime.clock.now()
-                self._json(200, {"now": now, "time": iso_time(now)})
-            elif path == "/_local/clock" and method == "POST":
-                self._clock(payload)
-            elif path.startswith("/_local/batch/") and method == "POST":
-                self._batch(path.rsplit("/", 1)[-1], payload)
-            elif path == "/_local/invocations" and method == "GET":
-                self._json(
-                    200,
-                    {
-                        "invocations": [
-                            {
-                                "function": i.function,
-                                "trigger": i.trigger,
-                                "at": i.at,
-                                "ok": i.ok,
-                                "error": i.error,
-                            }
-                            for i in runtime.invocations
-                        ]
-                    },
-                )
+    def _json(self, status: int, value: Any) -> None:
+        self._send(status, json.dumps(value, default=str))
+
+    def _body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _dispatch(self, method: str) -> None:
+        """A template route through the runtime's API Gateway, or a local endpoint."""
+        split = urlsplit(self.path)
+        path = split.path
+        body = self._body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        if path.startswith("/_local/"):
+            self._local(method, path, body)
+            return
+        headers = {
+            key: value
+            for key, value in self.headers.items()
+            if key.lower() != PRINCIPAL_HEADER.lower()
+        }
+        query = parse_qs(split.query, keep_blank_values=True) if split.query else None
+        response = self.runtime.api(
+            method,
+            path,
+            principal=self.headers.get(PRINCIPAL_HEADER),
+            body=body or None,
+            headers=headers,
+            query=query,
+        )
+        self._send(response.status, response.body, response.headers)
+
+    def _local(self, method: str, path: str, body: bytes) -> None:
+        """One of the local endpoints (the module doc lists them); 404 for any other."""
+        try:
+            payload = json.loads(body) if body else {}
+        except ValueError:
+            self._json(400, {"message": "body: not JSON"})
+            return
+        if path.startswith("/_local/batch/") and method == "POST":
+            self._batch(path.rsplit("/", 1)[-1], payload)
+            return
+        endpoint = _LOCAL_ENDPOINTS.get((method, path))
+        if endpoint is None:
+            self._json(404, {"message": f"no local endpoint {method} {path}"})
+        else:
+            endpoint(self, payload)
+
+    # -- local endpoints -----------------------------------------------------------
+
+    def _slack_messages(self, _payload: dict[str, Any]) -> None:
+        messages = [m.as_dict() for m in self.runtime.slack.messages]
+        self._json(200, {"messages": messages})
+
+    def _response_url(self, payload: dict[str, Any]) -> None:
+        channel, ts = payload.get("channel"), payload.get("ts")
+        if not isinstance(channel, str) or not isinstance(ts, str):
+            self._json(400, {"message": 'give {"channel": "C...", "ts": "<message ts>"}'})
+            return
+        self._json(200, {"responseUrl": self.runtime.slack.response_url_for(channel, ts)})
+
+    def _read_clock(self, _payload: dict[str, Any]) -> None:
+        now = self.runtime.clock.now()
+        self._json(200, {"now": now, "time": iso_time(now)})
+
+    def _clock(self, payload: dict[str, Any]) -> None:
+        try:
+            if "advance" in payload:
+                now = self.runtime.advance(float(payload["advance"]))
+            elif "to" in payload:
+                now = self.runtime.advance_to(float(payload["to"]))
             else:
-                self._json(404, {"message": f"no local endpoint {method} {path}"})
+                raise ValueError('give {"advance": seconds} or {"to": epoch seconds}')
+        except (TypeError, ValueError) as exc:
+            self._json(400, {"message": f"clock: {exc}"})
+            return
+        self._json(200, {"now": now, "time": iso_time(now)})
 
-        def _response_url(self, payload: dict[str, Any]) -> None:
-            channel, ts = payload.get("channel"), payload.get("ts")
-            if not isinstance(channel, str) or not isinstance(ts, str):
-                self._json(400, {"message": 'give {"channel": "C...", "ts": "<message ts>"}'})
-                return
-            self._json(200, {"responseUrl": runtime.slack.response_url_for(channel, ts)})
+    def _batch(self, operation: str, payload: dict[str, Any]) -> None:
+        principal = self.headers.get(PRINCIPAL_HEADER)
+        if not principal:
+            self._json(403, {"message": f"{PRINCIPAL_HEADER} header is required"})
+            return
+        try:
+            result = self.runtime.admin_batch(principal, operation, payload)
+        except BatchError as exc:
+            self._json(400, {"__type": exc.code, "message": exc.message})
+            return
+        except (TypeError, ValueError) as exc:
+            self._json(400, {"message": f"{operation}: {exc}"})
+            return
+        self._json(200, result)
 
-        def _clock(self, payload: dict[str, Any]) -> None:
-            try:
-                if "advance" in payload:
-                    now = runtime.advance(float(payload["advance"]))
-                elif "to" in payload:
-                    now = runtime.advance_to(float(payload["to"]))
-                else:
-                    raise ValueError('give {"advance": seconds} or {"to": epoch seconds}')
-            except (TypeError, ValueError) as exc:
-                self._json(400, {"message": f"clock: {exc}"})
-                return
-            self._json(200, {"now": now, "time": iso_time(now)})
+    def _invocations(self, _payload: dict[str, Any]) -> None:
+        invocations = [
+            {"function": i.function, "trigger": i.trigger, "at": i.at, "ok": i.ok, "error": i.error}
+            for i in self.runtime.invocations
+        ]
+        self._json(200, {"invocations": invocations})
 
-        def _batch(self, operation: str, payload: dict[str, Any]) -> None:
-            principal = self.headers.get(PRINCIPAL_HEADER)
-            if not principal:
-                self._json(403, {"message": f"{PRINCIPAL_HEADER} header is required"})
-                return
-            try:
-                result = runtime.admin_batch(principal, operation, payload)
-            except BatchError as exc:
-                self._json(400, {"__type": exc.code, "message": exc.message})
-                return
-            except (TypeError, ValueError) as exc:
-                self._json(400, {"message": f"{operation}: {exc}"})
-                return
-            self._json(200, result)
+    # -- HTTP methods --------------------------------------------------------------
 
-        def do_GET(self) -> None:
-            """Handle GET."""
-            self._dispatch("GET")
+    def do_GET(self) -> None:
+        """Handle GET."""
+        self._dispatch("GET")
 
-        def do_POST(self) -> None:
-            """Handle POST."""
-            self._dispatch("POST")
+    def do_POST(self) -> None:
+        """Handle POST."""
+        self._dispatch("POST")
 
-        def do_PUT(self) -> None:
-            """Handle PUT."""
-            self._dispatch("PUT")
+    def do_PUT(self) -> None:
+        """Handle PUT."""
+        self._dispatch("PUT")
 
-        def do_DELETE(self) -> None:
-            """Handle DELETE."""
-            self._dispatch("DELETE")
+    def do_DELETE(self) -> None:
+        """Handle DELETE."""
+        self._dispatch("DELETE")
 
-    return Handler
+
+#: A local endpoint: called with the request handler and the JSON body (``{}`` if none).
+_Endpoint = Callable[[_RuntimeRequestHandler, dict[str, Any]], None]
+
+#: (method, path) -> the local endpoint answering it (``/_local/batch/*`` aside).
+_LOCAL_ENDPOINTS: dict[tuple[str, str], _Endpoint] = {
+    ("GET", "/_local/slack/messages"): _RuntimeRequestHandler._slack_messages,
+    ("POST", "/_local/slack/response-url"): _RuntimeRequestHandler._response_url,
+    ("GET", "/_local/clock"): _RuntimeRequestHandler._read_clock,
+    ("POST", "/_local/clock"): _RuntimeRequestHandler._clock,
+    ("GET", "/_local/invocations"): _RuntimeRequestHandler._invocations,
+}
+
+
+def _make_handler(runtime: LocalRuntime) -> type[BaseHTTPRequestHandler]:
+    """A request handler class bound to ``runtime`` (one per :class:`LocalServer`)."""
+    return type("Handler", (_RuntimeRequestHandler,), {"runtime": runtime})
 
 
 class LocalServer:

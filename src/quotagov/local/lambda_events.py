@@ -112,6 +112,50 @@ def is_binary(content_type: str | None, binary_media_types: Sequence[str]) -> bo
     return any(fnmatch(media, pattern.lower()) for pattern in binary_media_types)
 
 
+def _proxy_body(
+    body: bytes | None, headers: Mapping[str, str], binary_media_types: Sequence[str]
+) -> tuple[str | None, bool]:
+    """``body`` and ``isBase64Encoded`` of the event: base64 only for a binary media type."""
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), None)
+    if body is None:
+        return None, False
+    if is_binary(content_type, binary_media_types):
+        return base64.b64encode(body).decode("ascii"), True
+    return body.decode("utf-8"), False
+
+
+def _request_context(
+    *,
+    method: str,
+    resource: str,
+    path: str,
+    principal_arn: str | None,
+    stage: str,
+    api_id: str,
+    epoch_ms: int,
+) -> dict[str, Any]:
+    """``requestContext`` of a REST proxy event (request id, time, stage, identity)."""
+    request_time = datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%d/%b/%Y:%H:%M:%S +0000")
+    request_id = str(uuid.uuid4())
+    return {
+        "resourceId": _short_id(resource, 6).lower(),
+        "resourcePath": resource,
+        "httpMethod": method.upper(),
+        "extendedRequestId": _short_id(request_id, 16),
+        "requestTime": request_time,
+        "path": f"/{stage}{path}",
+        "accountId": ACCOUNT_ID,
+        "protocol": "HTTP/1.1",
+        "stage": stage,
+        "domainPrefix": api_id,
+        "requestTimeEpoch": epoch_ms,
+        "requestId": request_id,
+        "identity": iam_identity(principal_arn),
+        "domainName": f"{api_id}.execute-api.{REGION}.amazonaws.com",
+        "apiId": api_id,
+    }
+
+
 def rest_api_event(
     *,
     method: str,
@@ -136,19 +180,19 @@ def rest_api_event(
             with all its values; body: raw bytes or ``None``; principal_arn: the SigV4
             caller for IAM-authorised routes (``None`` otherwise).
         binary_media_types: the API's ``BinaryMediaTypes`` (``*/*`` matches everything).
+        stage, api_id: the API's stage name and id; now: epoch seconds of the request.
     """
     header_map = dict(headers or {})
-    content_type = next((v for k, v in header_map.items() if k.lower() == "content-type"), None)
-    encoded = body is not None and is_binary(content_type, binary_media_types)
-    if body is None:
-        text_body: str | None = None
-    elif encoded:
-        text_body = base64.b64encode(body).decode("ascii")
-    else:
-        text_body = body.decode("utf-8")
-    epoch_ms = int(now() * 1000)
-    request_time = datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%d/%b/%Y:%H:%M:%S +0000")
-    request_id = str(uuid.uuid4())
+    text_body, encoded = _proxy_body(body, header_map, binary_media_types)
+    context = _request_context(
+        method=method,
+        resource=resource,
+        path=path,
+        principal_arn=principal_arn,
+        stage=stage,
+        api_id=api_id,
+        epoch_ms=int(now() * 1000),
+    )
     return {
         "resource": resource,
         "path": path,
@@ -159,23 +203,7 @@ def rest_api_event(
         "multiValueQueryStringParameters": dict(query) if query else None,
         "pathParameters": dict(path_parameters) if path_parameters else None,
         "stageVariables": None,
-        "requestContext": {
-            "resourceId": _short_id(resource, 6).lower(),
-            "resourcePath": resource,
-            "httpMethod": method.upper(),
-            "extendedRequestId": _short_id(request_id, 16),
-            "requestTime": request_time,
-            "path": f"/{stage}{path}",
-            "accountId": ACCOUNT_ID,
-            "protocol": "HTTP/1.1",
-            "stage": stage,
-            "domainPrefix": api_id,
-            "requestTimeEpoch": epoch_ms,
-            "requestId": request_id,
-            "identity": iam_identity(principal_arn),
-            "domainName": f"{api_id}.execute-api.{REGION}.amazonaws.com",
-            "apiId": api_id,
-        },
+        "requestContext": context,
         "body": text_body,
         "isBase64Encoded": encoded,
     }

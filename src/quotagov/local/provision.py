@@ -11,18 +11,24 @@ Batch stands in for) get deterministic placeholder ids so references still resol
 
 Resources are created in dependency order: a resource whose properties reference one
 not yet created is retried after the others (``RedrivePolicy`` -> the DLQ's ``Arn``).
+
+What a deployment would be given, the local runtime supplies (:class:`LocalValues`):
+:func:`parameter_values` for the template parameters without defaults (the governed
+job queue, a Slack secret and a policy parameter made here), :func:`resource_values`
+for the policy parameter's and the Slack secret's contents.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
 
 from quotagov.deploy.template import TemplateError
-from quotagov.local.stack import ACCOUNT_ID, REGION, STACK_NAME, Stack
+from quotagov.local.stack import ACCOUNT_ID, REGION, STACK_NAME, FunctionSpec, Stack
 
 #: Property values the runtime supplies instead of the template's (by logical id).
 ValueOverrides = Mapping[str, str]
@@ -231,3 +237,69 @@ CREATED_TYPES = frozenset(
         "AWS::Events::EventBus",
     }
 )
+
+
+# -- what the runtime supplies instead of a deployment's inputs ----------------------
+
+
+@dataclass(frozen=True)
+class LocalValues:
+    """What the local runtime puts where a deployment has its own inputs.
+
+    Attributes:
+        job_queue: the governed job queue ARN (the policy's ``jobQueue``).
+        policy_text: the governance policy YAML.
+        slack_secret: the Slack secret's JSON (``{"botToken", "signingSecret"}``).
+    """
+
+    job_queue: str
+    policy_text: str
+    slack_secret: str
+
+
+def parameter_values(template: Mapping[str, Any], values: LocalValues) -> dict[str, str]:
+    """Values for template parameters without defaults that the runtime can supply.
+
+    A ``*JobQueue*`` parameter gets the governed queue; a Slack secret parameter a
+    secret created here with ``values.slack_secret``; a policy parameter the SSM
+    parameter ``/quotagov/policy`` put here with the policy; any other parameter
+    without a default ``local-<Name>``. Parameters with defaults keep them.
+    """
+    supplied: dict[str, str] = {}
+    for name, spec in (template.get("Parameters") or {}).items():
+        lowered = name.lower()
+        if "jobqueue" in lowered:
+            supplied[name] = values.job_queue
+        elif "slack" in lowered and ("secret" in lowered) and "Default" not in spec:
+            client = boto3.client("secretsmanager", region_name=REGION)
+            supplied[name] = client.create_secret(
+                Name="quotagov/slack", SecretString=values.slack_secret
+            )["ARN"]
+        elif "policy" in lowered and "Default" not in spec:
+            client_ssm = boto3.client("ssm", region_name=REGION)
+            client_ssm.put_parameter(
+                Name="/quotagov/policy", Value=values.policy_text, Type="String", Overwrite=True
+            )
+            supplied[name] = "/quotagov/policy"
+        elif "Default" not in spec:
+            supplied[name] = f"local-{name}"
+    return supplied
+
+
+def resource_values(
+    stack: Stack, functions: Mapping[str, FunctionSpec], values: LocalValues
+) -> dict[str, str]:
+    """Contents for the :class:`Provisioner`: the policy parameter and the Slack secret.
+
+    They are the stack resources a function's ``POLICY_PARAMETER`` and
+    ``SLACK_SECRET_ARN`` variables ``!Ref``, by logical id.
+    """
+    overrides: dict[str, str] = {}
+    for spec in functions.values():
+        for variable, raw in spec.environment.items():
+            target = raw.get("Ref") if isinstance(raw, dict) else None
+            if variable == "POLICY_PARAMETER" and target in stack.resources:
+                overrides[str(target)] = values.policy_text
+            if variable == "SLACK_SECRET_ARN" and target in stack.resources:
+                overrides[str(target)] = values.slack_secret
+    return overrides

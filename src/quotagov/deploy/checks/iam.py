@@ -1,0 +1,163 @@
+"""The ``iam`` rule: least privilege for every Allow statement the template writes.
+
+Every Allow statement (function ``Policies``, ``AWS::IAM::*`` resources; read by
+:mod:`~quotagov.deploy.checks.statements`) lists its actions and resources explicitly
+(no ``NotAction``, no ``NotResource``, no SAM policy template or managed policy whose
+content the checker cannot see); no action contains ``*`` (or ``?``); a resource is
+``*`` only for actions without resource-level permissions
+(:data:`NO_RESOURCE_LEVEL_ACTIONS`); the append-only tables (:data:`APPEND_ONLY_TABLES`)
+get no update or delete action (:data:`MUTATING_TABLE_ACTIONS`); and the actions in
+:data:`EXCLUSIVE_ACTIONS` go only to the functions listed there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from quotagov.deploy.checks.findings import Finding
+from quotagov.deploy.checks.statements import OPAQUE, as_list, renderings, template_statements
+from quotagov.deploy.template import references
+
+#: Actions that support no resource-level permissions, so ``"Resource": "*"`` is the only
+#: valid resource (AWS Service Authorization Reference; Batch: reference facts 5.2).
+NO_RESOURCE_LEVEL_ACTIONS: frozenset[str] = frozenset(
+    {
+        "batch:DescribeServiceJob",
+        "batch:ListServiceJobs",
+        "batch:DescribeJobQueues",
+        "batch:DescribeComputeEnvironments",
+        "batch:DescribeJobDefinitions",
+        "batch:DescribeJobs",
+        "batch:ListJobs",
+        "batch:DescribeServiceEnvironments",
+        "batch:ListSchedulingPolicies",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "xray:GetSamplingRules",
+        "xray:GetSamplingTargets",
+        "cloudwatch:PutMetricData",
+        "sqs:ListQueues",
+        "dynamodb:ListTables",
+        "ssm:DescribeParameters",
+        "secretsmanager:ListSecrets",
+        "secretsmanager:GetRandomPassword",
+    }
+)
+
+#: Tables whose items are written once and never changed (the hash-chained audit log).
+APPEND_ONLY_TABLES: frozenset[str] = frozenset({"AuditTable"})
+
+#: Actions that would change or remove items (or the table) of an append-only table.
+#: ``BatchWriteItem`` can delete; ``TransactWriteItems`` is authorised per contained
+#: PutItem/UpdateItem/DeleteItem, so it needs no entry of its own.
+MUTATING_TABLE_ACTIONS: frozenset[str] = frozenset(
+    {
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:BatchWriteItem",
+        "dynamodb:PartiQLUpdate",
+        "dynamodb:PartiQLDelete",
+        "dynamodb:DeleteTable",
+        "dynamodb:UpdateTable",
+        "dynamodb:UpdateTimeToLive",
+        "dynamodb:RestoreTableFromBackup",
+        "dynamodb:ImportTable",
+    }
+)
+
+#: Action -> the only functions (logical ids) that may hold it. Raising a service job's
+#: priority is what the Slack approval governs (design.md, "Priority-escalation
+#: approvals"): only the escalation functions apply it (the approval click, and the
+#: scheduled retry of an approved change whose first UpdateServiceJob failed).
+EXCLUSIVE_ACTIONS: Mapping[str, frozenset[str]] = {
+    "batch:UpdateServiceJob": frozenset(
+        {"EscalationsApiFunction", "SlackInteractionsFunction", "EscalationExpiryFunction"}
+    ),
+}
+
+
+def _is_wildcard_resource(text: str) -> bool:
+    """``*``, or an ARN whose resource part is only ``*`` (``arn:aws:dynamodb:r:a:*``)."""
+    if text.strip() == "*":
+        return True
+    parts = text.split(":", 5)
+    return len(parts) == 6 and parts[0] == "arn" and parts[5] == "*"
+
+
+def _wildcard_resource_messages(
+    label: str, actions: Sequence[str], resources: Sequence[Any]
+) -> Iterator[str]:
+    """A ``*`` resource for actions that could name their resources."""
+    if not any(_is_wildcard_resource(t) for r in resources for t in renderings(r)):
+        return
+    scoped = sorted(a for a in actions if a not in NO_RESOURCE_LEVEL_ACTIONS)
+    if scoped:
+        yield (
+            f"{label}: Resource '*' for {', '.join(scoped)}, which support "
+            "resource-level permissions; name the resources"
+        )
+
+
+def _append_only_messages(
+    label: str, actions: Sequence[str], resources: Sequence[Any]
+) -> Iterator[str]:
+    """Update or delete actions on a table of :data:`APPEND_ONLY_TABLES`."""
+    targets = {name for r in resources for name in references(r)}
+    for table in sorted(APPEND_ONLY_TABLES & targets):
+        for action in actions:
+            if action in MUTATING_TABLE_ACTIONS:
+                yield f"{label}: {action} on append-only table {table}"
+
+
+def _exclusive_messages(owner: str, label: str, actions: Sequence[str]) -> Iterator[str]:
+    """Actions of :data:`EXCLUSIVE_ACTIONS` held by a function not listed for them."""
+    for action in actions:
+        allowed = EXCLUSIVE_ACTIONS.get(action)
+        if allowed is not None and owner not in allowed:
+            yield f"{label}: {action} is reserved for {', '.join(sorted(allowed))}"
+
+
+def _statement_messages(owner: str, statement: Any) -> Iterator[str]:
+    """What is wrong with one statement (or opaque policy) of ``owner`` as written."""
+    if not isinstance(statement, Mapping):
+        yield f"statement {statement!r} is not a mapping"
+        return
+    if OPAQUE in statement:
+        yield f"{statement[OPAQUE]}: write the statements out so they can be checked"
+        return
+    if statement.get("Effect") != "Allow":
+        return
+    label = f"statement {statement.get('Sid', '(no Sid)')}"
+    for key in ("NotAction", "NotResource"):
+        if key in statement:
+            yield f"{label}: {key} grants everything not listed"
+    actions = [a for a in as_list(statement.get("Action") or []) if a is not None]
+    resources = as_list(statement.get("Resource") or [])
+    if not actions or not all(isinstance(a, str) for a in actions):
+        yield f"{label}: actions must be listed as literal strings"
+        return
+    for action in actions:
+        if "*" in action or "?" in action:
+            yield f"{label}: wildcard action {action!r}"
+    if not resources:
+        yield f"{label}: no Resource"
+    yield from _wildcard_resource_messages(label, actions, resources)
+    yield from _append_only_messages(label, actions, resources)
+    yield from _exclusive_messages(owner, label, actions)
+
+
+def check_iam(template: Mapping[str, Any]) -> list[Finding]:
+    """Apply the IAM rules of the module doc to every statement the template writes.
+
+    Returns:
+        ``iam`` findings, sorted and without duplicates; the SAM-added execution
+        policies (basic logging, X-Ray, SQS polling, event destinations) are SAM's and
+        not checked here.
+    """
+    findings = {
+        Finding("iam", owner, message)
+        for owner, statement in template_statements(template)
+        for message in _statement_messages(owner, statement)
+    }
+    return sorted(findings)

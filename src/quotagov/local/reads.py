@@ -1,0 +1,30 @@
+"""What an operator would look at in the local runtime: stored escalations and the audit.
+
+Plain reads through the governance ports (the runtime passes the stores its wiring
+built for the functions' environment, see ``LocalRuntime.stored_escalation``,
+``audit_records`` and ``audit_verify``); used by the demo's checks and the tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quotagov.governance.audit.review import verify
+from quotagov.governance.ports import ChainStore, EscalationRepository
+
+
+def stored_escalation(table: EscalationRepository, escalation_id: str) -> dict[str, Any]:
+    """The escalation as stored (its API shape), ``{}`` when there is none."""
+    found = table.get(escalation_id)
+    return {} if found is None else dict(found.to_api())
+
+
+def audit_records(store: ChainStore) -> list[dict[str, Any]]:
+    """Every record of every audit hash chain, chain by chain in ``seq`` order."""
+    return [record for chain in store.chains() for record in store.records(chain)]
+
+
+def chains_intact(store: ChainStore) -> bool:
+    """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
+    reports = verify(store)
+    return bool(reports) and all(report.first_break is None for report in reports)
