@@ -41,10 +41,6 @@ class EscalationStatus(StrEnum):
     SUPERSEDED = "SUPERSEDED"
 
 
-#: Who is recorded as deciding (``decided_by``) and as the actor of audit records
-#: when quotagov itself acts: expiry, withdrawal, direct levels, retries.
-QUOTAGOV = "quotagov"
-
 #: Statuses after which nothing more happens.
 FINAL_STATUSES = frozenset(
     {
@@ -85,7 +81,7 @@ class Escalation:
         direct: True when the level is one of the team's ``directLevels`` (no approval).
         preview: the impact preview (None for direct levels).
         channel, ts: where the Slack message is (None until posted).
-        decided_by: Slack user id of the approver/denier (or :data:`QUOTAGOV` for
+        decided_by: Slack user id of the approver/denier (or :data:`QUOTAGOV_ACTOR` for
             expiry, withdrawal and direct application).
         decided_at: epoch seconds.
         applied_at: epoch seconds of the successful ``UpdateServiceJob``.

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from quotagov.governance.dispositions import (
-    SYSTEM_ACTOR,
     DispositionDeps,
     DispositionOutcome,
     DispositionStatus,
@@ -39,6 +38,7 @@ from quotagov.governance.job_state import (
     summarize,
 )
 from quotagov.governance.ports import BatchNotFoundError
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.jobs import JobStateRepository, StaleJobStateError
 from quotagov.governance.submission import SUBMISSION_TAG
 
@@ -260,7 +260,7 @@ def _key_in(preemption: PreemptionRecord, keys: set[str]) -> bool:
 def _disposition_type(outcome: DispositionOutcome) -> str:
     if outcome.status is DispositionStatus.PENDING_OWNER:
         return "ask-owner"
-    if outcome.decided_by == SYSTEM_ACTOR and outcome.choice:
+    if outcome.decided_by == QUOTAGOV_ACTOR and outcome.choice:
         return outcome.choice.value
     return outcome.policy_action
 

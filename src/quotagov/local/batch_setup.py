@@ -13,13 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from quotagov.adapters.batch_simulated import SimulatedBatch
+from quotagov.batch_semantics import queue_name
 from quotagov.clock import ManualClock
 from quotagov.local.stack import ACCOUNT_ID, REGION
-
-
-def queue_name(job_queue_arn: str) -> str:
-    """The job queue name of a ``arn:aws:batch:<region>:<acct>:job-queue/<name>`` ARN."""
-    return job_queue_arn.rsplit("/", 1)[-1]
 
 
 def build_simulated_batch(

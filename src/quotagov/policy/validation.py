@@ -55,18 +55,35 @@ _JOB_QUEUE = re.compile(
 
 
 def _cross_reference_faults(policy: Policy) -> list[str]:
+    """Every fault the models cannot see alone: names that must match, Batch's limits."""
+    return [
+        *_queue_faults(policy),
+        *_share_faults(policy),
+        *_level_faults(policy),
+        *_class_faults(policy),
+        *_team_faults(policy),
+    ]
+
+
+def _queue_faults(policy: Policy) -> list[str]:
+    """``jobQueue`` names a queue; the queue holds at most 20 shares."""
     faults: list[str] = []
     if not _JOB_QUEUE.match(policy.jobQueue):
         faults.append(
             f"jobQueue: {policy.jobQueue!r} is neither a job queue ARN "
             "(arn:aws:batch:<region>:<account>:job-queue/<name>) nor a job queue name"
         )
-    share_names = [s.quotaShareName for s in policy.quotaShares]
     if len(policy.quotaShares) > MAX_SHARES_PER_QUEUE:
         faults.append(
             f"quotaShares: {len(policy.quotaShares)} shares, "
             f"a job queue holds at most {MAX_SHARES_PER_QUEUE}"
         )
+    return faults
+
+
+def _share_faults(policy: Policy) -> list[str]:
+    """Share names unique; capacity limits few and one per unit; borrowLimit only to borrow."""
+    faults: list[str] = []
     seen: set[str] = set()
     for i, share in enumerate(policy.quotaShares):
         if share.quotaShareName in seen:
@@ -91,6 +108,12 @@ def _cross_reference_faults(policy: Policy) -> list[str]:
                 f"quotaShares[{i}].resourceSharingConfiguration.borrowLimit: only valid with "
                 f"strategy LEND_AND_BORROW, not {sharing.strategy}"
             )
+    return faults
+
+
+def _level_faults(policy: Policy) -> list[str]:
+    """Level names unique; each ``schedulingPriority`` within Batch's range."""
+    faults: list[str] = []
     level_names: list[str] = []
     for i, level in enumerate(policy.priorityLevels):
         if level.name in level_names:
@@ -101,6 +124,14 @@ def _cross_reference_faults(policy: Policy) -> list[str]:
                 f"priorityLevels[{i}].schedulingPriority: {level.schedulingPriority} is outside "
                 f"Batch's range {MIN_SCHEDULING_PRIORITY}-{MAX_SCHEDULING_PRIORITY}"
             )
+    return faults
+
+
+def _class_faults(policy: Policy) -> list[str]:
+    """Each class's shares exist, fit its checkpointing and instance types; reclassify
+    has a next share."""
+    faults: list[str] = []
+    share_names = [s.quotaShareName for s in policy.quotaShares]
     for cname, wclass in policy.workloadClasses.items():
         for j, sname in enumerate(wclass.shares):
             where = f"workloadClasses.{cname}.shares[{j}]"
@@ -116,17 +147,24 @@ def _cross_reference_faults(policy: Policy) -> list[str]:
                     f"{where}: class {cname!r} does not require checkpointing but share "
                     f"{sname!r} has in-share preemption ENABLED"
                 )
-            missing = [t for t in wclass.instanceTypes if share.limit_for(t) is None]
-            for t in missing:
-                faults.append(
-                    f"{where}: share {sname!r} has no capacity limit for instance type {t!r} "
-                    f"of class {cname!r}"
-                )
+            faults += [
+                f"{where}: share {sname!r} has no capacity limit for instance type {t!r} "
+                f"of class {cname!r}"
+                for t in wclass.instanceTypes
+                if share.limit_for(t) is None
+            ]
         if wclass.onRetriesExhausted.action == "reclassify" and len(wclass.shares) < 2:
             faults.append(
                 f"workloadClasses.{cname}.onRetriesExhausted.action: reclassify needs a next "
                 f"share, but the class lists only {wclass.shares}"
             )
+    return faults
+
+
+def _team_faults(policy: Policy) -> list[str]:
+    """Each team's classes and levels exist; no member listed twice."""
+    faults: list[str] = []
+    level_names = {level.name for level in policy.priorityLevels}
     for tname, team in policy.teams.items():
         for j, cname in enumerate(team.classes):
             if cname not in policy.workloadClasses:

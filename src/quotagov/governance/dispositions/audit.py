@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from quotagov.governance.dispositions.record import (
-    SYSTEM_ACTOR,
     DispositionRecord,
     DispositionStatus,
 )
 from quotagov.governance.ports import ControllerDecision
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
 
 #: The audit ``action`` of each status.
@@ -67,9 +67,9 @@ def decision_for(
         details["jobId"] = job.batchJobId
     if status is DispositionStatus.APPLIED and disposition.successor_batch_job_id:
         details["jobId"] = disposition.successor_batch_job_id
-    actor = SYSTEM_ACTOR
+    actor = QUOTAGOV_ACTOR
     if status is not DispositionStatus.PENDING_OWNER:
-        actor = disposition.decided_by or SYSTEM_ACTOR
+        actor = disposition.decided_by or QUOTAGOV_ACTOR
     return ControllerDecision(
         action=ACTIONS[status],
         actor=actor,

@@ -70,8 +70,6 @@ class Choice(StrEnum):
 #: Every choice, in the order the buttons show them.
 CHOICES: tuple[str, ...] = tuple(choice.value for choice in Choice)
 
-#: Who decides when the policy does (``decidedBy``), and the audit actor of steps.
-SYSTEM_ACTOR = "quotagov"
 
 #: How long a caller that moved a disposition to ``applying`` has to submit the successor
 #: before another caller (a redelivered event, a second click) may take over (seconds).

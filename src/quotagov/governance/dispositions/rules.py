@@ -34,7 +34,6 @@ from quotagov.governance.dispositions.errors import (
 )
 from quotagov.governance.dispositions.record import (
     APPLY_LEASE_SECONDS,
-    SYSTEM_ACTOR,
     Choice,
     DispositionRecord,
     DispositionStatus,
@@ -42,6 +41,7 @@ from quotagov.governance.dispositions.record import (
 )
 from quotagov.governance.job_state import JobTracking
 from quotagov.governance.lease import Lease
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
 
@@ -191,12 +191,12 @@ def exhausted_disposition(
     policy_says = f"{why}; class {job.workloadClass!r} policy: {action}"
     if action in (Choice.RESUBMIT, Choice.RECLASSIFY) and Choice(action) in choices:
         by_policy = opened.with_changes(reason=policy_says)
-        return decided(job, by_policy, Choice(action), by=SYSTEM_ACTOR, policy=policy, now=now)
+        return decided(job, by_policy, Choice(action), by=QUOTAGOV_ACTOR, policy=policy, now=now)
     if choices == (Choice.ABANDON,):
         return opened.with_changes(
             status=DispositionStatus.ABANDONED,
             choice=Choice.ABANDON,
-            decided_by=SYSTEM_ACTOR,
+            decided_by=QUOTAGOV_ACTOR,
             decided_at=now,
             closed_at=now,
             reason=f"{why}; policy action {action} impossible: "
@@ -229,7 +229,7 @@ def thrash_disposition(
         opened_at=now,
         preemption_count=tracking.preemption_count,
         choice=Choice.RECLASSIFY,
-        decided_by=SYSTEM_ACTOR,
+        decided_by=QUOTAGOV_ACTOR,
         decided_at=now,
         reason=f"thrash guard: {guard.preemptions} preemptions within "
         f"{guard.windowSeconds} s while in share {share!r}",
@@ -257,7 +257,7 @@ def decided(
         job: the job the disposition is for.
         disposition: its disposition (``pending-owner``, or one being opened).
         choice: the decision.
-        by: :data:`SYSTEM_ACTOR` (the policy) or the owner's principal / Slack user id.
+        by: :data:`QUOTAGOV_ACTOR` (the policy) or the owner's principal / Slack user id.
         policy: the governance policy (for the next share).
         now: epoch seconds.
         source: ``api`` or ``slack`` for an owner's decision (``decisionSource``).

@@ -42,7 +42,6 @@ Example::
         print(refused.reason)
 """
 
-from quotagov.governance.escalation_records import QUOTAGOV
 from quotagov.governance.escalations.checks import EscalationRequest
 from quotagov.governance.escalations.context import MAX_APPLY_ATTEMPTS, STALE_APPROVAL_SECONDS
 from quotagov.governance.escalations.decision import DecisionResult
@@ -57,7 +56,6 @@ from quotagov.governance.escalations.service import Escalations
 
 __all__ = [
     "MAX_APPLY_ATTEMPTS",
-    "QUOTAGOV",
     "STALE_APPROVAL_SECONDS",
     "DecisionResult",
     "EscalationForbiddenError",

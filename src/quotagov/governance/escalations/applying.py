@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
     EscalationPolicyRefusedError,
@@ -24,6 +24,7 @@ from quotagov.governance.escalations.errors import (
 )
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.ports import BatchError
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
     """Apply a direct level now: ``UpdateServiceJob``, then store it APPLIED and audit.
 
     Returns:
-        The stored escalation (APPLIED, ``decided_by`` :data:`~.context.QUOTAGOV`,
+        The stored escalation (APPLIED, ``decided_by`` :data:`~.context.QUOTAGOV_ACTOR`,
         ``expires_at`` = ``applied_at`` = now, one apply attempt).
 
     Raises:
@@ -55,7 +56,7 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
     now = deps.clock.now()
     applied = escalation.with_changes(
         status=EscalationStatus.APPLIED,
-        decided_by=QUOTAGOV,
+        decided_by=QUOTAGOV_ACTOR,
         decided_at=now,
         applied_at=now,
         apply_attempts=1,
@@ -142,7 +143,7 @@ def _apply_failed(
     )
     deps.record(
         "EscalationApplyFailed",
-        QUOTAGOV,
+        QUOTAGOV_ACTOR,
         approved.escalation_id,
         f"{approved.escalation_id}:apply-failed:{attempts}",
         jobId=approved.batch_job_id,
@@ -170,7 +171,7 @@ def _applied(deps: EscalationDeps, approved: Escalation, attempts: int) -> Escal
         free_job(deps, applied)
     deps.record(
         "EscalationApplied",
-        approved.decided_by or QUOTAGOV,
+        approved.decided_by or QUOTAGOV_ACTOR,
         approved.escalation_id,
         f"{approved.escalation_id}:applied",
         jobId=approved.batch_job_id,
@@ -205,7 +206,7 @@ def _supersede(
         free_job(deps, superseded)
     deps.record(
         "EscalationSuperseded",
-        approved.decided_by or QUOTAGOV,
+        approved.decided_by or QUOTAGOV_ACTOR,
         approved.escalation_id,
         f"{approved.escalation_id}:superseded",
         jobId=approved.batch_job_id,

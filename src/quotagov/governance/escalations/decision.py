@@ -16,12 +16,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.policy.models import Policy
 
 
@@ -159,5 +160,9 @@ def _refuse_click(
 
 def already_notice(escalation: Escalation) -> str:
     """The notice for a click on a request that is no longer PENDING."""
-    by = f" by <@{escalation.decided_by}>" if escalation.decided_by not in (None, QUOTAGOV) else ""
+    by = (
+        f" by <@{escalation.decided_by}>"
+        if escalation.decided_by not in (None, QUOTAGOV_ACTOR)
+        else ""
+    )
     return f"This request is already {escalation.status.value}{by}; nothing was changed."

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
 from quotagov.governance.escalations.context import (
     MAX_APPLY_ATTEMPTS,
@@ -24,6 +24,7 @@ from quotagov.governance.escalations.context import (
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.lease import Lease
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +39,14 @@ def expire(deps: EscalationDeps, escalation: Escalation, now: float) -> Escalati
     expired = deps.repository.transition(
         escalation.escalation_id,
         EscalationStatus.PENDING,
-        {"status": EscalationStatus.EXPIRED, "decided_by": QUOTAGOV, "decided_at": now},
+        {"status": EscalationStatus.EXPIRED, "decided_by": QUOTAGOV_ACTOR, "decided_at": now},
     )
     if expired is None:
         return None
     free_job(deps, expired)
     deps.record(
         "EscalationExpired",
-        QUOTAGOV,
+        QUOTAGOV_ACTOR,
         escalation.escalation_id,
         f"{escalation.escalation_id}:expired",
         jobId=escalation.batch_job_id,
@@ -139,7 +140,7 @@ def give_up(deps: EscalationDeps, exhausted: Escalation) -> None:
     if freed:
         deps.record(
             "EscalationAbandoned",
-            QUOTAGOV,
+            QUOTAGOV_ACTOR,
             exhausted.escalation_id,
             f"{exhausted.escalation_id}:abandoned",
             jobId=exhausted.batch_job_id,

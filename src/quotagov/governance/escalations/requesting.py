@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 
-from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_direct
 from quotagov.governance.escalations.checks import (
     CheckedRequest,
@@ -39,6 +39,7 @@ from quotagov.governance.escalations.errors import (
 from quotagov.governance.escalations.job_lock import free_job, open_pending
 from quotagov.governance.escalations.messages import channel_for, level_names
 from quotagov.governance.ports import BatchError, ChatError
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.escalations import BudgetSpentError
 from quotagov.governance.slack.escalations import request_blocks, request_text
 
@@ -221,7 +222,7 @@ def withdraw(
         EscalationStatus.PENDING,
         {
             "status": EscalationStatus.EXPIRED,
-            "decided_by": QUOTAGOV,
+            "decided_by": QUOTAGOV_ACTOR,
             "decided_at": deps.clock.now(),
             "error": f"Slack: {error.error}",
         },
@@ -230,7 +231,7 @@ def withdraw(
         free_job(deps, withdrawn)
     deps.record(
         "EscalationWithdrawn",
-        QUOTAGOV,
+        QUOTAGOV_ACTOR,
         pending.escalation_id,
         f"{pending.escalation_id}:withdrawn",
         slackError=error.error,

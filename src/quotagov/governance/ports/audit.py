@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+#: The actor of decisions quotagov takes by itself (no person decided).
+QUOTAGOV_ACTOR = "quotagov"
+
 
 @dataclass(frozen=True)
 class ControllerDecision:

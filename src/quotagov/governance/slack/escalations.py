@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from quotagov.governance.escalation_records import QUOTAGOV, Escalation, EscalationStatus
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.slack.blocks import (
     Block,
     clip,
@@ -150,7 +151,7 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
 def _outcome_line(escalation: Escalation) -> str:
     """One mrkdwn line for the escalation's status, naming who decided and when."""
     decider = escalation.decided_by
-    by = f"<@{decider}>" if decider and decider != QUOTAGOV else QUOTAGOV
+    by = f"<@{decider}>" if decider and decider != QUOTAGOV_ACTOR else QUOTAGOV_ACTOR
     at = f" at {_when(escalation.decided_at)}" if escalation.decided_at else ""
     status = escalation.status
     if status is EscalationStatus.APPLIED:

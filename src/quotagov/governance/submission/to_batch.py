@@ -28,6 +28,7 @@ from quotagov.governance.ports import (
     BatchPort,
     JobRecordConflictError,
 )
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission.deps import (
@@ -258,7 +259,7 @@ def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: s
     audit_decision(
         deps,
         action,
-        "quotagov",
+        QUOTAGOV_ACTOR,
         record.pk,
         {"team": record.team, "reasons": reasons, "principal": record.principal},
     )
