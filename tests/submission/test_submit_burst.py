@@ -14,8 +14,9 @@ from typing import Any
 from quotagov import wiring
 from quotagov.clock import ManualClock
 from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+from support.principals import ALICE, BOB
 
-from .conftest import ALICE, BOB, Stack, submission, training_payload
+from .conftest import Stack, submission, training_payload
 from .sqs_driver import drain, queue_depth
 
 COUNT = 300
