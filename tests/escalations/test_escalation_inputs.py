@@ -10,9 +10,11 @@ from urllib.parse import urlencode
 import pytest
 
 from quotagov.governance.escalation_records import EscalationStatus
+from support.events import rest_event
+from support.lambda_context import LambdaContext
+from support.slack import slack_signature
 
-from .conftest import slack_signature
-from .world import ALICE, EVENTS, SIGNING_SECRET, LambdaContext, World
+from .world import ALICE, SIGNING_SECRET, World
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 #: 1000 levels of nesting: about 2 KB, past CPython's JSON decoder recursion limit.
@@ -39,11 +41,13 @@ def send(event: dict[str, Any]) -> int:
 def test_escalation_request_with_deeply_nested_body_is_400(world: World) -> None:
     from quotagov.handlers import escalations_api
 
-    event = json.loads((EVENTS / "escalations_api-request.json").read_text())
-    event["path"] = "/jobs/sub-bg-2/escalations"
-    event["pathParameters"] = {"jobId": "sub-bg-2"}
-    event["body"] = '{"level":' + NESTED + ', "reason": "x"}'
-    event["requestContext"]["identity"]["userArn"] = ALICE
+    event = rest_event(
+        "escalations_api-request",
+        path="/jobs/sub-bg-2/escalations",
+        path_parameters={"jobId": "sub-bg-2"},
+        body='{"level":' + NESTED + ', "reason": "x"}',
+        principal=ALICE,
+    )
     response = escalations_api.handler(event, LambdaContext())  # type: ignore[arg-type]
     assert response["statusCode"] == 400
     assert json.loads(response["body"]) == {"message": "body: JSON is nested too deeply to decode"}

@@ -189,8 +189,7 @@ def test_forged_or_stale_clicks_are_401_and_change_nothing(
 
 def test_missing_signature_headers_are_401(world: World) -> None:
     from quotagov.handlers import slack_interactions
-
-    from .world import LambdaContext
+    from support.lambda_context import LambdaContext
 
     _, body = world.request("sub-bg-2", "high", REASON)
     event = world.click_event(body["escalationId"], "U0CAROL")
@@ -289,8 +288,7 @@ def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
     escalation_id = body["escalationId"]
     events = [world.click_event(escalation_id, "U0CAROL" if n % 2 else "U0ERIN") for n in range(50)]
     from quotagov.handlers import slack_interactions
-
-    from .world import LambdaContext
+    from support.lambda_context import LambdaContext
 
     barrier = threading.Barrier(len(events))
     statuses: list[int] = []
@@ -382,9 +380,8 @@ def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world:
     from urllib.parse import urlencode
 
     from quotagov.handlers import slack_interactions
-
-    from .conftest import slack_signature
-    from .world import LambdaContext
+    from support.lambda_context import LambdaContext
+    from support.slack import slack_signature
 
     _, body = world.request("sub-bg-2", "high", REASON)
 

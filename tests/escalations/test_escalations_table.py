@@ -16,8 +16,8 @@ from quotagov.governance.escalations import (
     OpenEscalationError,
 )
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
-
-from .conftest import REGION, start_moto_server
+from support.aws import REGION
+from support.moto_server import start_moto_server
 
 T0 = 1_764_547_200.0
 
