@@ -12,8 +12,7 @@ import pytest
 from quotagov.governance.ports import BatchClientError
 from quotagov.local.cloudtrail import cloudtrail_envelope, user_identity
 from quotagov.local.runtime import LocalRuntime, RuntimeOptions, function_principal
-
-GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
+from support.principals import GRACE
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.principals import ALICE, GRACE
+
 ROOT = Path(__file__).resolve().parents[2]
-ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
-GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
 
 
 def run_demo() -> dict[str, Any]:
