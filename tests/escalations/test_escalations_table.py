@@ -17,7 +17,7 @@ from quotagov.governance.escalations import (
 )
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 from support.aws import REGION
-from support.moto_server import start_moto_server
+from support.moto_server import moto_server as loopback_moto_server
 
 T0 = 1_764_547_200.0
 
@@ -186,11 +186,8 @@ def test_due_for_expiry_lists_only_overdue_pending(escalations_table: Escalation
 
 @pytest.fixture
 def moto_server(aws_env: None) -> Iterator[str]:
-    server, url = start_moto_server()
-    try:
+    with loopback_moto_server() as url:
         yield url
-    finally:
-        server.stop()
 
 
 def test_simultaneous_requests_never_overspend_a_budget(moto_server: str) -> None:
