@@ -8,7 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from support.principals import ALICE, GRACE
+
+pytestmark = pytest.mark.slow  # runs the whole demo as a subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 
