@@ -243,8 +243,9 @@ def terminated(batch: SimulatedBatch) -> list[dict[str, Any]]:
 
 
 def exhausted_release_job(world: World, submission_id: str) -> None:
-    """Frank's release job ``submission_id`` (no retries left, no checkpoints) preempted
-    twice, through the handler: its owner is asked what to do."""
+    """Frank's release job ``submission_id`` (one preemption retry, no checkpoints)
+    preempted twice, through the handler: its retries run out, and the release class
+    asks the owner what to do (``ask-owner``)."""
     world.clock.set(START + 4000)
     batch_job_id = f"batch-{submission_id}"
     world.record(
