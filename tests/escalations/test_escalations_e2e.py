@@ -14,7 +14,7 @@ import pytest
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
 
-from .world import ALICE, DAVE, ERIN, SIGNING_SECRET, World, build_world, walkthrough_policy
+from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 
@@ -376,21 +376,15 @@ def test_slack_failure_withdraws_the_request_and_refunds_the_budget(
 
 
 def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world: World) -> None:
-    import base64
     from urllib.parse import urlencode
 
     from quotagov.handlers import slack_interactions
     from support.lambda_context import LambdaContext
-    from support.slack import slack_signature
 
     _, body = world.request("sub-bg-2", "high", REASON)
 
     def send(raw: bytes) -> int:
-        event = world.click_event(body["escalationId"], "U0CAROL")
-        ts = event["headers"]["X-Slack-Request-Timestamp"]
-        event["body"] = base64.b64encode(raw).decode()
-        event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
-        event["multiValueHeaders"] = None
+        event = world.raw_click_event(body["escalationId"], raw)
         response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
         return int(response["statusCode"])
 

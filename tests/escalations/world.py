@@ -15,6 +15,7 @@ loopback fake, and every handler gets its dependencies from ``quotagov.wiring``.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from support.lambda_context import LambdaContext
 from support.payloads import training_job_request
 from support.policies import example_policy_text
 from support.principals import ALICE, DAVE, ERIN
-from support.slack import click_event, click_payload
+from support.slack import click_event, click_payload, slack_signature
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,6 +133,16 @@ class World:
 
         ts = int(self.clock.now()) if timestamp is None else timestamp
         return click_event(payload, secret=secret, timestamp=ts, tamper=forge if tamper else None)
+
+    def raw_click_event(self, escalation_id: str, raw: bytes) -> dict[str, Any]:
+        """A click event on the escalation's message whose body is ``raw``, signed correctly
+        (single-value headers only)."""
+        event = self.click_event(escalation_id, "U0CAROL")
+        ts = event["headers"]["X-Slack-Request-Timestamp"]
+        event["body"] = base64.b64encode(raw).decode()
+        event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
+        event["multiValueHeaders"] = None
+        return event
 
     def click(
         self, escalation_id: str, user: str, action: str = "escalation_approve", **kw: Any
