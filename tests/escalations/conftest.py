@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from support.aws import REGION, fake_aws_env, powertools_env
-from support.moto_server import moto_server
+from support.moto_server import moto_server as loopback_moto_server
 
 
 @pytest.fixture
@@ -34,8 +34,15 @@ def dynamodb_endpoint() -> Iterator[str]:
     """One loopback moto server per test module; every test makes its own tables."""
     with pytest.MonkeyPatch.context() as env:
         fake_aws_env(env)
-        with moto_server() as url:
+        with loopback_moto_server() as url:
             yield url
+
+
+@pytest.fixture
+def moto_server(aws_env: None) -> Iterator[str]:
+    """A loopback moto server of the test's own."""
+    with loopback_moto_server() as url:
+        yield url
 
 
 @pytest.fixture

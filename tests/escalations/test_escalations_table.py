@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import boto3
 import pytest
@@ -16,8 +15,8 @@ from quotagov.governance.escalations import (
     OpenEscalationError,
 )
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
-from support.aws import REGION
-from support.moto_server import moto_server as loopback_moto_server
+
+from .conftest import REGION
 
 T0 = 1_764_547_200.0
 
@@ -182,12 +181,6 @@ def test_due_for_expiry_lists_only_overdue_pending(escalations_table: Escalation
     assert [e.escalation_id for e in escalations_table.with_status(EscalationStatus.DENIED)] == [
         "decided"
     ]
-
-
-@pytest.fixture
-def moto_server(aws_env: None) -> Iterator[str]:
-    with loopback_moto_server() as url:
-        yield url
 
 
 def test_simultaneous_requests_never_overspend_a_budget(moto_server: str) -> None:

@@ -12,7 +12,8 @@ import pytest
 from quotagov.governance.ports import BatchClientError
 from quotagov.local.cloudtrail import cloudtrail_envelope, user_identity
 from quotagov.local.runtime import LocalRuntime, RuntimeOptions, function_principal
-from support.principals import GRACE
+
+GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
 
 
 @pytest.fixture(scope="module")
