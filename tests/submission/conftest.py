@@ -19,6 +19,7 @@ from quotagov.governance.ports import NullAuditSink
 from quotagov.settings import Settings
 from support.aws import QUEUE_ARN, REGION, fake_aws_env, powertools_env
 from support.events import load_event
+from support.lambda_context import LambdaContext as LambdaContext  # tests import it here
 from support.policies import example_policy, example_policy_text, simulated_batch
 
 JOBS_TABLE = "quotagov-jobs"
