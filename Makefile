@@ -8,7 +8,7 @@ SAM_VENV := .sam-venv
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 SAM_CLI_VERSION ?= 1.170.0
 
-.PHONY: install lint typecheck test unit demo serve lint-template clean
+.PHONY: install lint typecheck test unit unit-fast demo serve lint-template clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,11 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -n 2
+
+# The quick tier for the edit-test loop: leaves out the tests marked slow (subprocesses,
+# loopback servers, long hypothesis runs; see tests/conftest.py). CI runs `unit`.
+unit-fast: $(STAMP)
+	$(BIN)/pytest -q -n 2 -m "not slow"
 
 # The README's test command: lint, type-check, the SAM template checks, then the suite.
 test: lint typecheck lint-template unit

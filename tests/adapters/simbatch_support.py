@@ -6,13 +6,11 @@ import json
 from typing import Any
 
 from quotagov.adapters.simbatch import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
+from support.aws import GPU
+from support.aws import QUEUE_NAME as QUEUE
+from support.payloads import training_job_request
 
 EPOCH = 1_780_000_000.0
-QUEUE = "ml-gov-queue"
-ACCOUNT = "111122223333"
-REGION = "eu-west-1"
-QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/{QUEUE}"
-GPU = "ml.g5.xlarge"
 
 
 def share(
@@ -37,24 +35,12 @@ def training_payload(
     name: str, instance_type: str = GPU, count: int = 1, checkpoint: bool = False
 ) -> str:
     """A SageMaker CreateTrainingJob request as JSON, as the submission path sends it."""
-    payload: dict[str, Any] = {
-        "TrainingJobName": name,
-        "RoleArn": f"arn:aws:iam::{ACCOUNT}:role/sm-exec",
-        "AlgorithmSpecification": {
-            "TrainingImage": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/train:1",
-            "TrainingInputMode": "File",
-        },
-        "ResourceConfig": {
-            "InstanceType": instance_type,
-            "InstanceCount": count,
-            "VolumeSizeInGB": 100,
-        },
-        "OutputDataConfig": {"S3OutputPath": "s3://example-artifacts/out/"},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-    }
-    if checkpoint:
-        payload["CheckpointConfig"] = {"S3Uri": f"s3://example-artifacts/ckpt/{name}/"}
-    return json.dumps(payload)
+    checkpoint_uri = f"s3://example-artifacts/ckpt/{name}/" if checkpoint else None
+    return json.dumps(
+        training_job_request(
+            name, instance_type=instance_type, instance_count=count, checkpoint_uri=checkpoint_uri
+        )
+    )
 
 
 def submit_request(

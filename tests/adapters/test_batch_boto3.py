@@ -25,23 +25,23 @@ from quotagov.governance.ports import (
     BatchThrottledError,
 )
 from quotagov.settings import Settings
+from support.aws import ACCOUNT, QUEUE_ARN, REGION
+from support.payloads import training_job_request
 
-REGION = "eu-west-1"
-ACCOUNT = "111122223333"
-QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/ml-gov-queue"
 JOB_ID = "9e1c2b7a-41d0-4f5b-8a66-3c2d1e0f7a55"
 JOB_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{JOB_ID}"
 SHARE_ARN = f"{QUEUE_ARN}/quota-share/team_vision"
 
 PAYLOAD = json.dumps(
-    {
-        "TrainingJobName": "resnet-sweep-017",
-        "RoleArn": f"arn:aws:iam::{ACCOUNT}:role/sm-exec-team-vision",
-        "AlgorithmSpecification": {"TrainingImage": "img:2.4", "TrainingInputMode": "File"},
-        "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 2},
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 14400},
-    }
+    training_job_request(
+        "resnet-sweep-017",
+        instance_count=2,
+        volume_gb=None,
+        role_arn=f"arn:aws:iam::{ACCOUNT}:role/sm-exec-team-vision",
+        image="img:2.4",
+        output_path="s3://bucket/out/",
+        max_runtime_seconds=14400,
+    )
 )
 
 

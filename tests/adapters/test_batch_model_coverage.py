@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from botocore import xform_name
-from simbatch_support import GPU, QUEUE, QUEUE_ARN, share, submit_request
+from simbatch_support import GPU, QUEUE, share, submit_request
 
 from quotagov.adapters import batch_model
 from quotagov.adapters.batch_model import BatchModelError, validate_request, validate_response
@@ -14,6 +14,7 @@ from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.simbatch import service_jobs as sim_models
 from quotagov.clock import ManualClock
 from quotagov.governance.ports import BatchPort
+from support.aws import QUEUE_ARN
 
 
 def _port_operations() -> dict[str, str]:

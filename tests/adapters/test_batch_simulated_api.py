@@ -12,7 +12,6 @@ from simbatch_support import (
     EPOCH,
     GPU,
     QUEUE,
-    QUEUE_ARN,
     share,
     submit_request,
     training_payload,
@@ -28,6 +27,7 @@ from quotagov.governance.ports import (
     BatchThrottledError,
 )
 from quotagov.policy.validation import load_policy
+from support.aws import QUEUE_ARN
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +13,6 @@ from audit.support import (
     CONTROLLER_ROLE,
     PLATFORM_CHANNEL,
     POLICY_DOCUMENT,
-    REGION,
     TABLE,
     create_audit_table,
     simulated_batch,
@@ -22,25 +20,20 @@ from audit.support import (
 from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
-from quotagov.adapters.slack import SlackChatNotifier, build_web_client
+from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
+from support.aws import REGION
+from support.slack import chat_for
 
 
 @pytest.fixture(autouse=True)
-def _aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(key, value)
-    os.environ.pop("AWS_PROFILE", None)
+def _aws_credentials(aws_credentials: None) -> None:
+    """Every audit test runs on fake credentials (the root ``aws_credentials``)."""
 
 
 @pytest.fixture
@@ -77,7 +70,7 @@ def slack() -> Iterator[FakeSlack]:
 @pytest.fixture
 def chat(slack: FakeSlack) -> SlackChatNotifier:
     """The real Slack adapter (slack_sdk WebClient) talking to the fake Slack."""
-    return SlackChatNotifier(build_web_client(slack.token, slack.base_url))
+    return chat_for(slack)
 
 
 @pytest.fixture

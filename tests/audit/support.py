@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from quotagov.adapters.batch_simulated import SimulatedBatch
@@ -11,12 +10,10 @@ from quotagov.adapters.simbatch import RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.policy import Policy
+from support import events
+from support.aws import ACCOUNT, GPU, QUEUE_ARN
+from support.payloads import training_job_request
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
-REGION = "eu-west-1"
-GPU = "ml.g5.xlarge"
-ACCOUNT = "111122223333"
-QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/ml-gov-queue"
 TABLE = "quotagov-audit-test"
 PLATFORM_CHANNEL = "C0PLATFORM"
 CONTROLLER_ROLE = f"arn:aws:iam::{ACCOUNT}:role/quotagov-SlackInteractionsRole"
@@ -85,8 +82,7 @@ POLICY_DOCUMENT: dict[str, Any] = {
 
 def load_event(name: str) -> dict[str, Any]:
     """The EventBridge event ``events/audit_trail-<name>.json``."""
-    data: dict[str, Any] = json.loads((EVENTS / f"audit_trail-{name}.json").read_text())
-    return data
+    return events.load_event(f"audit_trail-{name}")
 
 
 def load_call(name: str) -> CloudTrailApiCall:
@@ -103,17 +99,7 @@ def submit(
     batch: SimulatedBatch, name: str, share: str, *, run_seconds: float = 36000, priority: int = 10
 ) -> str:
     """Submit a one-instance training job to ``share``; returns its job id."""
-    payload = {
-        "TrainingJobName": name,
-        "RoleArn": f"arn:aws:iam::{ACCOUNT}:role/sm-exec",
-        "AlgorithmSpecification": {
-            "TrainingImage": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/train:1",
-            "TrainingInputMode": "File",
-        },
-        "ResourceConfig": {"InstanceType": GPU, "InstanceCount": 1, "VolumeSizeInGB": 100},
-        "OutputDataConfig": {"S3OutputPath": "s3://example-artifacts/out/"},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-    }
+    payload = training_job_request(name)
     answer = batch.submit_service_job(
         jobName=name,
         jobQueue=QUEUE_ARN,

@@ -12,23 +12,15 @@ for real: each reads the head, then tries to claim the next slot.
 from __future__ import annotations
 
 import threading
-import urllib.request
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import boto3
 import pytest
-from moto.moto_server.werkzeug_app import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    create_backend_app,
-)
-from werkzeug.serving import make_server
 
 from audit.support import (
     CONTROLLER_ROLE,
     POLICY_DOCUMENT,
-    REGION,
     TABLE,
     create_audit_table,
     load_call,
@@ -42,6 +34,8 @@ from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import AppendAttempt, AppendOutcome, ControllerDecision
 from quotagov.policy import parse_policy
+from support.aws import REGION
+from support.moto_server import moto_server, reset_moto
 
 
 class CountingChainStore(DynamoDBChainStore):
@@ -64,32 +58,13 @@ CHAIN = "ml-gov-queue"
 @pytest.fixture
 def endpoint() -> Iterator[str]:
     """A moto server on 127.0.0.1 with a free port, stopped after the test."""
-    server = make_server(
-        "127.0.0.1",
-        0,
-        DomainDispatcherApplication(create_backend_app),
-        threaded=False,
-        request_handler=MotoRequestHandler,
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    _reset(url)
-    create_audit_table(boto3.client("dynamodb", region_name=REGION, endpoint_url=url))
-    try:
-        yield url
-    finally:
-        _reset(url)
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()
-
-
-def _reset(url: str) -> None:
-    """Drop every moto backend's state (server mode keeps it per process)."""
-    request = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        assert answer.status == 200
+    with moto_server() as url:
+        reset_moto(url)
+        create_audit_table(boto3.client("dynamodb", region_name=REGION, endpoint_url=url))
+        try:
+            yield url
+        finally:
+            reset_moto(url)
 
 
 _SESSION = boto3.session.Session()

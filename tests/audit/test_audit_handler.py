@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ from pydantic import ValidationError
 
 from audit.support import (
     CONTROLLER_ROLE,
-    EVENTS,
     PLATFORM_CHANNEL,
     QUEUE_ARN,
     TABLE,
@@ -37,16 +35,8 @@ from quotagov.handlers.audit_trail import BatchApiCallEvent, handler
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
 from quotagov.settings import Settings
-
-
-@dataclass
-class LambdaContext:
-    function_name: str = "quotagov-AuditFunction"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = (
-        "arn:aws:lambda:eu-west-1:111122223333:function:quotagov-AuditFunction"
-    )
-    aws_request_id: str = "5f0a3c1e-8d2b-4e7a-9c61-0b3d2e1f4a59"
+from support.events import EVENTS
+from support.lambda_context import LambdaContext
 
 
 @pytest.fixture

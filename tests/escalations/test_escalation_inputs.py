@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 from urllib.parse import urlencode
@@ -10,23 +9,14 @@ from urllib.parse import urlencode
 import pytest
 
 from quotagov.governance.escalation_records import EscalationStatus
+from support.events import rest_event
+from support.lambda_context import LambdaContext
 
-from .conftest import slack_signature
-from .world import ALICE, EVENTS, SIGNING_SECRET, LambdaContext, World
+from .world import ALICE, World
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 #: 1000 levels of nesting: about 2 KB, past CPython's JSON decoder recursion limit.
 NESTED = "[" * 1000 + "]" * 1000
-
-
-def signed_click(world: World, escalation_id: str, raw: bytes) -> dict[str, Any]:
-    """A click event on the escalation's message whose body is ``raw``, signed correctly."""
-    event = world.click_event(escalation_id, "U0CAROL")
-    ts = event["headers"]["X-Slack-Request-Timestamp"]
-    event["body"] = base64.b64encode(raw).decode()
-    event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
-    event["multiValueHeaders"] = None
-    return event
 
 
 def send(event: dict[str, Any]) -> int:
@@ -39,11 +29,13 @@ def send(event: dict[str, Any]) -> int:
 def test_escalation_request_with_deeply_nested_body_is_400(world: World) -> None:
     from quotagov.handlers import escalations_api
 
-    event = json.loads((EVENTS / "escalations_api-request.json").read_text())
-    event["path"] = "/jobs/sub-bg-2/escalations"
-    event["pathParameters"] = {"jobId": "sub-bg-2"}
-    event["body"] = '{"level":' + NESTED + ', "reason": "x"}'
-    event["requestContext"]["identity"]["userArn"] = ALICE
+    event = rest_event(
+        "escalations_api-request",
+        path="/jobs/sub-bg-2/escalations",
+        path_parameters={"jobId": "sub-bg-2"},
+        body='{"level":' + NESTED + ', "reason": "x"}',
+        principal=ALICE,
+    )
     response = escalations_api.handler(event, LambdaContext())  # type: ignore[arg-type]
     assert response["statusCode"] == 400
     assert json.loads(response["body"]) == {"message": "body: JSON is nested too deeply to decode"}
@@ -54,7 +46,7 @@ def test_escalation_request_with_deeply_nested_body_is_400(world: World) -> None
 def test_deeply_nested_slack_payload_is_400(world: World) -> None:
     _, body = world.request("sub-bg-2", "high", REASON)
     raw = urlencode({"payload": '{"type": "block_actions", "actions": ' + NESTED + "}"})
-    assert send(signed_click(world, body["escalationId"], raw.encode())) == 400
+    assert send(world.raw_click_event(body["escalationId"], raw.encode())) == 400
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
     assert world.update_calls == []
@@ -87,7 +79,7 @@ def test_signed_click_without_a_usable_value_gets_a_private_notice(
         "response_url": world.slack.response_url_for(stored.channel, stored.ts),
     }
     raw = urlencode({"payload": json.dumps(payload)}).encode()
-    assert send(signed_click(world, body["escalationId"], raw)) == 200
+    assert send(world.raw_click_event(body["escalationId"], raw)) == 200
     [notice] = world.slack.calls_to("response_url")
     assert notice.params["response_type"] == "ephemeral"
     assert notice.params["text"].startswith("Nothing was changed: the " + repr(action_id))

@@ -14,7 +14,7 @@ import pytest
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
 
-from .world import ALICE, DAVE, ERIN, SIGNING_SECRET, World, build_world, walkthrough_policy
+from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 
@@ -189,8 +189,7 @@ def test_forged_or_stale_clicks_are_401_and_change_nothing(
 
 def test_missing_signature_headers_are_401(world: World) -> None:
     from quotagov.handlers import slack_interactions
-
-    from .world import LambdaContext
+    from support.lambda_context import LambdaContext
 
     _, body = world.request("sub-bg-2", "high", REASON)
     event = world.click_event(body["escalationId"], "U0CAROL")
@@ -289,8 +288,7 @@ def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
     escalation_id = body["escalationId"]
     events = [world.click_event(escalation_id, "U0CAROL" if n % 2 else "U0ERIN") for n in range(50)]
     from quotagov.handlers import slack_interactions
-
-    from .world import LambdaContext
+    from support.lambda_context import LambdaContext
 
     barrier = threading.Barrier(len(events))
     statuses: list[int] = []
@@ -378,22 +376,15 @@ def test_slack_failure_withdraws_the_request_and_refunds_the_budget(
 
 
 def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world: World) -> None:
-    import base64
     from urllib.parse import urlencode
 
     from quotagov.handlers import slack_interactions
-
-    from .conftest import slack_signature
-    from .world import LambdaContext
+    from support.lambda_context import LambdaContext
 
     _, body = world.request("sub-bg-2", "high", REASON)
 
     def send(raw: bytes) -> int:
-        event = world.click_event(body["escalationId"], "U0CAROL")
-        ts = event["headers"]["X-Slack-Request-Timestamp"]
-        event["body"] = base64.b64encode(raw).decode()
-        event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
-        event["multiValueHeaders"] = None
+        event = world.raw_click_event(body["escalationId"], raw)
         response = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
         return int(response["statusCode"])
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import boto3
 import pytest
@@ -13,7 +12,7 @@ from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.ports import BudgetSpentError, EscalationConflictError, OpenEscalationError
 
-from .conftest import REGION, start_moto_server
+from .conftest import REGION
 
 T0 = 1_764_547_200.0
 
@@ -178,15 +177,6 @@ def test_due_for_expiry_lists_only_overdue_pending(escalations_table: Escalation
     assert [e.escalation_id for e in escalations_table.with_status(EscalationStatus.DENIED)] == [
         "decided"
     ]
-
-
-@pytest.fixture
-def moto_server(aws_env: None) -> Iterator[str]:
-    server, url = start_moto_server()
-    try:
-        yield url
-    finally:
-        server.stop()
 
 
 def test_simultaneous_requests_never_overspend_a_budget(moto_server: str) -> None:

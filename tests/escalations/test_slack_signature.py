@@ -9,8 +9,7 @@ import pytest
 
 from quotagov.clock import ManualClock
 from quotagov.handlers.slack_interactions import verify_slack_request
-
-from .conftest import slack_signature
+from support.slack import slack_signature
 
 # Slack's published request-signing example (reference §7.1).
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

@@ -21,7 +21,6 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import boto3
 import yaml
@@ -37,19 +36,19 @@ from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
 from quotagov.settings import Settings
-
-from .conftest import REGION, slack_signature
+from support.aws import REGION
+from support.events import load_event, rest_event
+from support.lambda_context import LambdaContext
+from support.payloads import training_job_request
+from support.policies import example_policy_text
+from support.principals import ALICE, DAVE, ERIN
+from support.slack import click_event, click_payload, slack_signature
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE_POLICY = ROOT / "src" / "quotagov" / "examples" / "policy.yaml"
-EVENTS = ROOT / "events"
 
 T0 = 1_764_547_200.0  # 2025-12-01T00:00:00Z = walkthrough t=0
 BOT_TOKEN = "xoxb-escalation-tests"
 SIGNING_SECRET = "escalation-tests-signing-secret"
-ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
-ERIN = "arn:aws:sts::111122223333:assumed-role/researcher/erin"
-DAVE = "arn:aws:sts::111122223333:assumed-role/researcher/dave"
 
 
 def walkthrough_policy(**research_overrides: Any) -> Policy:
@@ -58,26 +57,12 @@ def walkthrough_policy(**research_overrides: Any) -> Policy:
     ``research_overrides`` replace fields of the research team, e.g.
     ``escalationBudget={"count": 1, "periodSeconds": 604800}``.
     """
-    data = yaml.safe_load(EXAMPLE_POLICY.read_text(encoding="utf-8"))
+    data = yaml.safe_load(example_policy_text())
     research = data["teams"]["research"]
     research["members"].append({"principal": ERIN, "slackUserId": "U0ERIN"})
     research.update(research_overrides)
     data["priorityLevels"].append({"name": "critical", "schedulingPriority": 99})
     return parse_policy(data)
-
-
-class LambdaContext:
-    """The attributes of the Lambda context object Powertools reads."""
-
-    function_name = "quotagov-tests"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:eu-west-1:111122223333:function:quotagov-tests"
-    aws_request_id = "00000000-0000-0000-0000-000000000000"
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 3000
 
 
 @dataclass
@@ -106,11 +91,13 @@ class World:
         """``POST /jobs/{submission_id}/escalations`` through the handler."""
         from quotagov.handlers import escalations_api
 
-        event = json.loads((EVENTS / "escalations_api-request.json").read_text())
-        event["path"] = f"/jobs/{submission_id}/escalations"
-        event["pathParameters"] = {"jobId": submission_id}
-        event["body"] = json.dumps({"level": level, "reason": reason})
-        event["requestContext"]["identity"]["userArn"] = principal
+        event = rest_event(
+            "escalations_api-request",
+            path=f"/jobs/{submission_id}/escalations",
+            path_parameters={"jobId": submission_id},
+            body={"level": level, "reason": reason},
+            principal=principal,
+        )
         response = escalations_api.handler(event, LambdaContext())  # type: ignore[arg-type]
         return int(response["statusCode"]), json.loads(response["body"])
 
@@ -129,28 +116,32 @@ class World:
         """A signed ``block_actions`` click on the escalation's message, as Slack sends it."""
         stored = self.escalations.get(escalation_id)
         assert stored is not None and stored.channel and stored.ts
-        event = json.loads((EVENTS / "slack_interactions-approve.json").read_text())
-        payload = _decode_payload(event["body"])
-        payload["user"] = {"id": user, "username": user.lower(), "name": user.lower()}
-        payload["container"].update(channel_id=stored.channel, message_ts=stored.ts)
-        payload["channel"]["id"] = stored.channel
-        payload["message"]["ts"] = stored.ts
-        payload["response_url"] = self.slack.response_url_for(stored.channel, stored.ts)
-        payload["actions"][0].update(
-            action_id=action, value=escalation_id, block_id=f"escalation:{escalation_id}"
+        payload = click_payload(
+            user=user,
+            channel=stored.channel,
+            ts=stored.ts,
+            response_url=self.slack.response_url_for(stored.channel, stored.ts),
+            action_id=action,
+            value=escalation_id,
+            block_id=f"escalation:{escalation_id}",
         )
-        body = urlencode({"payload": json.dumps(payload, separators=(",", ":"))}).encode()
-        ts = int(self.clock.now()) if timestamp is None else timestamp
-        signature = slack_signature(secret, ts, body)
-        if tamper:
-            body = body.replace(b"escalation_deny", b"escalation_approve").replace(
+
+        def forge(body: bytes) -> bytes:
+            return body.replace(b"escalation_deny", b"escalation_approve").replace(
                 user.encode(), b"U0CAROL"
             )
-        event["body"] = base64.b64encode(body).decode()
-        event["isBase64Encoded"] = True
-        event["headers"]["X-Slack-Request-Timestamp"] = str(ts)
-        event["headers"]["X-Slack-Signature"] = signature
-        event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+
+        ts = int(self.clock.now()) if timestamp is None else timestamp
+        return click_event(payload, secret=secret, timestamp=ts, tamper=forge if tamper else None)
+
+    def raw_click_event(self, escalation_id: str, raw: bytes) -> dict[str, Any]:
+        """A click event on the escalation's message whose body is ``raw``, signed correctly
+        (single-value headers only)."""
+        event = self.click_event(escalation_id, "U0CAROL")
+        ts = event["headers"]["X-Slack-Request-Timestamp"]
+        event["body"] = base64.b64encode(raw).decode()
+        event["headers"]["X-Slack-Signature"] = slack_signature(SIGNING_SECRET, ts, raw)
+        event["multiValueHeaders"] = None
         return event
 
     def click(
@@ -167,7 +158,7 @@ class World:
         """Run the scheduled expiry function with the sample event."""
         from quotagov.handlers import escalation_expiry
 
-        event = json.loads((EVENTS / "escalation_expiry-scheduled.json").read_text())
+        event = load_event("escalation_expiry-scheduled")
         result: dict[str, Any] = escalation_expiry.handler(event, LambdaContext())  # type: ignore[arg-type]
         return result
 
@@ -176,32 +167,14 @@ class World:
         return answer
 
 
-def _decode_payload(b64_body: str) -> dict[str, Any]:
-    from urllib.parse import parse_qs
-
-    form = parse_qs(base64.b64decode(b64_body).decode())
-    payload: dict[str, Any] = json.loads(form["payload"][0])
-    return payload
-
-
 def _payload(name: str, checkpointing: bool) -> str:
-    request: dict[str, Any] = {
-        "TrainingJobName": name,
-        "RoleArn": "arn:aws:iam::111122223333:role/sm-exec-research",
-        "AlgorithmSpecification": {
-            "TrainingImage": "111122223333.dkr.ecr.eu-west-1.amazonaws.com/train:1",
-            "TrainingInputMode": "File",
-        },
-        "ResourceConfig": {
-            "InstanceType": "ml.g5.xlarge",
-            "InstanceCount": 1,
-            "VolumeSizeInGB": 50,
-        },
-        "OutputDataConfig": {"S3OutputPath": "s3://example-ml-artifacts-euw1/out/"},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-    }
-    if checkpointing:
-        request["CheckpointConfig"] = {"S3Uri": f"s3://example-ml-artifacts-euw1/ckpt/{name}/"}
+    request = training_job_request(
+        name,
+        role_arn="arn:aws:iam::111122223333:role/sm-exec-research",
+        volume_gb=50,
+        output_path="s3://example-ml-artifacts-euw1/out/",
+        checkpoint_uri=f"s3://example-ml-artifacts-euw1/ckpt/{name}/" if checkpointing else None,
+    )
     return json.dumps(request)
 
 

@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import boto3
@@ -25,11 +24,15 @@ from quotagov.governance.ports import NullAuditSink
 from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.submission import service_job_request
 from quotagov.handlers import job_state
-from quotagov.policy import Policy, load_policy
+from quotagov.policy import Policy
 from quotagov.settings import Settings
+from support.aws import QUEUE_ARN, fake_aws_env, powertools_env
+from support.lambda_context import LambdaContext
+from support.payloads import training_job_request
+from support.policies import example_policy, simulated_batch
+from support.principals import ALICE, FRANK
 
-from .envelopes import QUEUE_ARN
-from .lambda_support import FakeContext
+from .envelopes import preempted_twice
 
 TABLE = "JobsTable"
 START = 1_777_885_000.0  # epoch seconds of the scenario's start
@@ -41,18 +44,12 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _set_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "quotagov")
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "job-state")
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    fake_aws_env(monkeypatch, **powertools_env("job-state", metrics_namespace="quotagov"))
 
 
 @pytest.fixture
 def policy() -> Policy:
-    text = resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
-    return load_policy(text)
+    return example_policy()
 
 
 @dataclass
@@ -95,7 +92,7 @@ class World:
         retries: int | None = 1,
         checkpoint_interval: int | None = 600,
         instance_count: int = 2,
-        principal: str = "arn:aws:sts::111122223333:assumed-role/researcher/alice",
+        principal: str = ALICE,
     ) -> JobRecord:
         payload = training_payload(submission_id, instance_count, checkpoint_interval)
         record = JobRecord(
@@ -166,7 +163,7 @@ class World:
                 return results
             for event in due:
                 try:
-                    results.append(job_state.handler(event, FakeContext()))
+                    results.append(job_state.handler(event, LambdaContext()))
                 except Exception:
                     self.retries.append((event, self.clock.now() + 60))
 
@@ -184,41 +181,21 @@ def training_payload(
     run_seconds: int | None = None,
 ) -> str:
     """A ``CreateTrainingJob`` request (JSON); simulation hints ride in its ``Tags``."""
-    tags = []
+    tags = {}
     if checkpoint_interval is not None:
-        tags.append({"Key": CHECKPOINT_INTERVAL_HINT, "Value": str(checkpoint_interval)})
+        tags[CHECKPOINT_INTERVAL_HINT] = str(checkpoint_interval)
     if run_seconds is not None:
-        tags.append({"Key": RUN_SECONDS_HINT, "Value": str(run_seconds)})
-    payload: dict[str, Any] = {
-        "TrainingJobName": f"train-{name}",
-        "RoleArn": "arn:aws:iam::111122223333:role/sm-exec",
-        "AlgorithmSpecification": {"TrainingImage": "img:1", "TrainingInputMode": "File"},
-        "ResourceConfig": {
-            "InstanceType": "ml.g5.xlarge",
-            "InstanceCount": instance_count,
-            "VolumeSizeInGB": 50,
-        },
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-        "Tags": tags,
-    }
-    if checkpoint_interval is not None:
-        payload["CheckpointConfig"] = {"S3Uri": f"s3://bucket/ckpt/{name}/"}
-    return json.dumps(payload, sort_keys=True)
-
-
-def simulated_batch(policy: Policy, clock: ManualClock, seed: int = 7) -> SimulatedBatch:
-    """The policy's three shares on a service environment of 3 ml.g5.xlarge."""
-    return SimulatedBatch(
-        capacity={"ml.g5.xlarge": 3},
-        shares=[
-            {"quotaShareName": s.quotaShareName, **s.batch_configuration()}
-            for s in policy.quotaShares
-        ],
-        job_queue="ml-gov-queue",
-        clock=clock,
-        seed=seed,
+        tags[RUN_SECONDS_HINT] = str(run_seconds)
+    payload = training_job_request(
+        f"train-{name}",
+        instance_count=instance_count,
+        volume_gb=50,
+        image="img:1",
+        output_path="s3://bucket/out/",
+        checkpoint_uri=None if checkpoint_interval is None else f"s3://bucket/ckpt/{name}/",
+        tags=tags,
     )
+    return json.dumps(payload, sort_keys=True)
 
 
 @contextmanager
@@ -265,14 +242,33 @@ def terminated(batch: SimulatedBatch) -> list[dict[str, Any]]:
     return [r for op, r in batch.requests if op == "TerminateServiceJob"]
 
 
+def exhausted_release_job(world: World, submission_id: str) -> None:
+    """Frank's release job ``submission_id`` (one preemption retry, no checkpoints)
+    preempted twice, through the handler: its retries run out, and the release class
+    asks the owner what to do (``ask-owner``)."""
+    world.clock.set(START + 4000)
+    batch_job_id = f"batch-{submission_id}"
+    world.record(
+        submission_id,
+        batch_job_id=batch_job_id,
+        workload_class="release",
+        team="release",
+        share="reserved",
+        retries=1,
+        checkpoint_interval=None,
+        principal=FRANK,
+    )
+    for event in preempted_twice(batch_job_id, int(START * 1000)):
+        job_state.handler(event, LambdaContext())
+
+
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[tuple[str, list[dict[str, Any]], dict[str, Any]]]:
     """explore-1's events from the simulated scenario and the records an in-order replay
     produces (computed once per module)."""
     from .test_simulated_scenario import _replay, run_scenario
 
-    text = resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
-    policy = load_policy(text)
+    policy = example_policy()
     with pytest.MonkeyPatch.context() as patch:
         _set_env(patch)
         with build_world(policy) as world:

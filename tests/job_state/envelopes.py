@@ -6,9 +6,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-ACCOUNT = "111122223333"
-REGION = "eu-west-1"
-QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/ml-gov-queue"
+from support.aws import ACCOUNT, QUEUE_ARN, REGION
 
 
 def training_job_arn(name: str) -> str:

@@ -1,21 +1,10 @@
-"""A Lambda context, SQS wrapping and EMF/log capture for handler tests."""
+"""SQS wrapping and EMF/log capture for handler tests (the Lambda context is
+``support.lambda_context``)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
-
-
-@dataclass
-class FakeContext:
-    function_name: str = "JobStateFunction"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:eu-west-1:111122223333:function:JobStateFunction"
-    aws_request_id: str = "req-1"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
 
 
 def sqs_batch(bodies: list[Any]) -> dict[str, Any]:

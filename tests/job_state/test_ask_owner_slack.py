@@ -3,33 +3,25 @@ one decision however many clicks, and a Batch failure that the next click finish
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
 
 import pytest
-from slack_sdk.signature import SignatureVerifier
 
 from quotagov import wiring
-from quotagov.adapters.slack import SlackChatNotifier, build_web_client
 from quotagov.local.fake_slack import FakeSlack
+from support.lambda_context import LambdaContext
+from support.slack import chat_for, click_event, click_payload
 
-from .conftest import START, World, submitted
-from .envelopes import preempted_twice
-from .lambda_support import FakeContext
+from .conftest import World, exhausted_release_job, submitted
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
 SECRET = "job-state-test-signing-secret"
-FRANK = "arn:aws:sts::111122223333:assumed-role/release/frank"
 
 
 @pytest.fixture
 def slack(world: World) -> Iterator[FakeSlack]:
     with FakeSlack() as fake:
-        chat = SlackChatNotifier(build_web_client(fake.token, fake.base_url))
+        chat = chat_for(fake)
         world.chat = chat
         svc = wiring.services()
         svc.set("chat", chat)
@@ -38,44 +30,21 @@ def slack(world: World) -> Iterator[FakeSlack]:
         yield fake
 
 
-def exhausted_release_job(world: World) -> None:
-    world.clock.set(START + 4000)
-    world.record(
-        "rel-2",
-        batch_job_id="batch-rel-2",
-        workload_class="release",
-        team="release",
-        share="reserved",
-        retries=1,
-        checkpoint_interval=None,
-        principal=FRANK,
-    )
-    from quotagov.handlers import job_state
-
-    for event in preempted_twice("batch-rel-2", int(START * 1000)):
-        job_state.handler(event, FakeContext())
-
-
 def click(world: World, fake: FakeSlack, user: str, action_id: str, value: str) -> int:
     from quotagov.handlers import slack_interactions
 
     message = fake.messages[0]
-    event = json.loads((EVENTS / "slack_interactions-approve.json").read_text())
-    payload = json.loads(parse_qs(base64.b64decode(event["body"]).decode())["payload"][0])
-    payload["user"] = {"id": user, "username": user.lower(), "name": user.lower()}
-    payload["container"].update(channel_id=message.channel, message_ts=message.ts)
-    payload["channel"]["id"] = message.channel
-    payload["message"]["ts"] = message.ts
-    payload["response_url"] = fake.response_url_for(message.channel, message.ts)
-    payload["actions"][0].update(action_id=action_id, value=value, block_id="disposition")
-    body = urlencode({"payload": json.dumps(payload, separators=(",", ":"))}).encode()
-    ts = int(world.clock.now())
-    signature = SignatureVerifier(SECRET).generate_signature(timestamp=str(ts), body=body)
-    event["body"] = base64.b64encode(body).decode()
-    event["headers"]["X-Slack-Request-Timestamp"] = str(ts)
-    event["headers"]["X-Slack-Signature"] = signature
-    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
-    reply: dict[str, Any] = slack_interactions.handler(event, FakeContext())
+    payload = click_payload(
+        user=user,
+        channel=message.channel,
+        ts=message.ts,
+        response_url=fake.response_url_for(message.channel, message.ts),
+        action_id=action_id,
+        value=value,
+        block_id="disposition",
+    )
+    event = click_event(payload, secret=SECRET, timestamp=int(world.clock.now()))
+    reply: dict[str, Any] = slack_interactions.handler(event, LambdaContext())
     return int(reply["statusCode"])
 
 
@@ -89,7 +58,7 @@ def buttons(blocks: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def test_the_owner_gets_buttons_and_one_click_decides(world: World, slack: FakeSlack) -> None:
-    exhausted_release_job(world)
+    exhausted_release_job(world, "rel-2")
     [message] = slack.messages
     assert message.channel == "U0FRANK"  # frank's Slack id from the policy's team members
     assert buttons(message.blocks) == [
@@ -119,7 +88,7 @@ def test_the_owner_gets_buttons_and_one_click_decides(world: World, slack: FakeS
 def test_a_batch_failure_keeps_the_decision_and_the_next_click_finishes_it(
     world: World, slack: FakeSlack
 ) -> None:
-    exhausted_release_job(world)
+    exhausted_release_job(world, "rel-2")
     world.batch.fail_next("SubmitServiceJob", code="ServerException")
     assert click(world, slack, "U0FRANK", "disposition_resubmit", "rel-2") == 200
     item = world.store.get("rel-2")

@@ -3,52 +3,33 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from .conftest import START, World, submitted
-from .envelopes import preempted_twice
-from .lambda_support import FakeContext
+from support.events import rest_event
+from support.lambda_context import LambdaContext
+from support.principals import ALICE, FRANK
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
-FRANK = "arn:aws:sts::111122223333:assumed-role/release/frank"
-ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
+from .conftest import World, exhausted_release_job, submitted
 
 
 def call(method: str, job_id: str, principal: str, body: Any = None) -> tuple[int, Any]:
     from quotagov.handlers import jobs_api
 
     name = "jobs_api-disposition" if method == "POST" else "jobs_api-get"
-    event = json.loads((EVENTS / f"{name}.json").read_text())
     suffix = "/disposition" if method == "POST" else ""
-    event["path"] = f"/jobs/{job_id}{suffix}"
-    event["pathParameters"] = {"jobId": job_id}
-    event["body"] = body if isinstance(body, str) or body is None else json.dumps(body)
-    event["requestContext"]["identity"]["userArn"] = principal
-    reply = jobs_api.handler(event, FakeContext(function_name="JobsApiFunction"))
+    event = rest_event(
+        name,
+        path=f"/jobs/{job_id}{suffix}",
+        path_parameters={"jobId": job_id},
+        body=body,
+        principal=principal,
+    )
+    reply = jobs_api.handler(event, LambdaContext(function_name="JobsApiFunction"))
     return reply["statusCode"], json.loads(reply["body"])
 
 
-def exhausted_release_job(world: World) -> None:
-    world.clock.set(START + 4000)
-    world.record(
-        "rel-1",
-        batch_job_id="batch-rel-1",
-        workload_class="release",
-        team="release",
-        share="reserved",
-        retries=1,
-        checkpoint_interval=None,
-        principal=FRANK,
-    )
-    for event in preempted_twice("batch-rel-1", int(START * 1000)):
-        from quotagov.handlers import job_state
-
-        job_state.handler(event, FakeContext())
-
-
 def test_owner_decides_once_over_the_api_and_the_chain_shows_both_jobs(world: World) -> None:
-    exhausted_release_job(world)
+    exhausted_release_job(world, "rel-1")
     assert call("POST", "rel-1", ALICE, {"choice": "resubmit"})[0] == 403
     status, reply = call("POST", "rel-1", FRANK, {"choice": "reclassify"})
     assert status == 400
@@ -84,7 +65,7 @@ def test_owner_decides_once_over_the_api_and_the_chain_shows_both_jobs(world: Wo
 
 
 def test_deeply_nested_disposition_body_is_400_naming_the_body(world: World) -> None:
-    exhausted_release_job(world)
+    exhausted_release_job(world, "rel-1")
     before = world.store.get("rel-1")
     status, reply = call("POST", "rel-1", FRANK, '{"choice":' + "[" * 1000 + "]" * 1000 + "}")
     assert status == 400

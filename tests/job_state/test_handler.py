@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from quotagov.handlers import job_state
+from support.lambda_context import LambdaContext
 
 from .conftest import START, World
 from .envelopes import envelope, preempted_twice
-from .lambda_support import FakeContext, emf_metrics, sqs_batch
+from .lambda_support import emf_metrics, sqs_batch
 
 CREATED_MS = int(START * 1000)
 
@@ -21,7 +22,7 @@ def test_single_events_update_the_record_and_emit_metrics(
     world.clock.set(START + 4000)
     world.record("sub-h1", batch_job_id="batch-h1")
     outcomes = [
-        job_state.handler(e, FakeContext())["outcome"]
+        job_state.handler(e, LambdaContext())["outcome"]
         for e in preempted_twice("batch-h1", CREATED_MS)
     ]
     assert outcomes == ["tracked"] * 6
@@ -44,7 +45,7 @@ def test_duplicates_emit_no_metrics_twice(world: World, capsys: pytest.CaptureFi
     world.record("sub-h2", batch_job_id="batch-h2")
     events = preempted_twice("batch-h2", CREATED_MS)
     for e in events + events:
-        job_state.handler(e, FakeContext())
+        job_state.handler(e, LambdaContext())
     names = [n for n, _, _ in emf_metrics(capsys.readouterr().out)]
     assert names.count("Preemptions") == 2
     assert names.count("Dispositions") == 1
@@ -56,7 +57,7 @@ def test_a_malformed_event_alone_is_logged_with_its_reason_and_acknowledged(
 ) -> None:
     bad = envelope("x", "RUNNING", CREATED_MS, created_ms=CREATED_MS)
     del bad["detail"]["jobId"]
-    result = job_state.handler(bad, FakeContext())
+    result = job_state.handler(bad, LambdaContext())
     assert result == {"outcome": "malformed", "reason": "detail.jobId: Field required"}
     assert [r.reason for r in caplog.records if r.levelname == "ERROR"] == [  # type: ignore[attr-defined]
         "detail.jobId: Field required"
@@ -73,7 +74,7 @@ def test_a_malformed_record_does_not_fail_the_other_records_of_the_batch(
     events = preempted_twice("batch-h3", CREATED_MS)
     unknown_status = envelope("batch-h3", "PAUSED", CREATED_MS, created_ms=CREATED_MS)
     bodies: list[Any] = [*events[:3], unknown_status, "not json", *events[3:]]
-    response = job_state.handler(sqs_batch(bodies), FakeContext())
+    response = job_state.handler(sqs_batch(bodies), LambdaContext())
     assert response == {
         "batchItemFailures": [{"itemIdentifier": "msg-3"}, {"itemIdentifier": "msg-4"}]
     }
@@ -98,14 +99,14 @@ def test_unknown_extra_fields_are_tolerated(world: World) -> None:
         extra={"newMember": {"nested": [1, 2]}, "isTerminated": False},
     )
     event["brandNewEnvelopeKey"] = "x"
-    assert job_state.handler(event, FakeContext())["outcome"] == "tracked"
+    assert job_state.handler(event, LambdaContext())["outcome"] == "tracked"
 
 
 def test_foreign_job_events_are_counted(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     world.clock.set(START + 4000)
     result = job_state.handler(
         envelope("someone-elses", "RUNNING", CREATED_MS + 9000, created_ms=CREATED_MS),
-        FakeContext(),
+        LambdaContext(),
     )
     assert result["outcome"] == "foreign"
     assert ("ForeignJobEvents", 1.0) in [(n, v) for n, v, _ in emf_metrics(capsys.readouterr().out)]
@@ -129,7 +130,7 @@ def test_null_optional_members_are_tracked_not_dropped(
     world.clock.set(START + 100)
     world.record("sub-h5", batch_job_id="batch-h5")
     event = envelope("batch-h5", "RUNNABLE", CREATED_MS + 5000, created_ms=CREATED_MS, extra=extra)
-    assert job_state.handler(event, FakeContext())["outcome"] == "tracked"
+    assert job_state.handler(event, LambdaContext())["outcome"] == "tracked"
     item = world.store.get("sub-h5")
     assert item is not None
     assert item["jobState"]["status"] == "RUNNABLE"

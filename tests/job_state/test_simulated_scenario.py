@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from quotagov.handlers import job_state
 from quotagov.policy import Policy
+from support.lambda_context import LambdaContext
 
 from .conftest import World, build_world, submitted
-from .lambda_support import FakeContext
 
 VOLATILE = {"version", "updatedAt", "jobStateVersion"}
 
@@ -87,7 +87,7 @@ def test_retries_exhausted_job_is_reclassified_once_with_the_original_payload(
     assert (successor.predecessorId, successor.resubmitCount) == ("explore-1", 1)
     # feeding everything again changes nothing and resubmits nothing
     for event in events:
-        job_state.handler(event, FakeContext())
+        job_state.handler(event, LambdaContext())
     assert len(submitted(world.batch)) == 1
 
 
@@ -96,7 +96,7 @@ def _replay(policy: Policy, batch_job_id: str, events: list[dict[str, Any]]) -> 
         world.clock.advance(4000)
         world.record("explore-1", batch_job_id=batch_job_id, instance_count=2)
         for event in events:
-            job_state.handler(event, FakeContext())
+            job_state.handler(event, LambdaContext())
         assert len(submitted(world.batch)) == 1
         return final_records(world)
 

@@ -8,9 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from support.principals import ALICE, GRACE
+
+pytestmark = pytest.mark.slow  # runs the whole demo as a subprocess
+
 ROOT = Path(__file__).resolve().parents[2]
-ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
-GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
 
 
 def run_demo() -> dict[str, Any]:

@@ -105,6 +105,7 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
         raise AssertionError(f"no expected answer for {name}: add one")
 
 
+@pytest.mark.slow  # a whole local runtime (moto, fake Slack server) per sample event
 @pytest.mark.parametrize("event_file", EVENTS, ids=[e.name for e in EVENTS])
 def test_invoke_runs_the_sample_event(
     event_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -116,6 +117,7 @@ def test_invoke_runs_the_sample_event(
     check_answer(event_file, json.loads(captured.out))
 
 
+@pytest.mark.slow  # a whole local runtime (moto, fake Slack server)
 def test_invoke_resigns_a_recorded_slack_request(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,6 +129,7 @@ def test_invoke_resigns_a_recorded_slack_request(
     assert result["statusCode"] == 200, result
 
 
+@pytest.mark.slow  # two quotagov subprocesses
 def test_invoke_cli_exit_codes(tmp_path: Path) -> None:
     """The real command line: unknown function and unreadable event are usage errors (2)."""
     broken = tmp_path / "broken.json"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import socket
@@ -18,9 +16,12 @@ from typing import Any
 
 import pytest
 
+from support.payloads import training_job_request
+from support.principals import ALICE
+from support.slack import slack_signature
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "serve-test-signing-secret"
-ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
 
 
 def free_port() -> int:
@@ -87,15 +88,16 @@ def as_alice() -> dict[str, str]:
 
 
 def submit(base_url: str, name: str) -> str:
-    payload = {
-        "TrainingJobName": name,
-        "RoleArn": "arn:aws:iam::111122223333:role/sm-exec-research",
-        "AlgorithmSpecification": {"TrainingImage": "img:1", "TrainingInputMode": "File"},
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out/"},
-        "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 1},
-        "CheckpointConfig": {"S3Uri": f"s3://bucket/ckpt/{name}/"},
-        "Tags": [{"Key": "quotagov:simRunSeconds", "Value": "3600"}],
-    }
+    payload = training_job_request(
+        name,
+        role_arn="arn:aws:iam::111122223333:role/sm-exec-research",
+        image="img:1",
+        output_path="s3://bucket/out/",
+        volume_gb=None,
+        max_runtime_seconds=None,
+        checkpoint_uri=f"s3://bucket/ckpt/{name}/",
+        tags={"quotagov:simRunSeconds": "3600"},
+    )
     status, answer = call(
         base_url,
         "POST",
@@ -148,7 +150,6 @@ def signed_click(base_url: str, message: dict[str, Any], user: str, secret: str)
     body = "payload=" + urllib.parse.quote(json.dumps(payload), safe="")
     _, clock = call(base_url, "GET", "/_local/clock")
     timestamp = str(int(clock["now"]))
-    digest = hmac.new(secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256)
     status, _ = call(
         base_url,
         "POST",
@@ -157,7 +158,7 @@ def signed_click(base_url: str, message: dict[str, Any], user: str, secret: str)
         {
             "Content-Type": "application/x-www-form-urlencoded",
             "X-Slack-Request-Timestamp": timestamp,
-            "X-Slack-Signature": "v0=" + digest.hexdigest(),
+            "X-Slack-Signature": slack_signature(secret, timestamp, body.encode()),
         },
     )
     return status

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 
 import boto3
@@ -15,22 +14,18 @@ from quotagov import wiring
 from quotagov.policy import PolicyError
 from quotagov.policy.loading import FilePolicySource, SsmPolicySource, policy_source
 from quotagov.settings import Settings
+from support.policies import example_policy_text
 
 PARAMETER = "/quotagov/policy"
 
 
-def _example_text() -> str:
-    return resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
-
-
 @pytest.fixture
-def ssm(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+def ssm(aws_credentials: None) -> Iterator[object]:
     with mock_aws():
         client = boto3.client("ssm", region_name="eu-west-1")
-        client.put_parameter(Name=PARAMETER, Value=_example_text(), Type="String", Tier="Advanced")
+        client.put_parameter(
+            Name=PARAMETER, Value=example_policy_text(), Type="String", Tier="Advanced"
+        )
         yield client
     wiring.reset()
 
@@ -39,7 +34,7 @@ def test_ssm_policy_is_cached_until_max_age_or_force_fetch(ssm: object) -> None:
     source = SsmPolicySource(PARAMETER, max_age=300)
     first = source.current()
     assert first.level("standard").schedulingPriority == 10
-    changed = _example_text().replace("schedulingPriority: 10,", "schedulingPriority: 20,")
+    changed = example_policy_text().replace("schedulingPriority: 10,", "schedulingPriority: 20,")
     boto3.client("ssm", region_name="eu-west-1").put_parameter(
         Name=PARAMETER, Value=changed, Type="String", Overwrite=True
     )
@@ -62,18 +57,20 @@ def test_wiring_policy_follows_settings(ssm: object, tmp_path: Path) -> None:
     assert svc.policy is svc.policy  # same parsed object while unchanged
 
     local = tmp_path / "policy.yaml"
-    local.write_text(_example_text().replace("ml-gov-queue", "local-queue"))
+    local.write_text(example_policy_text().replace("ml-gov-queue", "local-queue"))
     svc = wiring.override(Settings(policy_parameter=PARAMETER, policy_file=str(local)))
     assert svc.policy.jobQueue.endswith("job-queue/local-queue")
 
 
 def test_file_source_sees_edits_and_reports_missing_files(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
-    path.write_text(_example_text())
+    path.write_text(example_policy_text())
     source = FilePolicySource(path)
     assert source.current().escalationExpirySeconds == 3600
     path.write_text(
-        _example_text().replace("escalationExpirySeconds: 3600", "escalationExpirySeconds: 600")
+        example_policy_text().replace(
+            "escalationExpirySeconds: 3600", "escalationExpirySeconds: 600"
+        )
     )
     assert source.current().escalationExpirySeconds == 600
     os.remove(path)

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import pytest
 import yaml
 
 from quotagov.cli import main
-
-
-def _example_text() -> str:
-    return resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
+from support.policies import example_policy_text
 
 
 def test_valid_policy_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "policy.yaml"
-    path.write_text(_example_text())
+    path.write_text(example_policy_text())
     assert main(["policy", "validate", str(path)]) == 0
     out = capsys.readouterr().out
     assert out == (f"{path}: OK (3 quota shares, 4 priority levels, 3 workload classes, 3 teams)\n")
@@ -26,7 +22,7 @@ def test_valid_policy_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_invalid_policy_exits_one_listing_every_fault(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = yaml.safe_load(_example_text())
+    data = yaml.safe_load(example_policy_text())
     data["quotaShares"][1]["resourceSharingConfiguration"]["borrowLimit"] = 20
     data["workloadClasses"]["release"]["shares"] = ["background", "nowhere"]
     path = tmp_path / "bad.yaml"

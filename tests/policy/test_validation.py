@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import copy
-from importlib import resources
 from typing import Any
 
 import pytest
 import yaml
 
 from quotagov.policy import PolicyError, load_policy, parse_policy
+from support.policies import example_policy_text
 
 
 def _example() -> dict[str, Any]:
-    text = resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = yaml.safe_load(example_policy_text())
     return data
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -197,6 +198,7 @@ def _limit_cuts(doc: dict[str, Any]) -> list[tuple[float, str, str]]:
     return cuts
 
 
+@pytest.mark.slow  # hypothesis, 300 examples
 @PROFILE
 @given(scenarios())
 def test_invariants_hold_on_random_scenarios(doc: dict[str, Any]) -> None:
@@ -297,6 +299,7 @@ def _best_effort(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "options": {**doc["options"], "queueing": "BEST_EFFORT_FIFO"}}
 
 
+@pytest.mark.slow  # hypothesis, 100 examples
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios().map(_best_effort))
 def test_cached_frontier_does_not_change_best_effort_outcome(doc: dict[str, Any]) -> None:
@@ -305,6 +308,7 @@ def test_cached_frontier_does_not_change_best_effort_outcome(doc: dict[str, Any]
     assert dump_output(simulate(scenario)) == _materialized(scenario)
 
 
+@pytest.mark.slow  # two 2000-job traces, each simulated twice
 def test_speed_shortcuts_do_not_change_a_2000_job_trace() -> None:
     """The benchmark's trace (20 shares, mixed everything) at 2,000 jobs, both queueings:
     large enough for dormant BEST_EFFORT_FIFO shares to be woken in mid-pass."""
@@ -332,6 +336,7 @@ def _always_waking(scenario: Any) -> str:
         return dump_output(simulate(scenario))
 
 
+@pytest.mark.slow  # hypothesis, 150 examples
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios().map(_best_effort))
 def test_sleeping_through_hopeless_changes_does_not_change_outcome(doc: dict[str, Any]) -> None:
@@ -341,6 +346,7 @@ def test_sleeping_through_hopeless_changes_does_not_change_outcome(doc: dict[str
     assert dump_output(simulate(scenario)) == _always_waking(scenario)
 
 
+@pytest.mark.slow  # two 2000-job traces, each simulated twice
 def test_sleeping_through_hopeless_changes_on_a_2000_job_trace() -> None:
     """The same comparison on the benchmark's trace at 2,000 jobs, BEST_EFFORT_FIFO."""
     import importlib.util

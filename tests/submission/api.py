@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .conftest import ALICE, LambdaContext, load_event
+from support.events import rest_event
+from support.lambda_context import LambdaContext
+from support.principals import ALICE
 
 
 def post_jobs(
@@ -14,8 +16,7 @@ def post_jobs(
     """``POST /jobs`` with ``body`` as the caller ``principal``; returns (status, JSON reply)."""
     from quotagov.handlers import jobs_api
 
-    event = load_event("jobs_api-submit")
-    event["body"] = raw if raw is not None else json.dumps(body)
+    event = rest_event("jobs_api-submit", body=raw if raw is not None else json.dumps(body))
     _set_principal(event, principal)
     reply = jobs_api.handler(event, LambdaContext())
     return reply["statusCode"], json.loads(reply["body"])
@@ -25,9 +26,7 @@ def get_job(job_id: str, principal: str | None = ALICE) -> tuple[int, Any]:
     """``GET /jobs/{jobId}`` as ``principal``; returns (status, JSON reply)."""
     from quotagov.handlers import jobs_api
 
-    event = load_event("jobs_api-get")
-    event["path"] = f"/jobs/{job_id}"
-    event["pathParameters"] = {"jobId": job_id}
+    event = rest_event("jobs_api-get", path=f"/jobs/{job_id}", path_parameters={"jobId": job_id})
     _set_principal(event, principal)
     reply = jobs_api.handler(event, LambdaContext())
     return reply["statusCode"], json.loads(reply["body"])

@@ -6,8 +6,6 @@ import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -19,17 +17,14 @@ from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_d
 from quotagov.clock import ManualClock
 from quotagov.governance.ports import NullAuditSink
 from quotagov.settings import Settings
+from support.aws import QUEUE_ARN, REGION, fake_aws_env, powertools_env
+from support.events import load_event
+from support.lambda_context import LambdaContext as LambdaContext  # tests import it here
+from support.policies import example_policy, example_policy_text, simulated_batch
 
-REGION = "eu-west-1"
 JOBS_TABLE = "quotagov-jobs"
 IDEMPOTENCY_TABLE = "quotagov-idempotency"
 POLICY_PARAMETER = "/quotagov/policy"
-JOB_QUEUE = "arn:aws:batch:eu-west-1:111122223333:job-queue/ml-gov-queue"
-ALICE = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
-BOB = "arn:aws:sts::111122223333:assumed-role/researcher/bob"
-DAVE = "arn:aws:sts::111122223333:assumed-role/researcher/dave"
-FRANK = "arn:aws:sts::111122223333:assumed-role/release/frank"
-EVENTS = Path(__file__).resolve().parents[2] / "events"
 #: Visibility timeout and redrive of the submission queue, as the template sets them.
 VISIBILITY_TIMEOUT = 360
 MAX_RECEIVE_COUNT = 5
@@ -37,13 +32,7 @@ MAX_RECEIVE_COUNT = 5
 
 def policy_text() -> str:
     """The example walkthrough policy."""
-    return resources.files("quotagov.examples").joinpath("policy.yaml").read_text()
-
-
-def load_event(name: str) -> dict[str, Any]:
-    """A sample event from ``events/`` (a fresh copy)."""
-    data: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
-    return data
+    return example_policy_text()
 
 
 def training_payload(name: str = "resnet-sweep-017", **changes: Any) -> dict[str, Any]:
@@ -72,20 +61,6 @@ def submission(**changes: Any) -> dict[str, Any]:
 
 
 @dataclass
-class LambdaContext:
-    """The attributes of the Lambda context object the handlers read."""
-
-    function_name: str = "quotagov-test"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:eu-west-1:111122223333:function:quotagov-test"
-    aws_request_id: str = "00000000-0000-4000-8000-000000000000"
-    remaining_ms: int = 60_000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_ms
-
-
-@dataclass
 class Stack:
     """The moto resources of one test and the services wired to them."""
 
@@ -109,17 +84,7 @@ class Stack:
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """moto for every AWS call, fake credentials in eu-west-1, Powertools settings."""
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-        "POWERTOOLS_SERVICE_NAME": "quotagov",
-        "POWERTOOLS_METRICS_NAMESPACE": "quotagov",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    fake_aws_env(monkeypatch, **powertools_env("quotagov", metrics_namespace="quotagov"))
     with mock_aws():
         yield
 
@@ -169,7 +134,7 @@ def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) 
     ssm = boto3.client("ssm", region_name=REGION)
     ssm.put_parameter(Name=POLICY_PARAMETER, Value=policy_text(), Type="String", Tier="Advanced")
     settings = Settings(
-        job_queue=JOB_QUEUE,
+        job_queue=QUEUE_ARN,
         jobs_table=JOBS_TABLE,
         idempotency_table=IDEMPOTENCY_TABLE,
         submission_queue_url=queue_url,
@@ -184,19 +149,6 @@ def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) 
 @pytest.fixture
 def batch(stack: Stack) -> Any:
     """The simulated Batch with the policy's three shares (3 x ml.g5.xlarge), on the clock."""
-    from quotagov.adapters.batch_simulated import SimulatedBatch
-    from quotagov.policy import load_policy
-
-    policy = load_policy(policy_text())
-    sim = SimulatedBatch(
-        capacity={"ml.g5.xlarge": 3},
-        shares=[
-            {"quotaShareName": s.quotaShareName, **s.batch_configuration()}
-            for s in policy.quotaShares
-        ],
-        job_queue="ml-gov-queue",
-        clock=stack.clock,
-        seed=7,
-    )
+    sim = simulated_batch(example_policy(), stack.clock)
     wiring.services().set("batch", sim)
     return sim

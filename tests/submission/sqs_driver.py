@@ -14,7 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .conftest import REGION, VISIBILITY_TIMEOUT, LambdaContext, Stack
+from support.lambda_context import LambdaContext
+
+from .conftest import REGION, VISIBILITY_TIMEOUT, Stack
 
 
 @dataclass

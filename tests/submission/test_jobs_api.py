@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from quotagov.governance.records import SubmissionState
+from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import get_job, post_jobs
-from .conftest import ALICE, BOB, DAVE, FRANK, Stack, submission, training_payload
+from .conftest import Stack, submission, training_payload
 from .sqs_driver import drain, queue_depth
 
 

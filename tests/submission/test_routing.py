@@ -10,8 +10,9 @@ import yaml
 from quotagov.governance.routing import NotATeamMemberError, max_instances, route
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy import Policy, parse_policy
+from support.principals import ALICE, DAVE
 
-from .conftest import ALICE, DAVE, policy_text, submission, training_payload
+from .conftest import policy_text, submission, training_payload
 
 
 def _policy(edit: Any = None, *, validate: bool = True) -> Policy:

@@ -7,8 +7,10 @@ from typing import Any
 
 from quotagov.governance.records import SubmissionState
 from quotagov.handlers import jobs_api, submit_worker
+from support.lambda_context import LambdaContext
+from support.principals import ALICE, BOB
 
-from .conftest import ALICE, BOB, LambdaContext, Stack, load_event
+from .conftest import Stack, load_event
 
 
 def test_submit_sample_is_accepted_and_get_sample_shape_resolves(stack: Stack) -> None:

@@ -11,11 +11,14 @@ import json
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from quotagov import wiring
 from quotagov.clock import ManualClock
 from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
+from support.principals import ALICE, BOB
 
-from .conftest import ALICE, BOB, Stack, submission, training_payload
+from .conftest import Stack, submission, training_payload
 from .sqs_driver import drain, queue_depth
 
 COUNT = 300
@@ -56,6 +59,7 @@ def _send_burst(stack: Stack, count: int) -> None:
         assert len(sent["Successful"]) == len(entries)
 
 
+@pytest.mark.slow  # 300 submissions through moto SQS
 def test_burst_of_300_ends_as_300_service_jobs_and_an_empty_dlq(stack: Stack, batch: Any) -> None:
     """Paced at 2 calls/s per worker (reserved concurrency 2: at most 4/s), under the 5/s."""
     rate = SUBMIT_CALLS_PER_SECOND

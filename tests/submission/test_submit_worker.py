@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 from quotagov.governance.records import SubmissionState
+from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import post_jobs
-from .conftest import ALICE, BOB, DAVE, FRANK, Stack, submission, training_payload
+from .conftest import Stack, submission, training_payload
 from .sqs_driver import drain, queue_depth, send_direct
 
 
@@ -190,8 +191,8 @@ def test_deeply_nested_message_is_recorded_failed_and_acknowledged(
 
 def test_same_message_delivered_three_times_makes_one_service_job(stack: Stack, batch: Any) -> None:
     from quotagov.handlers import submit_worker
+    from support.lambda_context import LambdaContext
 
-    from .conftest import LambdaContext
     from .sqs_driver import lambda_record
 
     send_direct(stack, submission(), ALICE)
