@@ -16,9 +16,18 @@ Speed tiers: ``make unit-fast`` runs ``-m "not slow"``; ``make unit`` (and so
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from support.aws import fake_aws_env
+
+# CI (``CI=true``, as ``.ci/run`` is called): hypothesis draws the same examples on every
+# run, so a landing never depends on luck; elsewhere each run explores new examples.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 #: Fixtures (by name, across the suite) that start a loopback server: a moto server
 #: (``dynamodb_endpoint``, ``moto_server``, ``endpoint``), the fake Slack Web API
