@@ -28,16 +28,11 @@ anywhere starts before any reclaim, any reclaim before any borrowing, any borrow
 before any in-share preemption); ties between heads are broken by submission time, then
 input order, never by share.
 
-Speed, with no change to the outcome: a head whose attempt failed is not tried again
-while nothing it depends on changed (the ledger's stamp of its instance type and the
-engine's epoch, which moves with every priority or share update), and a STRICT_FIFO
-share with such a head is *parked* (not even looked at) until its instance type's
-stamp changes or its queue does (:meth:`QuotaLedger.park`). This keeps a pass cheap
-however many shares and queued jobs there are. Under BEST_EFFORT_FIFO, a share whose
-jobs are all set aside or passed over leaves the sweeps until the next start (only a
-start or preemption can give it a head again), and a dormant share sleeps through a
-change that none of its jobs of the changed type could use
-(:attr:`QuotaLedger.wake_filter`).
+Speed, with no change to the outcome: what the pass may skip (heads known to fail,
+parked STRICT_FIFO shares, dormant and exhausted BEST_EFFORT_FIFO shares, a whole pass
+when nothing changed since a settled one) is kept by one object, :class:`~.memo.PassMemo`,
+which also decides when it stops holding. This keeps a pass cheap however many shares
+and queued jobs there are.
 """
 
 from __future__ import annotations
@@ -45,6 +40,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from quotagov.scheduler.admission import fits_in_free, is_within_quota, may_borrow
+from quotagov.scheduler.memo import PassMemo
 from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
@@ -52,11 +48,6 @@ from quotagov.scheduler.state import Job
 
 class Actuator(Protocol):
     """What the pass needs from the engine to carry out its decisions."""
-
-    @property
-    def epoch(self) -> int:
-        """A counter that changes with every configuration or priority change."""
-        ...
 
     def start(self, job: Job, share: ShareRuntime, borrowed: bool) -> None:
         """Start the head ``job`` of ``share`` (it enters SCHEDULED)."""
@@ -119,51 +110,39 @@ STEPS = (
 )
 
 
-def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
+def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
+    """Run the scheduling pass at the current time, unless ``memo`` knows that nothing
+    changed since a pass that ended settled (then it would start nothing)."""
+    if memo.is_settled():
+        return
+    memo.pass_ran(_sweeps(ledger, memo, act))
+
+
+def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
     """Run one scheduling pass; set-aside heads are put back in their queues at the end.
 
     Returns:
-        True when the pass ends *settled*: running it again on the same state (same
-        queues, stamps and epoch) would start nothing. False only when a job set aside
-        under BEST_EFFORT_FIFO was set aside before a later start changed its
-        instance type's state (at the next event time it deserves another try).
+        True when the pass ends *settled* (see :meth:`PassMemo.sweeps_ended`).
     """
-    started = 0
     stamps = ledger.stamp
-    ledger.in_pass = True
-    ledger.failing_sweeps = 0
-    set_aside_in = ledger.set_aside_shares
-    set_aside_in.clear()
-    # BEST_EFFORT_FIFO shares with jobs but no head: looked at again only after a start.
-    exhausted: list[ShareRuntime] = []
-    settled = False
+    memo.begin_pass()
     try:
         while True:
-            epoch = act.epoch
             # Heads that may start, in cross-share order ("first" = earliest submitted,
             # then earlier in the input); and memoized heads known to fail as things are.
             live: list[tuple[float, int, Job, ShareRuntime]] = []
             known_failing: list[tuple[Job, ShareRuntime]] = []
-            active = ledger.active
-            for share in list(active):
+            for share in memo.shares_to_look_at():
                 queue = share.queue
                 job = queue.head(stamps) if queue.size else None
                 if job is None:
-                    # Nothing startable: back on the next push or reconfiguration. A
-                    # BEST_EFFORT_FIFO share whose jobs are only passed over comes back
-                    # after the next start (a start or preemption of their type makes
-                    # them eligible again; nothing else in the pass can).
-                    del active[share]
-                    if share.best_effort and queue.size:
-                        exhausted.append(share)
+                    memo.headless(share)
                     continue
-                if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
-                    job.instance_type, 0
-                ):
+                if memo.known_failing(job):
                     if share.best_effort:
                         known_failing.append((job, share))
                     else:
-                        ledger.park(share, job.instance_type)
+                        memo.park(share, job.instance_type)
                     continue
                 live.append((job.submitted_at, job.order, job, share))
             if live:
@@ -177,42 +156,23 @@ def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
                     if progressed:
                         break
                 if progressed:
-                    started += 1
-                    for share in exhausted:
-                        active[share] = None
-                    exhausted.clear()
+                    memo.job_started()
                     continue
                 for _, _, job, share in live:
-                    job.failed_epoch = epoch
-                    job.failed_stamp = stamps.get(job.instance_type, 0)
+                    memo.remember_failing(job)
                     if share.best_effort:
                         known_failing.append((job, share))
                     else:
-                        ledger.park(share, job.instance_type)
+                        memo.park(share, job.instance_type)
             # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
             if not known_failing:
-                settled = True
-                for share in set_aside_in:
-                    waiting = share.queue.known_failing_types(epoch, stamps)
-                    if waiting is None:
-                        settled = False
-                    else:
-                        ledger.make_dormant(share, waiting, epoch)
-                return settled
-            ledger.failing_sweeps += 1
+                return memo.sweeps_ended()
             for job, share in known_failing:
                 share.queue.set_aside(job, stamps)
-                set_aside_in[share] = None
+            memo.heads_set_aside(share for _, share in known_failing)
     finally:
-        ledger.in_pass = False
-        for share in exhausted:
-            if share not in set_aside_in:  # only passed over (no capacity limit for them)
-                ledger.active[share] = None
-        for share in set_aside_in:
+        for share in memo.end_pass():
             share.queue.restore()
-            if share not in ledger.dormant:
-                ledger.activate(share)
-        set_aside_in.clear()
 
 
 def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:

@@ -43,6 +43,7 @@ from typing import Any
 from quotagov.scheduler.admission import accepts_submissions
 from quotagov.scheduler.cycle import run_pass
 from quotagov.scheduler.lost_work import preemption_outcome, retries_exhausted
+from quotagov.scheduler.memo import PassMemo
 from quotagov.scheduler.models import (
     MAX_SHARES,
     CapacityLimit,
@@ -209,18 +210,16 @@ class Engine:
         self._ledger = QuotaLedger(
             capacity, shares, self.options.queueing == "BEST_EFFORT_FIFO", start
         )
-        self._ledger.wake_filter = may_start_some
+        self._memo = PassMemo(self._ledger, may_start_some)
+        self._ledger.watcher = self._memo
         self._jobs: dict[str, Job] = {}
         self._events: list[tuple[float, int, int, Any]] = []
         self._event_seq = 0
         self._order = 0
         self._start_seq = 0
-        self._epoch = 0
         self._listeners: list[Listener] = []
         self._buffer: list[Transition] = []
         self._pass_due = False
-        self._queue_changes = 0
-        self._settled_signature: tuple[int, int, int] | None = None
 
     # -- clock and listeners -----------------------------------------------------------
 
@@ -232,7 +231,7 @@ class Engine:
     @property
     def epoch(self) -> int:
         """Changes with every share update and priority change (the pass's memo key)."""
-        return self._epoch
+        return self._memo.epoch
 
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(transition)`` for every transition, as it happens."""
@@ -324,8 +323,7 @@ class Engine:
         job.priority = priority
         if job.status == "RUNNABLE":
             self._ledger.shares[job.share].queue.reprioritize(job)
-        self._epoch += 1
-        self._ledger.activate_all()
+        self._memo.config_changed()
         self._pass_due = True
         return []
 
@@ -380,8 +378,7 @@ class Engine:
         if faults:
             raise InvalidConfigError(faults)
         self._ledger.reconfigure(share, new, self._now)
-        self._epoch += 1
-        self._ledger.activate_all()
+        self._memo.config_changed()
         self._pass_due = True
         return []
 
@@ -404,9 +401,7 @@ class Engine:
         mark = len(self._buffer)
         share = self._ledger.shares[job.share]
         if job.status == "RUNNABLE":
-            share.queue.discard(job)
-            self._queue_changes += 1
-            self._ledger.activate(share)
+            self._memo.dequeue_terminated(share, job)
         elif job.status in HOLDING_STATES:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
@@ -581,9 +576,7 @@ class Engine:
             self._finish(victim, "FAILED", REASON_RETRIES_EXHAUSTED, **details)
         else:
             self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
-            self._ledger.activate(share)  # before the push: a dormant share catches up first
-            share.queue.push(victim)
-            self._queue_changes += 1
+            self._memo.enqueue_preempted(share, victim)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -612,23 +605,7 @@ class Engine:
             self._finish(job, "FAILED", REASON_SHARE_DISABLED)
             return
         self._emit(job, "RUNNABLE", REASON_SUBMITTED)
-        self._queue_changes += 1
-        ledger = self._ledger
-        if share in ledger.dormant:
-            if share.queue.passes_over(job):
-                # Its frontier is unchanged, so every job it would set aside is still
-                # known to fail: it stays dormant (see RunnableQueue.passes_over).
-                share.queue.push_passed_over(job)
-                return
-            share.queue.push(job)
-            if not may_start_some(ledger, share, job.instance_type):
-                # No job of the type can start now: as if it woke, tried and slept again.
-                ledger.keep_dormant(share, job.instance_type)
-                return
-            ledger.activate(share)
-            return
-        ledger.activate(share)
-        share.queue.push(job)
+        self._memo.enqueue_submitted(self._ledger, share, job)
 
     def _handle(self, kind: int, payload: Any) -> None:
         if kind == _SUBMISSION:
@@ -693,20 +670,10 @@ class Engine:
         self._event_seq += 1
         heapq.heappush(self._events, (at, kind, self._event_seq, payload))
 
-    def _signature(self) -> tuple[int, int, int]:
-        return (self._ledger.change_count, self._epoch, self._queue_changes)
-
     def _scheduling_pass(self) -> None:
-        """Run the pass, unless nothing changed since a pass that ended settled.
-
-        Skipping is exact: the pass's outcome depends only on the queues, the ledger
-        and the epoch (see :func:`~quotagov.scheduler.cycle.run_pass`).
-        """
+        """Run the pass (which the memo skips when nothing changed since a settled one)."""
         self._pass_due = False
-        if self._settled_signature == self._signature():
-            return
-        settled = run_pass(self._ledger, self)
-        self._settled_signature = self._signature() if settled else None
+        run_pass(self._ledger, self._memo, self)
 
     def _job(self, name: str) -> Job:
         job = self._jobs.get(name)
