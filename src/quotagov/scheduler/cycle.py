@@ -17,10 +17,12 @@ Across shares, "first" always means earliest submitted, then earlier in the inpu
 (the FIFO idle-resource assignment of the scheduling policy). Whenever a job starts,
 the pass begins again at step 2; it ends when no step can start anything.
 
-This project's documented reading of "set aside": a *sweep* tries steps 2 to 5 over
-the current heads, first step first and, within a step, first head first; the first
-success restarts the sweep. When a whole sweep starts nothing, every BEST_EFFORT_FIFO
-head is set aside at once and the next sweep runs with the new heads.
+This project's documented reading of "set aside" (the spec's sweeps): a *sweep* tries
+steps 2 to 5 over the current heads, first step first and, within a step, first head
+first; the first success restarts the sweep. When a whole sweep starts nothing, every
+BEST_EFFORT_FIFO head is set aside at once and the next sweep runs with the new heads.
+The code follows that as three phases per sweep (:func:`run_pass`): (1) collect the
+heads, (2) find the first step that starts, (3) set aside.
 
 Where AWS is silent, these are this project's documented choices (per the spec):
 the step order above is a strict priority between steps (a head that fits within quota
@@ -110,16 +112,49 @@ STEPS = (
 )
 
 
+#: A share's head as the pass sees it: the job and its share.
+Head = tuple[Job, ShareRuntime]
+
+
+def cross_share_order(head: Head) -> tuple[float, int]:
+    """Sort key of the heads within a step: the spec's "first" across shares.
+
+    Criteria, in order:
+
+    1. earliest ``submittedAt`` first;
+    2. then earlier in the input (the job's registration order, unique).
+
+    Never the share: two shares' heads are ordered as their jobs are.
+    """
+    job = head[0]
+    return (job.submitted_at, job.order)
+
+
 def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
-    """Run the scheduling pass at the current time, unless ``memo`` knows that nothing
-    changed since a pass that ended settled (then it would start nothing)."""
+    """Run the scheduling pass at the current time.
+
+    The pass is a loop of sweeps; each sweep runs these phases:
+
+    1. collect the heads (:func:`_collect_heads`): each looked-at share's first job
+       not set aside nor passed over; heads the memo knows to fail are not tried;
+    2. find the first step that starts (:func:`_start_first`): steps 2 to 5 in strict
+       priority, within a step the heads in :func:`cross_share_order`; a start ends
+       the sweep and the next sweep begins at phase 1;
+    3. set aside (:func:`_set_aside`): when the sweep started nothing, every
+       BEST_EFFORT_FIFO head is set aside at once and the next sweep begins; with no
+       head to set aside the pass ends.
+
+    Set-aside jobs are put back in their queues when the pass ends. The whole pass is
+    skipped when ``memo`` knows nothing changed since one that ended settled (it would
+    start nothing).
+    """
     if memo.is_settled():
         return
     memo.pass_ran(_sweeps(ledger, memo, act))
 
 
 def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
-    """Run one scheduling pass; set-aside heads are put back in their queues at the end.
+    """The sweeps of one pass (:func:`run_pass`); set-aside jobs are put back at the end.
 
     Returns:
         True when the pass ends *settled* (see :meth:`PassMemo.sweeps_ended`).
@@ -128,53 +163,72 @@ def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
     memo.begin_pass()
     try:
         while True:
-            # Heads that may start, in cross-share order ("first" = earliest submitted,
-            # then earlier in the input); and memoized heads known to fail as things are.
-            live: list[tuple[float, int, Job, ShareRuntime]] = []
-            known_failing: list[tuple[Job, ShareRuntime]] = []
-            for share in memo.shares_to_look_at():
-                queue = share.queue
-                job = queue.head(stamps) if queue.size else None
-                if job is None:
-                    memo.headless(share)
-                    continue
-                if memo.known_failing(job):
-                    if share.best_effort:
-                        known_failing.append((job, share))
-                    else:
-                        memo.park(share, job.instance_type)
-                    continue
-                live.append((job.submitted_at, job.order, job, share))
-            if live:
-                live.sort(key=_first)
-                progressed = False
-                for step in STEPS:
-                    for _, _, job, share in live:
-                        if step(ledger, act, share, job):
-                            progressed = True
-                            break
-                    if progressed:
-                        break
-                if progressed:
-                    memo.job_started()
-                    continue
-                for _, _, job, share in live:
-                    memo.remember_failing(job)
-                    if share.best_effort:
-                        known_failing.append((job, share))
-                    else:
-                        memo.park(share, job.instance_type)
-            # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
-            if not known_failing:
+            live, failing = _collect_heads(memo, stamps)
+            if live and _start_first(ledger, act, live):
+                memo.job_started()
+                continue
+            for job, share in live:
+                memo.remember_failing(job)
+                _hold_back(memo, job, share, failing)
+            if not failing:
                 return memo.sweeps_ended()
-            for job, share in known_failing:
-                share.queue.set_aside(job, stamps)
-            memo.heads_set_aside(share for _, share in known_failing)
+            _set_aside(memo, failing, stamps)
     finally:
         for share in memo.end_pass():
             share.queue.restore()
 
 
-def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:
-    """Across shares: earliest submitted first, then earlier in the input."""
-    return (item[0], item[1])
+def _collect_heads(memo: PassMemo, stamps: dict[str, int]) -> tuple[list[Head], list[Head]]:
+    """Phase 1: the heads of the shares the memo says to look at.
+
+    Returns:
+        ``(live, failing)``: the heads to try in phase 2 (in share order; phase 2 sorts
+        them), and the BEST_EFFORT_FIFO heads known to fail as things are (to set
+        aside if the sweep starts nothing). A STRICT_FIFO head known to fail blocks its
+        share, which the memo parks; a share with no head leaves the sweeps.
+    """
+    live: list[Head] = []
+    failing: list[Head] = []
+    known_failing = memo.known_failing
+    for share in memo.shares_to_look_at():
+        queue = share.queue
+        job = queue.head(stamps) if queue.size else None
+        if job is None:
+            memo.headless(share)
+        elif known_failing(job):
+            _hold_back(memo, job, share, failing)
+        else:
+            live.append((job, share))
+    return live, failing
+
+
+def _hold_back(memo: PassMemo, job: Job, share: ShareRuntime, failing: list[Head]) -> None:
+    """A head that cannot start as things are: a BEST_EFFORT_FIFO one joins ``failing``
+    (phase 3); a STRICT_FIFO one blocks its share, which the memo parks on its type."""
+    if share.best_effort:
+        failing.append((job, share))
+    else:
+        memo.park(share, job.instance_type)
+
+
+def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
+    """Phase 2: start one head by the first step that can, trying every head (in
+    :func:`cross_share_order`) at a step before any head at the next step.
+
+    Returns:
+        True when a job started (with the preemptions its step made).
+    """
+    heads.sort(key=cross_share_order)
+    for step in STEPS:
+        for job, share in heads:
+            if step(ledger, act, share, job):
+                return True
+    return False
+
+
+def _set_aside(memo: PassMemo, failing: list[Head], stamps: dict[str, int]) -> None:
+    """Phase 3: a sweep started nothing; its BEST_EFFORT_FIFO heads are set aside at once,
+    until the end of the pass (:meth:`~.queueing.RunnableQueue.set_aside`)."""
+    for job, share in failing:
+        share.queue.set_aside(job, stamps)
+    memo.heads_set_aside(share for _, share in failing)
