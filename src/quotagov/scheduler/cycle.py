@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from quotagov.scheduler.admission import fits_in_free, is_within_quota, may_borrow
-from quotagov.scheduler.memo import PassMemo
+from quotagov.scheduler.memo import Head, PassMemo
 from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
@@ -112,10 +112,6 @@ STEPS = (
 )
 
 
-#: A share's head as the pass sees it: the job and its share.
-Head = tuple[Job, ShareRuntime]
-
-
 def cross_share_order(head: Head) -> tuple[float, int]:
     """Sort key of the heads within a step: the spec's "first" across shares.
 
@@ -135,11 +131,14 @@ def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
 
     The pass is a loop of sweeps; each sweep runs these phases:
 
-    1. collect the heads (:func:`_collect_heads`): each looked-at share's first job
-       not set aside nor passed over; heads the memo knows to fail are not tried;
+    1. collect the heads (:meth:`PassMemo.heads`): each looked-at share's first job
+       not set aside nor passed over; heads known to fail are not tried (the memo
+       plays the part of Kueue's queue manager, which keeps inadmissible workloads
+       out of the heads until something they wait on changes);
     2. find the first step that starts (:func:`_start_first`): steps 2 to 5 in strict
        priority, within a step the heads in :func:`cross_share_order`; a start ends
-       the sweep and the next sweep begins at phase 1;
+       the sweep and the next sweep begins at phase 1; when nothing starts, the heads
+       tried are known to fail from then on (:meth:`PassMemo.failed`);
     3. set aside (:func:`_set_aside`): when the sweep started nothing, every
        BEST_EFFORT_FIFO head is set aside at once and the next sweep begins; with no
        head to set aside the pass ends.
@@ -163,52 +162,18 @@ def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
     memo.begin_pass()
     try:
         while True:
-            live, failing = _collect_heads(memo, stamps)
-            if live and _start_first(ledger, act, live):
-                memo.job_started()
-                continue
-            for job, share in live:
-                memo.remember_failing(job)
-                _hold_back(memo, job, share, failing)
+            live, failing = memo.heads()  # phase 1
+            if live:
+                if _start_first(ledger, act, live):  # phase 2
+                    memo.job_started()
+                    continue
+                failing += memo.failed(live)
             if not failing:
                 return memo.sweeps_ended()
-            _set_aside(memo, failing, stamps)
+            _set_aside(memo, failing, stamps)  # phase 3
     finally:
         for share in memo.end_pass():
             share.queue.restore()
-
-
-def _collect_heads(memo: PassMemo, stamps: dict[str, int]) -> tuple[list[Head], list[Head]]:
-    """Phase 1: the heads of the shares the memo says to look at.
-
-    Returns:
-        ``(live, failing)``: the heads to try in phase 2 (in share order; phase 2 sorts
-        them), and the BEST_EFFORT_FIFO heads known to fail as things are (to set
-        aside if the sweep starts nothing). A STRICT_FIFO head known to fail blocks its
-        share, which the memo parks; a share with no head leaves the sweeps.
-    """
-    live: list[Head] = []
-    failing: list[Head] = []
-    known_failing = memo.known_failing
-    for share in memo.shares_to_look_at():
-        queue = share.queue
-        job = queue.head(stamps) if queue.size else None
-        if job is None:
-            memo.headless(share)
-        elif known_failing(job):
-            _hold_back(memo, job, share, failing)
-        else:
-            live.append((job, share))
-    return live, failing
-
-
-def _hold_back(memo: PassMemo, job: Job, share: ShareRuntime, failing: list[Head]) -> None:
-    """A head that cannot start as things are: a BEST_EFFORT_FIFO one joins ``failing``
-    (phase 3); a STRICT_FIFO one blocks its share, which the memo parks on its type."""
-    if share.best_effort:
-        failing.append((job, share))
-    else:
-        memo.park(share, job.instance_type)
 
 
 def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
@@ -231,4 +196,4 @@ def _set_aside(memo: PassMemo, failing: list[Head], stamps: dict[str, int]) -> N
     until the end of the pass (:meth:`~.queueing.RunnableQueue.set_aside`)."""
     for job, share in failing:
         share.queue.set_aside(job, stamps)
-    memo.heads_set_aside(share for _, share in failing)
+    memo.heads_set_aside(failing)

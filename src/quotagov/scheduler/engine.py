@@ -161,7 +161,7 @@ class Engine:
             DuplicateJobError: the name is taken.
             InvalidConfigError: a field value is invalid (count, priority, times).
         """
-        spec = dataclasses.replace(spec, submittedAt=self.now)
+        spec = dataclasses.replace(spec, submittedAt=self._timeline.now)
         life = self._life
         job = life.register(spec)
         mark = life.mark()
@@ -179,9 +179,10 @@ class Engine:
             UnknownShareError, DuplicateJobError, InvalidConfigError: as :meth:`submit`;
                 InvalidConfigError also when ``submittedAt`` is before ``now``.
         """
-        if spec.submittedAt < self.now:
+        now = self._timeline.now
+        if spec.submittedAt < now:
             raise InvalidConfigError(
-                [f"submittedAt: {spec.submittedAt} is before the engine's time {self.now}"]
+                [f"submittedAt: {spec.submittedAt} is before the engine's time {now}"]
             )
         job = self._life.register(spec)
         self._timeline.push(spec.submittedAt, SUBMISSION, job)
@@ -195,8 +196,9 @@ class Engine:
         Raises:
             InvalidConfigError: ``at`` is before ``now``.
         """
-        if at < self.now:
-            raise InvalidConfigError([f"at: {at} is before the engine's time {self.now}"])
+        now = self._timeline.now
+        if at < now:
+            raise InvalidConfigError([f"at: {at} is before the engine's time {now}"])
         self._timeline.push(at, ACTION, action)
 
     def update_priority(self, job_name: str, priority: int) -> list[Transition]:
@@ -258,7 +260,7 @@ class Engine:
             preemptionConfiguration=preemptionConfiguration,
             state=state,
         )
-        self._ledger.reconfigure(share, new, self.now)
+        self._ledger.reconfigure(share, new, self._timeline.now)
         self._memo.config_changed()
         self._timeline.pass_due = True
         return []
@@ -296,8 +298,9 @@ class Engine:
         Raises:
             ValueError: ``t`` is before ``now``.
         """
-        if t < self.now:
-            raise ValueError(f"cannot go back in time from {self.now} to {t}")
+        now = self._timeline.now
+        if t < now:
+            raise ValueError(f"cannot go back in time from {now} to {t}")
         mark = self._life.mark()
         self._timeline.advance(t, self._handle, self._scheduling_pass)
         return self._life.take(mark)
@@ -312,10 +315,9 @@ class Engine:
         Returns:
             The transitions that happened, in order.
         """
-        out = self.advance_to(self.now)
-        while (t := self._timeline.next_time()) is not None:
-            out += self.advance_to(t)
-        return out
+        mark = self._life.mark()
+        self._timeline.run_until_idle(self._handle, self._scheduling_pass)
+        return self._life.take(mark)
 
     def fork(self) -> Engine:
         """An independent deep copy (without listeners), to run forward for what-if."""
@@ -337,12 +339,12 @@ class Engine:
             UnknownJobError: no such job.
         """
         job = self._life.job(name)
-        return job_view(job, self._ledger.shares[job.share], self.now)
+        return job_view(job, self._ledger.shares[job.share], self._timeline.now)
 
     def jobs(self) -> list[JobView]:
         """Snapshots of every job, in submission-registration order."""
         shares = self._ledger.shares
-        now = self.now
+        now = self._timeline.now
         return [job_view(j, shares[j.share], now) for j in self._life.jobs.values()]
 
     def job_names(self) -> list[str]:
@@ -396,7 +398,7 @@ class Engine:
         """Instance-second integrals up to ``now`` per (share, type):
         ``[used, borrowed, lent, used within limit, limit]`` (see :mod:`.usage`)."""
         ledger = self._ledger
-        ledger.meter.flush(ledger, self.now)
+        ledger.meter.flush(ledger, self._timeline.now)
         return ledger.meter.integrals
 
     # -- internals ---------------------------------------------------------------------
@@ -411,9 +413,11 @@ class Engine:
         elif kind == ACTION:
             payload(self)
         elif kind == COMPLETION:
-            self._life.complete(*payload)
+            job, token = payload
+            self._life.complete(job, token)
         else:
-            self._life.startup_ended(*payload)
+            job, token = payload
+            self._life.startup_ended(job, token)
 
     def _scheduling_pass(self) -> None:
         """Run the pass at ``now`` (the memo skips it when nothing changed since a settled one)."""

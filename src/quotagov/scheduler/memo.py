@@ -12,8 +12,8 @@ What it knows (stamps are the ledger's per-type change counters,
 has a unit):
 
 - *known failing*: a head whose attempt to start failed, with the epoch and its
-  instance type's stamp at that time: it is not tried again while both are unchanged
-  (:meth:`PassMemo.known_failing`);
+  instance type's stamp at that time (:meth:`PassMemo.failed`): it is not tried again
+  while both are unchanged (:meth:`PassMemo.heads` leaves it out);
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
 - *parked* STRICT_FIFO shares: one whose head is known to fail is not looked at until
   its head's type changes stamp or its queue changes (:meth:`PassMemo.park`);
@@ -39,10 +39,13 @@ queue (:meth:`PassMemo.enqueue_submitted`, :meth:`PassMemo.enqueue_preempted`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
+
+#: A share's head as the pass sees it: the job and its share.
+Head = tuple[Job, ShareRuntime]
 
 #: ``wake_filter(ledger, share, type)``: False only when no queued job of the type in
 #: the share can start now (:func:`~.viability.may_start_some`).
@@ -170,29 +173,62 @@ class PassMemo:
         self._failing_sweeps = 0
         self._set_aside.clear()
 
-    def shares_to_look_at(self) -> list[ShareRuntime]:
-        """The active shares, for one sweep (a copy: looking may deactivate them)."""
-        return list(self._active)
+    def heads(self) -> tuple[list[Head], list[Head]]:
+        """Phase 1 of a sweep: the heads worth trying, from the shares worth looking at.
 
-    def headless(self, share: ShareRuntime) -> None:
-        """``share`` has no head now: it leaves the sweeps until a push or a
-        reconfiguration; a BEST_EFFORT_FIFO one with queued jobs (all set aside or passed
-        over) comes back after the next start."""
-        del self._active[share]
-        if share.best_effort and share.queue.size:
-            self._exhausted.append(share)
+        Each active share's head is its queue's :meth:`~.queueing.RunnableQueue.head`.
+        A share with no head leaves the sweeps (a BEST_EFFORT_FIFO one with queued jobs
+        comes back after the next start). A head known to fail (:meth:`failed` in this
+        epoch and at its type's current stamp) is not tried: a STRICT_FIFO one blocks
+        its share, which is parked on the head's type; a BEST_EFFORT_FIFO one is
+        returned, to be set aside.
 
-    def known_failing(self, job: Job) -> bool:
-        """Whether the head ``job`` failed to start in the current state (same epoch,
-        same stamp of its instance type)."""
-        return job.failed_epoch == self.epoch and job.failed_stamp == self._stamps.get(
-            job.instance_type, 0
-        )
+        Returns:
+            ``(live, failing)``: the heads to try (in share order) and the
+            BEST_EFFORT_FIFO heads known to fail.
+        """
+        live: list[Head] = []
+        failing: list[Head] = []
+        active = self._active
+        epoch = self.epoch
+        stamps = self._stamps
+        for share in list(active):  # a copy: parking deactivates
+            queue = share.queue
+            job = queue.head(stamps) if queue.size else None
+            if job is None:
+                del active[share]
+                if share.best_effort and queue.size:
+                    self._exhausted.append(share)
+            elif job.failed_epoch == epoch and job.failed_stamp == stamps.get(
+                job.instance_type, 0
+            ):  # known to fail: same epoch, same stamp of its type
+                if share.best_effort:
+                    failing.append((job, share))
+                else:
+                    self.park(share, job.instance_type)
+            else:
+                live.append((job, share))
+        return live, failing
 
-    def remember_failing(self, job: Job) -> None:
-        """The head ``job`` was tried in a sweep that started nothing."""
-        job.failed_epoch = self.epoch
-        job.failed_stamp = self._stamps.get(job.instance_type, 0)
+    def failed(self, heads: list[Head]) -> list[Head]:
+        """These heads were all tried in a sweep that started nothing: each is known to
+        fail from now on; a STRICT_FIFO one's share is parked on the head's type.
+
+        Returns:
+            The BEST_EFFORT_FIFO ones (to set aside), in the given order.
+        """
+        epoch = self.epoch
+        stamps = self._stamps
+        failing: list[Head] = []
+        for head in heads:
+            job, share = head
+            job.failed_epoch = epoch
+            job.failed_stamp = stamps.get(job.instance_type, 0)
+            if share.best_effort:
+                failing.append(head)
+            else:
+                self.park(share, job.instance_type)
+        return failing
 
     def park(self, share: ShareRuntime, instance_type: str) -> None:
         """The share's head is known to fail until the stamp of ``instance_type`` changes."""
@@ -205,11 +241,12 @@ class PassMemo:
             self._active[share] = None
         self._exhausted.clear()
 
-    def heads_set_aside(self, shares: Iterable[ShareRuntime]) -> None:
-        """A sweep that started nothing set aside the heads of ``shares``."""
+    def heads_set_aside(self, heads: list[Head]) -> None:
+        """A sweep that started nothing set aside these heads."""
         self._failing_sweeps += 1
-        for share in shares:
-            self._set_aside[share] = None
+        set_aside = self._set_aside
+        for _, share in heads:
+            set_aside[share] = None
 
     def sweeps_ended(self) -> bool:
         """The last sweep started nothing and had nothing to set aside.

@@ -72,3 +72,11 @@ class Timeline:
             scheduling_pass()
         if t > self.now:
             self.now = t
+
+    def run_until_idle(self, handle: Handler, scheduling_pass: Callable[[], None]) -> None:
+        """:meth:`advance` to ``now``, then to each next event time until none is pending
+        (``now`` ends at the last event's time)."""
+        self.advance(self.now, handle, scheduling_pass)
+        events = self._events
+        while events:
+            self.advance(events[0][0], handle, scheduling_pass)
