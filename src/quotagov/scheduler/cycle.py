@@ -22,7 +22,8 @@ steps 2 to 5 over the current heads, first step first and, within a step, first 
 first; the first success restarts the sweep. When a whole sweep starts nothing, every
 BEST_EFFORT_FIFO head is set aside at once and the next sweep runs with the new heads.
 The code follows that as three phases per sweep (:func:`run_pass`): (1) collect the
-heads, (2) find the first step that starts, (3) set aside.
+heads and (3) set aside are done by the pass's memo, which knows which shares to look
+at and which heads to skip; (2) find the first step that starts is done here.
 
 Where AWS is silent, these are this project's documented choices (per the spec):
 the step order above is a strict priority between steps (a head that fits within quota
@@ -139,7 +140,7 @@ def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
        priority, within a step the heads in :func:`cross_share_order`; a start ends
        the sweep and the next sweep begins at phase 1; when nothing starts, the heads
        tried are known to fail from then on (:meth:`PassMemo.failed`);
-    3. set aside (:func:`_set_aside`): when the sweep started nothing, every
+    3. set aside (:meth:`PassMemo.set_aside`): when the sweep started nothing, every
        BEST_EFFORT_FIFO head is set aside at once and the next sweep begins; with no
        head to set aside the pass ends.
 
@@ -158,7 +159,6 @@ def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
     Returns:
         True when the pass ends *settled* (see :meth:`PassMemo.sweeps_ended`).
     """
-    stamps = ledger.stamp
     memo.begin_pass()
     try:
         while True:
@@ -170,10 +170,9 @@ def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
                 failing += memo.failed(live)
             if not failing:
                 return memo.sweeps_ended()
-            _set_aside(memo, failing, stamps)  # phase 3
+            memo.set_aside(failing)  # phase 3
     finally:
-        for share in memo.end_pass():
-            share.queue.restore()
+        memo.end_pass()
 
 
 def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
@@ -189,11 +188,3 @@ def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
             if step(ledger, act, share, job):
                 return True
     return False
-
-
-def _set_aside(memo: PassMemo, failing: list[Head], stamps: dict[str, int]) -> None:
-    """Phase 3: a sweep started nothing; its BEST_EFFORT_FIFO heads are set aside at once,
-    until the end of the pass (:meth:`~.queueing.RunnableQueue.set_aside`)."""
-    for job, share in failing:
-        share.queue.set_aside(job, stamps)
-    memo.heads_set_aside(failing)

@@ -1,11 +1,19 @@
 """The scheduling pass's memo: which heads are known to fail, and which shares to look at.
 
-Nothing here is a scheduling rule. The pass (:mod:`.cycle`) would reach the same outcome
-by looking at every share and trying every head at every event time (the rules are
+The pass (:mod:`.cycle`) would reach the same outcome by looking at every share and
+trying every head at every event time (the rules are
 ``../shared/spec/scenario-format.md``, "Order of a scheduling pass"); this object keeps
 what lets it skip that work, and is the one place that decides when what it knows no
 longer holds. The property tests compare the outcome with these shortcuts switched
 off (``tests/scheduler/test_properties.py``).
+
+Since it knows which shares to look at and which heads to skip, it also hands the pass
+each sweep's heads (:meth:`PassMemo.heads`, phase 1 of :func:`~.cycle.run_pass`) and
+keeps the heads a sweep sets aside until the pass ends (:meth:`PassMemo.set_aside`,
+phase 3): the part Kueue's queue manager plays for its scheduler. The rules it applies
+there are the spec's (a share's head; STRICT_FIFO heads block, BEST_EFFORT_FIFO heads
+are set aside together when a sweep starts nothing); the admission steps stay in
+:mod:`.cycle`.
 
 What it knows (stamps are the ledger's per-type change counters,
 :attr:`QuotaLedger.stamp`; the epoch counts configuration and priority changes; none
@@ -241,11 +249,15 @@ class PassMemo:
             self._active[share] = None
         self._exhausted.clear()
 
-    def heads_set_aside(self, heads: list[Head]) -> None:
-        """A sweep that started nothing set aside these heads."""
+    def set_aside(self, heads: list[Head]) -> None:
+        """Phase 3 of a sweep that started nothing: set these BEST_EFFORT_FIFO heads aside
+        at once, until the pass ends (:meth:`~.queueing.RunnableQueue.set_aside`;
+        :meth:`end_pass` puts them back)."""
         self._failing_sweeps += 1
+        stamps = self._stamps
         set_aside = self._set_aside
-        for _, share in heads:
+        for job, share in heads:
+            share.queue.set_aside(job, stamps)
             set_aside[share] = None
 
     def sweeps_ended(self) -> bool:
@@ -268,26 +280,23 @@ class PassMemo:
                 self.make_dormant(share, waiting)
         return settled
 
-    def end_pass(self) -> list[ShareRuntime]:
-        """The pass ends: exhausted shares are looked at next time, and so are the shares
-        with set-aside jobs that did not go dormant.
-
-        Returns:
-            The shares with set-aside jobs (the caller puts those jobs back).
-        """
+    def end_pass(self) -> None:
+        """The pass ends: set-aside jobs are put back in their queues
+        (:meth:`~.queueing.RunnableQueue.restore`), and the next pass looks at the
+        exhausted shares and at the shares with set-aside jobs that did not go dormant."""
         self._in_pass = False
         active = self._active
         set_aside = self._set_aside
-        for share in self._exhausted:
-            if share not in set_aside:  # only passed over (no capacity limit for them)
-                active[share] = None
-        self._exhausted.clear()
-        shares = list(set_aside)
-        for share in shares:
+        if self._exhausted:
+            for share in self._exhausted:
+                if share not in set_aside:  # only passed over (no capacity limit for them)
+                    active[share] = None
+            self._exhausted.clear()
+        for share in set_aside:
+            share.queue.restore()
             if share not in self._dormant:
                 self._activate(share)
         set_aside.clear()
-        return shares
 
     def make_dormant(self, share: ShareRuntime, stamps: dict[str, int]) -> None:
         """A BEST_EFFORT_FIFO share whose every job is known to fail in the current state
