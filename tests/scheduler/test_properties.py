@@ -275,13 +275,12 @@ def _plain(scenario: Any) -> str:
     """Output with the speed shortcuts switched off."""
     import pytest
 
-    from quotagov.scheduler.engine import Engine as EngineClass
-    from quotagov.scheduler.quota import QuotaLedger
+    from quotagov.scheduler.memo import PassMemo
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(QuotaLedger, "park", lambda self, share, instance_type: None)
-        mp.setattr(QuotaLedger, "make_dormant", lambda self, share, stamps, epoch: None)
-        mp.setattr(EngineClass, "_signature", lambda self: object())
+        mp.setattr(PassMemo, "park", lambda self, share, instance_type: None)
+        mp.setattr(PassMemo, "make_dormant", lambda self, share, stamps: None)
+        mp.setattr(PassMemo, "is_settled", lambda self: False)
         mp.setattr(RunnableQueue, "use_cursor", False)
         return dump_output(simulate(scenario))
 

@@ -8,19 +8,21 @@ Pure Python, no AWS imports. Contract: ``../shared/spec/scenario-format.md``.
 
 Modules: :mod:`.models` (inputs), :mod:`.quota` (limit/used/free/idle/borrowed),
 :mod:`.admission` (within quota, borrowing, DISABLED shares), :mod:`.queueing`
-(queue order, BEST_EFFORT_FIFO), :mod:`.cycle` (the scheduling pass),
+(queue order, BEST_EFFORT_FIFO), :mod:`.cycle` (the scheduling pass, in phases),
+:mod:`.memo` (what the pass may skip, and when that stops holding),
 :mod:`.preemption` (cross-share reclaim, in-share, victim order), :mod:`quotagov.batch_semantics`
-(checkpoints, restart overhead, retries), :mod:`.engine`, :mod:`.scenario`,
+(checkpoints, restart overhead, retries), :mod:`.engine` (the step API), over
+:mod:`.timeline` (clock, events, same-time order), :mod:`.lifecycle` (job
+transitions, the pass's actuator), :mod:`.config_updates` (set-up checks,
+``UpdateQuotaShare``), :mod:`.views` (snapshots) and :mod:`.errors`; :mod:`.scenario`,
 :mod:`.simulation`, :mod:`.metrics`.
 """
 
-from quotagov.scheduler.engine import (
+from quotagov.scheduler.engine import Engine
+from quotagov.scheduler.errors import (
     DuplicateJobError,
-    Engine,
     EngineError,
     InvalidConfigError,
-    JobView,
-    ShareUsage,
     UnknownJobError,
     UnknownShareError,
 )
@@ -41,6 +43,7 @@ from quotagov.scheduler.scenario import (
 )
 from quotagov.scheduler.simulation import build_engine, dump_output, normalize, simulate
 from quotagov.scheduler.state import Preemption, Transition
+from quotagov.scheduler.views import JobView, ShareUsage
 
 __all__ = [
     "CapacityLimit",

@@ -17,10 +17,13 @@ Across shares, "first" always means earliest submitted, then earlier in the inpu
 (the FIFO idle-resource assignment of the scheduling policy). Whenever a job starts,
 the pass begins again at step 2; it ends when no step can start anything.
 
-This project's documented reading of "set aside": a *sweep* tries steps 2 to 5 over
-the current heads, first step first and, within a step, first head first; the first
-success restarts the sweep. When a whole sweep starts nothing, every BEST_EFFORT_FIFO
-head is set aside at once and the next sweep runs with the new heads.
+This project's documented reading of "set aside" (the spec's sweeps): a *sweep* tries
+steps 2 to 5 over the current heads, first step first and, within a step, first head
+first; the first success restarts the sweep. When a whole sweep starts nothing, every
+BEST_EFFORT_FIFO head is set aside at once and the next sweep runs with the new heads.
+The code follows that as three phases per sweep (:func:`run_pass`): (1) collect the
+heads and (3) set aside are done by the pass's memo, which knows which shares to look
+at and which heads to skip; (2) find the first step that starts is done here.
 
 Where AWS is silent, these are this project's documented choices (per the spec):
 the step order above is a strict priority between steps (a head that fits within quota
@@ -28,16 +31,11 @@ anywhere starts before any reclaim, any reclaim before any borrowing, any borrow
 before any in-share preemption); ties between heads are broken by submission time, then
 input order, never by share.
 
-Speed, with no change to the outcome: a head whose attempt failed is not tried again
-while nothing it depends on changed (the ledger's stamp of its instance type and the
-engine's epoch, which moves with every priority or share update), and a STRICT_FIFO
-share with such a head is *parked* (not even looked at) until its instance type's
-stamp changes or its queue does (:meth:`QuotaLedger.park`). This keeps a pass cheap
-however many shares and queued jobs there are. Under BEST_EFFORT_FIFO, a share whose
-jobs are all set aside or passed over leaves the sweeps until the next start (only a
-start or preemption can give it a head again), and a dormant share sleeps through a
-change that none of its jobs of the changed type could use
-(:attr:`QuotaLedger.wake_filter`).
+Speed, with no change to the outcome: what the pass may skip (heads known to fail,
+parked STRICT_FIFO shares, dormant and exhausted BEST_EFFORT_FIFO shares, a whole pass
+when nothing changed since a settled one) is kept by one object, :class:`~.memo.PassMemo`,
+which also decides when it stops holding. This keeps a pass cheap however many shares
+and queued jobs there are.
 """
 
 from __future__ import annotations
@@ -45,6 +43,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from quotagov.scheduler.admission import fits_in_free, is_within_quota, may_borrow
+from quotagov.scheduler.memo import Head, PassMemo
 from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
@@ -52,11 +51,6 @@ from quotagov.scheduler.state import Job
 
 class Actuator(Protocol):
     """What the pass needs from the engine to carry out its decisions."""
-
-    @property
-    def epoch(self) -> int:
-        """A counter that changes with every configuration or priority change."""
-        ...
 
     def start(self, job: Job, share: ShareRuntime, borrowed: bool) -> None:
         """Start the head ``job`` of ``share`` (it enters SCHEDULED)."""
@@ -119,102 +113,78 @@ STEPS = (
 )
 
 
-def run_pass(ledger: QuotaLedger, act: Actuator) -> bool:
-    """Run one scheduling pass; set-aside heads are put back in their queues at the end.
+def cross_share_order(head: Head) -> tuple[float, int]:
+    """Sort key of the heads within a step: the spec's "first" across shares.
+
+    Criteria, in order:
+
+    1. earliest ``submittedAt`` first;
+    2. then earlier in the input (the job's registration order, unique).
+
+    Never the share: two shares' heads are ordered as their jobs are.
+    """
+    job = head[0]
+    return (job.submitted_at, job.order)
+
+
+def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
+    """Run the scheduling pass at the current time.
+
+    The pass is a loop of sweeps; each sweep runs these phases:
+
+    1. collect the heads (:meth:`PassMemo.heads`): each looked-at share's first job
+       not set aside nor passed over; heads known to fail are not tried (the memo
+       plays the part of Kueue's queue manager, which keeps inadmissible workloads
+       out of the heads until something they wait on changes);
+    2. find the first step that starts (:func:`_start_first`): steps 2 to 5 in strict
+       priority, within a step the heads in :func:`cross_share_order`; a start ends
+       the sweep and the next sweep begins at phase 1; when nothing starts, the heads
+       tried are known to fail from then on (:meth:`PassMemo.failed`);
+    3. set aside (:meth:`PassMemo.set_aside`): when the sweep started nothing, every
+       BEST_EFFORT_FIFO head is set aside at once and the next sweep begins; with no
+       head to set aside the pass ends.
+
+    Set-aside jobs are put back in their queues when the pass ends. The whole pass is
+    skipped when ``memo`` knows nothing changed since one that ended settled (it would
+    start nothing).
+    """
+    if memo.is_settled():
+        return
+    memo.pass_ran(_sweeps(ledger, memo, act))
+
+
+def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
+    """The sweeps of one pass (:func:`run_pass`); set-aside jobs are put back at the end.
 
     Returns:
-        True when the pass ends *settled*: running it again on the same state (same
-        queues, stamps and epoch) would start nothing. False only when a job set aside
-        under BEST_EFFORT_FIFO was set aside before a later start changed its
-        instance type's state (at the next event time it deserves another try).
+        True when the pass ends *settled* (see :meth:`PassMemo.sweeps_ended`).
     """
-    started = 0
-    stamps = ledger.stamp
-    ledger.in_pass = True
-    ledger.failing_sweeps = 0
-    set_aside_in = ledger.set_aside_shares
-    set_aside_in.clear()
-    # BEST_EFFORT_FIFO shares with jobs but no head: looked at again only after a start.
-    exhausted: list[ShareRuntime] = []
-    settled = False
+    memo.begin_pass()
     try:
         while True:
-            epoch = act.epoch
-            # Heads that may start, in cross-share order ("first" = earliest submitted,
-            # then earlier in the input); and memoized heads known to fail as things are.
-            live: list[tuple[float, int, Job, ShareRuntime]] = []
-            known_failing: list[tuple[Job, ShareRuntime]] = []
-            active = ledger.active
-            for share in list(active):
-                queue = share.queue
-                job = queue.head(stamps) if queue.size else None
-                if job is None:
-                    # Nothing startable: back on the next push or reconfiguration. A
-                    # BEST_EFFORT_FIFO share whose jobs are only passed over comes back
-                    # after the next start (a start or preemption of their type makes
-                    # them eligible again; nothing else in the pass can).
-                    del active[share]
-                    if share.best_effort and queue.size:
-                        exhausted.append(share)
-                    continue
-                if job.failed_epoch == epoch and job.failed_stamp == stamps.get(
-                    job.instance_type, 0
-                ):
-                    if share.best_effort:
-                        known_failing.append((job, share))
-                    else:
-                        ledger.park(share, job.instance_type)
-                    continue
-                live.append((job.submitted_at, job.order, job, share))
+            live, failing = memo.heads()  # phase 1
             if live:
-                live.sort(key=_first)
-                progressed = False
-                for step in STEPS:
-                    for _, _, job, share in live:
-                        if step(ledger, act, share, job):
-                            progressed = True
-                            break
-                    if progressed:
-                        break
-                if progressed:
-                    started += 1
-                    for share in exhausted:
-                        active[share] = None
-                    exhausted.clear()
+                if _start_first(ledger, act, live):  # phase 2
+                    memo.job_started()
                     continue
-                for _, _, job, share in live:
-                    job.failed_epoch = epoch
-                    job.failed_stamp = stamps.get(job.instance_type, 0)
-                    if share.best_effort:
-                        known_failing.append((job, share))
-                    else:
-                        ledger.park(share, job.instance_type)
-            # A whole sweep started nothing: BEST_EFFORT_FIFO heads are set aside.
-            if not known_failing:
-                settled = True
-                for share in set_aside_in:
-                    waiting = share.queue.known_failing_types(epoch, stamps)
-                    if waiting is None:
-                        settled = False
-                    else:
-                        ledger.make_dormant(share, waiting, epoch)
-                return settled
-            ledger.failing_sweeps += 1
-            for job, share in known_failing:
-                share.queue.set_aside(job, stamps)
-                set_aside_in[share] = None
+                failing += memo.failed(live)
+            if not failing:
+                return memo.sweeps_ended()
+            memo.set_aside(failing)  # phase 3
     finally:
-        ledger.in_pass = False
-        for share in exhausted:
-            if share not in set_aside_in:  # only passed over (no capacity limit for them)
-                ledger.active[share] = None
-        for share in set_aside_in:
-            share.queue.restore()
-            if share not in ledger.dormant:
-                ledger.activate(share)
-        set_aside_in.clear()
+        memo.end_pass()
 
 
-def _first(item: tuple[float, int, Job, ShareRuntime]) -> tuple[float, int]:
-    """Across shares: earliest submitted first, then earlier in the input."""
-    return (item[0], item[1])
+def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
+    """Phase 2: start one head by the first step that can, trying every head (in
+    :func:`cross_share_order`) at a step before any head at the next step.
+
+    Returns:
+        True when a job started (with the preemptions its step made).
+    """
+    heads.sort(key=cross_share_order)
+    for step in STEPS:
+        for job, share in heads:
+            if step(ledger, act, share, job):
+                return True
+    return False

@@ -300,20 +300,6 @@ class RunnableQueue:
             self._blocked[u] = (job.count, stamp)
         self._head = None
 
-    def known_failing_types(self, epoch: int, stamps: Mapping[str, int]) -> dict[str, int] | None:
-        """At the end of a pass: ``{type: stamp}`` of the types of the set-aside jobs (which
-        cover the passed-over jobs too) with their current stamps, when every set-aside
-        job is known to fail in the current state (its memo matches ``epoch`` and its
-        type's stamp); else None."""
-        types: dict[str, int] = {}
-        for job in self.set_aside_jobs():
-            u = job.instance_type
-            stamp = stamps.get(u, 0)
-            if job.failed_epoch != epoch or job.failed_stamp != stamp:
-                return None
-            types[u] = stamp
-        return types
-
     def set_aside_jobs(self) -> list[Job]:
         """The jobs set aside in the current pass, in the order they were."""
         if self._cursor and self._frontier is not None:

@@ -13,17 +13,27 @@ instance type ``u``:
 
 The ledger keeps the per-type sums the scheduling pass needs in O(1): ``free(u)``,
 the borrowed total and the idle quota of RESERVE shares, and a per-type ``stamp``
-that changes whenever any of them may have changed.
+that changes whenever any of them may have changed. Its :attr:`QuotaLedger.watcher`
+(the pass's memo, :mod:`.memo`) hears of every stamp change as it happens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Protocol
 
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
 from quotagov.scheduler.usage import UsageMeter
+
+
+class StampWatcher(Protocol):
+    """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
+
+    def type_changed(self, ledger: QuotaLedger, instance_type: str) -> None:
+        """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one)."""
+        ...
 
 
 class ShareRuntime:
@@ -122,24 +132,9 @@ class QuotaLedger:
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
-        #: Shares the scheduling pass must look at (dict as an ordered set), and the
-        #: STRICT_FIFO shares whose head is known to fail until its type's stamp changes.
-        self.active: dict[ShareRuntime, None] = {}
-        self.parked: dict[str, list[ShareRuntime]] = {}
-        #: BEST_EFFORT_FIFO shares whose whole queue is known to fail: the stamps of
-        #: their queue's instance types and the epoch when they went dormant.
-        self.dormant: dict[ShareRuntime, tuple[dict[str, int], int]] = {}
-        #: The pass in progress: failing sweeps so far and shares with set-aside jobs.
-        self.in_pass = False
-        self.failing_sweeps = 0
-        self.set_aside_shares: dict[ShareRuntime, None] = {}
-        #: Outside a pass, a dormant share parked on a type that changed is woken only
-        #: when ``wake_filter(ledger, share, type)`` holds (None: always woken). It must
-        #: be False only when no queued job of the type in the share can start now
-        #: (:func:`~.viability.may_start_some`); the share then stays dormant, with
-        #: the type's new stamp in its record, exactly as if it had woken, tried them
-        #: all and gone back to sleep.
-        self.wake_filter: Callable[[QuotaLedger, ShareRuntime, str], bool] | None = None
+        #: Told of every change of a type's stamp outside :meth:`reconfigure` (the
+        #: scheduling pass's memo, :class:`~.memo.PassMemo`); None: nobody listens.
+        self.watcher: StampWatcher | None = None
         self.meter = UsageMeter(start)
         self._recompute_all(start)
 
@@ -151,67 +146,6 @@ class QuotaLedger:
         for share in self.share_list:
             found.update(share.limits)
         return sorted(found)
-
-    def activate(self, share: ShareRuntime) -> None:
-        """The share's queue or an instance type it waits on changed: look at it again.
-
-        A dormant BEST_EFFORT_FIFO share woken during a pass first catches up with the
-        set-asides the pass made so far (:meth:`_catch_up`).
-        """
-        record = self.dormant.pop(share, None)
-        if record is not None and self.in_pass and self.failing_sweeps:
-            self._catch_up(share, *record)
-        self.active[share] = None
-
-    def activate_all(self) -> None:
-        """Priorities or configurations changed: every share's head is worth a look."""
-        self.parked.clear()
-        self.dormant.clear()
-        for share in self.share_list:
-            self.active[share] = None
-
-    def park(self, share: ShareRuntime, instance_type: str) -> None:
-        """The share's head cannot start until the state of ``instance_type`` changes."""
-        self.active.pop(share, None)
-        self.parked.setdefault(instance_type, []).append(share)
-
-    def make_dormant(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
-        """A BEST_EFFORT_FIFO share whose every job is known to fail in the current state
-        sleeps until one of the types in ``stamps`` changes or its queue does."""
-        self.active.pop(share, None)
-        self.dormant[share] = (stamps, epoch)
-        for u in stamps:
-            self.parked.setdefault(u, []).append(share)
-
-    def keep_dormant(self, share: ShareRuntime, instance_type: str) -> None:
-        """Outside a pass: the dormant share's jobs of ``instance_type`` changed but none
-        can start now; it stays dormant, waiting on the type at its current stamp."""
-        stamps = self.dormant[share][0]
-        if instance_type not in stamps:
-            self.parked.setdefault(instance_type, []).append(share)
-        stamps[instance_type] = self.stamp.get(instance_type, 0)
-
-    def _catch_up(self, share: ShareRuntime, stamps: dict[str, int], epoch: int) -> None:
-        """Set aside the heads a dormant share would have set aside in this pass so far.
-
-        While dormant its state was unchanged, so in each failing sweep its head was a
-        job known to fail (in the state given by ``stamps``) and was set aside: replaying
-        that is exactly what the pass would have done.
-        """
-        queue = share.queue
-        for _ in range(self.failing_sweeps):
-            job = queue.head(stamps) if queue.size else None
-            if job is None:
-                break
-            job.failed_epoch = epoch
-            job.failed_stamp = stamps.get(job.instance_type, 0)
-            queue.set_aside(job, stamps)
-        self.set_aside_shares[share] = None
-
-    @property
-    def change_count(self) -> int:
-        """Grows with every change of any ``used`` value or configuration."""
-        return self._stamp_counter
 
     def free_of(self, instance_type: str) -> int:
         """``free(u)``."""
@@ -258,7 +192,11 @@ class QuotaLedger:
         self._change_used(share, u, -job.count)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
-        """Apply a share's new configuration and recompute every per-type sum."""
+        """Apply a share's new configuration and recompute every per-type sum.
+
+        Every stamp changes; the watcher is not told type by type (a reconfiguration
+        voids the whole memo: the engine calls :meth:`~.memo.PassMemo.config_changed`).
+        """
         self.meter.flush(self, now)
         share.configure(config)
         self._recompute_all(now)
@@ -275,31 +213,10 @@ class QuotaLedger:
             self.lend_idle[u] = self.lend_idle.get(u, 0) + share.idle(u) - old_i
         self._stamp_counter += 1
         self.stamp[u] = self._stamp_counter
-        parked = self.parked.pop(u, None)
-        if parked:
-            self._wake(parked, u)
-
-    def _wake(self, parked: list[ShareRuntime], u: str) -> None:
-        """Activate the shares parked on type ``u``, whose stamp changed (see
-        :attr:`wake_filter` for the dormant ones left asleep)."""
-        wake_filter = self.wake_filter
-        if wake_filter is None or self.in_pass:
-            for waiting in parked:
-                self.activate(waiting)
-            return
-        asleep: dict[ShareRuntime, None] = {}
-        for waiting in parked:
-            record = self.dormant.get(waiting)
-            if record is not None and (waiting in asleep or not wake_filter(self, waiting, u)):
-                record[0][u] = self.stamp[u]
-                asleep[waiting] = None
-            else:
-                self.activate(waiting)
-        if asleep:
-            self.parked.setdefault(u, []).extend(asleep)
+        if self.watcher is not None:
+            self.watcher.type_changed(self, u)
 
     def _recompute_all(self, now: float) -> None:
-        self.activate_all()
         for u in self.types():
             covered = sum(s.limits.get(u, 0) for s in self.share_list)
             self.unassigned[u] = max(0, self.capacity.get(u, 0) - covered)

@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from quotagov.scheduler.engine import Engine, JobView
+from quotagov.scheduler.engine import Engine
 from quotagov.scheduler.metrics import compute_metrics
 from quotagov.scheduler.scenario import Scenario, ScenarioAction
 from quotagov.scheduler.state import TERMINAL_STATES, Transition
+from quotagov.scheduler.views import JobView
 
 #: Called with (jobs settled, jobs in the scenario) as the run goes on.
 Progress = Callable[[int, int], None]

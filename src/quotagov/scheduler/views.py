@@ -1,0 +1,104 @@
+"""Read-only snapshots of the engine's state: one job (:class:`JobView`), one share's
+quota use (:class:`ShareUsage`).
+
+Times in seconds on the engine's clock, quantities in instances. Quota terms
+(``limit``, ``used``, ``idle``, ``borrowed``) are the spec's
+(``../shared/spec/scenario-format.md``, "Semantics"; see :mod:`.quota`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from quotagov.scheduler.quota import ShareRuntime
+from quotagov.scheduler.state import Job, JobStatus, Preemption
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A read-only snapshot of one job.
+
+    Times in seconds; ``remainingSeconds`` is the RUNNING work still needed as of
+    ``engine.now`` (None: the job never completes by itself); ``runningSeconds`` the
+    RUNNING time over all attempts and ``overheadSeconds`` the part of it spent on
+    restart overhead (at most ``restartOverheadSeconds`` per restarted attempt);
+    ``misconfigured`` is
+    True when its share has no capacity limit for its instance type (it stays
+    RUNNABLE and is never admitted, as AWS holds such jobs).
+    """
+
+    jobName: str
+    status: JobStatus
+    quotaShareName: str
+    instanceType: str
+    instanceCount: int
+    schedulingPriority: int
+    submittedAt: float
+    runSeconds: float | None
+    attempts: int
+    preemptions: tuple[Preemption, ...]
+    lostSeconds: float
+    firstStartedAt: float | None
+    stoppedAt: float | None
+    statusReason: str | None
+    startedAt: float | None
+    runningSince: float | None
+    remainingSeconds: float | None
+    runningSeconds: float
+    overheadSeconds: float
+    misconfigured: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShareUsage:
+    """One share's quota use of one instance type, in instances."""
+
+    instanceType: str
+    limit: int
+    used: int
+    idle: int
+    borrowed: int
+
+
+def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
+    """The snapshot of ``job`` (of ``share``) at time ``now``, counting its attempt so far."""
+    remaining = job.remaining
+    running = job.running_seconds
+    overhead = job.overhead_seconds
+    if job.status == "RUNNING" and job.running_since is not None:
+        in_attempt = now - job.running_since
+        running += in_attempt
+        overhead += min(job.pending_overhead, in_attempt)
+        if remaining is not None:
+            remaining = remaining - in_attempt
+    return JobView(
+        jobName=job.name,
+        status=job.status,
+        quotaShareName=job.share,
+        instanceType=job.instance_type,
+        instanceCount=job.count,
+        schedulingPriority=job.priority,
+        submittedAt=job.submitted_at,
+        runSeconds=job.spec.runSeconds,
+        attempts=job.attempts,
+        preemptions=tuple(job.preemptions),
+        lostSeconds=job.lost_seconds,
+        firstStartedAt=job.first_started_at,
+        stoppedAt=job.stopped_at,
+        statusReason=job.status_reason,
+        startedAt=job.started_at,
+        runningSince=job.running_since,
+        remainingSeconds=remaining,
+        runningSeconds=running,
+        overheadSeconds=overhead,
+        misconfigured=job.instance_type not in share.limits,
+    )
+
+
+def share_usage(share: ShareRuntime) -> dict[str, ShareUsage]:
+    """The share's use per instance type: the types it has a limit for or holds."""
+    types = sorted(set(share.limits) | {u for u, n in share.used.items() if n})
+    return {
+        u: ShareUsage(u, share.limit(u), share.used.get(u, 0), share.idle(u), share.borrowed(u))
+        for u in types
+    }
