@@ -26,7 +26,7 @@ from support.aws import fake_aws_env
 # CI (``CI=true``, as ``.ci/run`` is called): hypothesis draws the same examples on every
 # run, so a landing never depends on luck; elsewhere each run explores new examples.
 settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
+if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     settings.load_profile("ci")
 
 #: Fixtures (by name, across the suite) that start a loopback server: a moto server

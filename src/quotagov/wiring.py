@@ -14,6 +14,7 @@ start). Nothing under ``governance/``, ``policy/`` or ``scheduler/`` imports it.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -278,18 +279,21 @@ class Services:
 
     def optional_audit(self) -> AuditSink:
         """:attr:`audit`, or an in-memory :class:`~quotagov.governance.ports.NullAuditSink`
-        when ``AUDIT_TABLE`` is not set (an injected sink always wins)."""
+        when no audit table is configured (``AUDIT_TABLE`` unset and no chains injected)."""
         from quotagov.governance.ports import NullAuditSink
 
-        if "audit" in self._values or self.settings.audit_table:
+        try:
             return self.audit
-        return NullAuditSink()
+        except RuntimeError:  # Settings.require: the audit table is not configured
+            return NullAuditSink()
 
     def optional_chat(self) -> ChatNotifier | None:
-        """:attr:`chat`, or None when Slack is not configured (no secret, or unreadable)."""
+        """:attr:`chat`, or None when Slack is not configured (``SLACK_SECRET_ARN`` unset).
+
+        A configured secret that cannot be read raises (the caller's event is retried)."""
         try:
             return self.chat
-        except Exception:  # a missing setting or an unreadable secret: no Slack
+        except RuntimeError:  # Settings.require: no Slack secret configured
             return None
 
     # --- use cases --------------------------------------------------------------------
@@ -350,9 +354,19 @@ class Services:
             policy=self.policy,
             clock=self.clock,
             controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
-            chat=self.optional_chat(),
+            chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
         )
+
+    def _alert_chat(self) -> ChatNotifier | None:
+        """The audit's chat: a Slack that cannot be built never stops a record (logged)."""
+        try:
+            return self.chat
+        except Exception:  # unconfigured or unreadable secret: record without alerts
+            logging.getLogger(__name__).warning(
+                "chat notifier unavailable; risky changes are recorded, not posted"
+            )
+            return None
 
     def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
         """The submission use cases' dependencies (Batch and the queue only when asked)."""

@@ -63,7 +63,7 @@ def marker_key(chain: str, dedup_key: str) -> dict[str, str]:
 
 
 class DynamoDBChainStore:
-    """:class:`~quotagov.governance.audit.chain.ChainStore` over the audit table.
+    """:class:`~quotagov.governance.ports.audit.ChainStore` over the audit table.
 
     Args:
         table_name: the ``AuditTable`` name (``AUDIT_TABLE``).

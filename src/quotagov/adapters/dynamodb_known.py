@@ -24,7 +24,7 @@ def _sk(at_ms: int, tag: str = "") -> str:
 
 
 class DynamoDBVersionStore:
-    """:class:`~quotagov.governance.audit.known.VersionStore` over the audit table.
+    """:class:`~quotagov.governance.ports.audit.VersionStore` over the audit table.
 
     Args:
         table_name: the ``AuditTable`` name.

@@ -16,10 +16,15 @@ error never carries an HTTP status itself.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class GovernanceError(Exception):
     """Base of every use-case error. ``str(error)`` is the message for the caller."""
+
+    def facts(self) -> dict[str, Any]:
+        """What the caller needs besides the message to act on the error (JSON values)."""
+        return {}
 
 
 class InvalidRequestError(GovernanceError, ValueError):

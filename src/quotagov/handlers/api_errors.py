@@ -19,8 +19,8 @@ error (and its subclasses)      code  e.g.
 
 Answer body: ``{"message": str(error)}``; a 400 adds ``"faults"`` (``"<path>: <fault>"``
 per :attr:`~quotagov.governance.errors.InvalidRequestError.faults`, else the message);
-the errors in :data:`ERROR_FIELDS` add their own fields (``submissionId``,
-``disposition``).
+an error's :meth:`~quotagov.governance.errors.GovernanceError.facts` add their own fields
+(``submissionId``, ``disposition``).
 
 Requests the resolver cannot use (Powertools request validation, a body nested too
 deeply for the JSON decoder) are answered here too, see :func:`install_error_handlers`.
@@ -31,14 +31,13 @@ successor is not submitted yet) are shaped by their routes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from quotagov.governance.dispositions import DispositionConflictError
 from quotagov.governance.errors import (
     ConflictError,
     ForbiddenError,
@@ -49,7 +48,6 @@ from quotagov.governance.errors import (
     RefusedError,
     UnavailableError,
 )
-from quotagov.governance.submission import SubmissionUnavailableError
 from quotagov.governance.submission_request import error_path
 
 logger = Logger(child=True)
@@ -63,12 +61,6 @@ ERROR_STATUS: Mapping[type[Exception], int] = {
     ConflictError: 409,
     RefusedError: 422,
     UnavailableError: 503,
-}
-
-#: Extra answer fields of some errors: what the caller needs to act on the answer.
-ERROR_FIELDS: Mapping[type[Exception], Callable[[Any], dict[str, Any]]] = {
-    SubmissionUnavailableError: lambda error: {"submissionId": error.submission_id},
-    DispositionConflictError: lambda error: {"disposition": error.current},
 }
 
 #: Every class :func:`error_response` is registered for.
@@ -103,11 +95,8 @@ def error_body(error: Exception, status: int) -> dict[str, Any]:
     if status == 400:
         faults = getattr(error, "faults", None) or []
         body["faults"] = [f"{path}: {fault}" for path, fault in faults] or [str(error)]
-    for cls in type(error).__mro__:
-        fields = ERROR_FIELDS.get(cls)
-        if fields is not None:
-            body.update(fields(error))
-            break
+    if isinstance(error, GovernanceError):
+        body.update(error.facts())
     return body
 
 

@@ -2,7 +2,7 @@
 
 One Powertools ``APIGatewayRestResolver`` with request validation; each feature's routes
 are a ``Router`` in a module of :mod:`quotagov.handlers.routes`, listed in
-:data:`ROUTE_MODULES` (the job-state feature adds ``jobs_disposition``). Errors answer
+:data:`ROUTE_MODULES`. Errors answer
 through the one table of :mod:`quotagov.handlers.api_errors`; validation faults answer
 400 with field paths.
 

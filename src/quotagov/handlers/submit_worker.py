@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -39,18 +39,14 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
-from quotagov.governance.ports import BatchThrottledError
-from quotagov.governance.records import JobRecord, SubmissionState
-from quotagov.governance.routing import NotATeamMemberError
-from quotagov.governance.submission import (
-    TransientSubmitError,
-    is_enqueue_failure,
-    receive_submission,
-    record_unusable_message,
-    submit_to_batch,
-)
-from quotagov.handlers.submission_messages import ParsedMessage, parse_message
 from quotagov.wiring import services
+
+if TYPE_CHECKING:
+    from quotagov.governance.records import JobRecord
+    from quotagov.handlers.submission_messages import ParsedMessage
+
+# The use cases are imported where they are used, so that the function's cold start
+# pays only for Powertools and the composition root (benchmarks/submit_path.py).
 
 logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
@@ -105,6 +101,8 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
         _NotFinalError: the record is enqueue-failed (nothing done, nothing to keep).
         TransientSubmitError, LookupError: see ``submit_to_batch``.
     """
+    from quotagov.governance.submission import is_enqueue_failure, submit_to_batch
+
     record = submit_to_batch(
         work["submissionId"], services().submission(batch=True), recheck=bool(work.get("recheck"))
     )
@@ -146,6 +144,10 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         BatchBackoffError: Batch throttled an earlier message of this invocation.
         TransientSubmitError: Batch throttled or failed on this one.
     """
+    from quotagov.governance.records import SubmissionState
+    from quotagov.governance.submission import record_unusable_message
+    from quotagov.handlers.submission_messages import parse_message
+
     message = parse_message(record.body, record.raw_event.get("messageAttributes") or {})
     if message.faults:
         stored = record_unusable_message(
@@ -171,6 +173,10 @@ def _receive_direct(record: SQSRecord, message: ParsedMessage) -> JobRecord:
 
     A caller who may not submit for the team is stored ``REFUSED`` with the reason.
     """
+    from quotagov.governance.records import SubmissionState
+    from quotagov.governance.routing import NotATeamMemberError
+    from quotagov.governance.submission import receive_submission, record_unusable_message
+
     assert message.request is not None
     deps = services().submission()
     try:
@@ -195,6 +201,9 @@ def _receive_direct(record: SQSRecord, message: ParsedMessage) -> JobRecord:
 
 def _send(record: SQSRecord, submission_id: str) -> dict[str, Any]:
     """Submit ``submission_id`` to Batch once (unless Batch throttled this invocation)."""
+    from quotagov.governance.ports import BatchThrottledError
+    from quotagov.governance.submission import TransientSubmitError, record_unusable_message
+
     if _Invocation.throttled:
         metrics.add_metric(name="SubmissionsDeferred", unit=MetricUnit.Count, value=1)
         raise BatchBackoffError(f"submission {submission_id}: Batch throttled this batch")

@@ -57,6 +57,10 @@ class DispositionConflictError(DispositionError, ConflictError):
         super().__init__(message)
         self.current = dict(current) if current else None
 
+    def facts(self) -> dict[str, Any]:
+        """``{"disposition": <the recorded map or None>}``."""
+        return {"disposition": self.current}
+
 
 class DispositionInProgressError(Exception):
     """Another call holds the lease on an ``applying`` disposition (retry the event later).

@@ -33,8 +33,9 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
     """Apply a direct level now: ``UpdateServiceJob``, then store it APPLIED and audit.
 
     Returns:
-        The stored escalation (APPLIED, ``decided_by`` :data:`~.context.QUOTAGOV_ACTOR`,
-        ``expires_at`` = ``applied_at`` = now, one apply attempt).
+        The stored escalation (APPLIED, ``decided_by``
+        :data:`~quotagov.governance.ports.audit.QUOTAGOV_ACTOR`, ``expires_at`` =
+        ``applied_at`` = now, one apply attempt).
 
     Raises:
         EscalationPolicyRefusedError: Batch refused the update (``ClientException``).

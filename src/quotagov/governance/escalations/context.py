@@ -68,7 +68,8 @@ class EscalationDeps:
 
         Args:
             action: e.g. ``EscalationApproved``.
-            actor: IAM principal ARN, Slack user id, or ``QUOTAGOV_ACTOR`` (escalation_records).
+            actor: IAM principal ARN, Slack user id, or ``QUOTAGOV_ACTOR``
+                (``governance.ports.audit``).
             resource: the escalation id, or the job id for a refused request.
             decision_id: idempotency key of the record (the same id is recorded once).
             details: the record's ``details`` (JSON-ready values).

@@ -13,6 +13,8 @@ None of them carries an HTTP status: ``quotagov.handlers.api_errors`` maps the k
 
 from __future__ import annotations
 
+from typing import Any
+
 from quotagov.governance.errors import UnavailableError
 from quotagov.governance.ports import BatchError
 
@@ -30,6 +32,10 @@ class SubmissionUnavailableError(UnavailableError):
     def __init__(self, cause: str, submission_id: str) -> None:
         super().__init__(f"try again later: {cause}")
         self.submission_id = submission_id
+
+    def facts(self) -> dict[str, Any]:
+        """``{"submissionId": ...}``: the submission to send again."""
+        return {"submissionId": self.submission_id}
 
 
 class TransientSubmitError(UnavailableError):

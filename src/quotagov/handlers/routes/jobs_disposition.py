@@ -26,7 +26,6 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict
 
-from quotagov.governance.dispositions import decide_disposition
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
@@ -53,6 +52,8 @@ def post_disposition(
     decision: Annotated[DispositionRequest, Body()],
 ) -> Response[str]:
     """Apply ``decision`` to submission ``jobId`` once."""
+    from quotagov.governance.dispositions import decide_disposition
+
     principal = caller_of(router.current_event.raw_event)
     outcome = decide_disposition(
         jobId, decision.choice, principal, deps=services().dispositions, source="api"

@@ -16,7 +16,6 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from quotagov.governance.job_view import show_job
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
@@ -34,6 +33,8 @@ def get_job(
     jobId: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")],
 ) -> Response[str]:
     """The view of submission ``jobId`` (the submission id returned by ``POST /jobs``)."""
+    from quotagov.governance.job_view import show_job
+
     caller = caller_of(router.current_event.raw_event)
     svc = services()
     view = show_job(

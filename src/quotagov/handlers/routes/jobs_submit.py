@@ -29,8 +29,6 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from quotagov.governance.records import SubmissionState
-from quotagov.governance.submission import receive_submission
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
@@ -48,6 +46,9 @@ router = Router()  # type: ignore[no-untyped-call]
 )
 def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str]:
     """Receive ``submission`` from the caller in the request context."""
+    from quotagov.governance.records import SubmissionState
+    from quotagov.governance.submission import receive_submission
+
     principal = caller_of(router.current_event.raw_event)
     record = receive_submission(submission, principal, services().submission(queue=True)).record
     if record.state in (SubmissionState.REFUSED, SubmissionState.FAILED):
