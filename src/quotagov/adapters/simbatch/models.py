@@ -52,13 +52,7 @@ __all__ = [
 class SimBatchBackend(QuotaShareOperations, ServiceJobOperations):
     """The simulated Batch's resources and rules (no request checking, no throttling).
 
-    Args:
-        region: AWS Region used in ARNs and events.
-        account: account id used in ARNs and events.
-        clock: the injectable clock (epoch seconds).
-        default_checkpoint_interval_seconds: checkpoint interval of jobs whose payload
-            has a ``CheckpointConfig`` and no interval hint.
-        ids: where job ids and ARN suffixes come from.
+    Constructor arguments: those of :class:`~quotagov.adapters.simbatch.core.BackendCore`.
 
     Every operation takes the request members as a mapping and returns the response
     dictionary; it raises :class:`~quotagov.governance.ports.BatchClientError` /
