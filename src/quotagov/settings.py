@@ -33,6 +33,7 @@ class Settings:
     slack_api_url: str = ""  #: Slack Web API base URL override, ends with '/' (SLACK_API_URL)
     approval_channel: str = ""  #: default Slack channel for approvals (APPROVAL_CHANNEL)
     platform_channel: str = ""  #: Slack channel of the platform team (PLATFORM_CHANNEL)
+    job_view_url: str = ""  #: URL of a job's view with {jobId}, linked in owner DMs (JOB_VIEW_URL)
     #: quotagov's own IAM role ARNs, comma-separated (CONTROLLER_PRINCIPALS); the audit
     #: trail names the decision behind calls made by these roles
     controller_principals: str = ""

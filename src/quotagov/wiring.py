@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from quotagov.governance.dispositions import DispositionDeps
     from quotagov.governance.escalations import Escalations
     from quotagov.governance.job_state_updates import JobStateDeps
+    from quotagov.governance.notifications import OwnerNotifier
     from quotagov.governance.pacing import Pacer
     from quotagov.governance.ports import (
         AuditSink,
@@ -39,10 +40,12 @@ if TYPE_CHECKING:
         EscalationRepository,
         JobsRepository,
         JobStateRepository,
+        NotificationLog,
         SubmissionQueue,
         VersionStore,
     )
     from quotagov.governance.submission import SubmissionDeps
+    from quotagov.governance.waiting import WaitExplainer
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
     from quotagov.policy.models import Policy
 
@@ -192,6 +195,34 @@ class Services:
         return DynamoDBJobStateStore.from_name(self.settings.require("jobs_table"))
 
     @dependency()
+    def notification_log(self) -> NotificationLog:
+        """The owner-notification log on ``JobsTable`` (``JOBS_TABLE``)."""
+        from quotagov.adapters.dynamodb_notifications import DynamoDBNotificationLog
+
+        return DynamoDBNotificationLog.from_name(self.settings.require("jobs_table"))
+
+    @dependency(cached=False)
+    def owner_notifier(self) -> OwnerNotifier:
+        """Direct messages to job owners over the current policy (Slack when configured)."""
+        from quotagov.governance.notifications import OwnerNotifier
+
+        return OwnerNotifier(
+            log=self.notification_log,
+            chat=self.optional_chat(),
+            policy=self.policy,
+            clock=self.clock,
+            job_view_url=self.settings.job_view_url,
+            load_job=self.jobs.get,
+        )
+
+    def optional_notifier(self) -> OwnerNotifier | None:
+        """:attr:`owner_notifier`, or None when no jobs table is configured."""
+        try:
+            return self.owner_notifier
+        except RuntimeError:  # Settings.require: no JOBS_TABLE
+            return None
+
+    @dependency()
     def submission_queue(self) -> SubmissionQueue:
         """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsSubmissionQueue
@@ -316,6 +347,17 @@ class Services:
             clock=clock,
             previewer=SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock),
             default_channel=self.settings.approval_channel,
+            notifier=self.optional_notifier(),
+        )
+
+    @dependency(cached=False)
+    def wait_explainer(self) -> WaitExplainer:
+        """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy."""
+        from quotagov.governance.escalations import JobRecordLookup
+        from quotagov.governance.waiting import WaitExplainer
+
+        return WaitExplainer(
+            policy=self.policy, batch=self.batch, jobs=JobRecordLookup(self.jobs), clock=self.clock
         )
 
     @dependency(cached=False)
@@ -332,6 +374,7 @@ class Services:
             chat=self.optional_chat(),
             job_queue=self.settings.job_queue,
             platform_channel=self.settings.platform_channel,
+            notifier=self.optional_notifier(),
         )
 
     @dependency(cached=False)
@@ -339,7 +382,10 @@ class Services:
         """What the job-state use case talks to (the store plus :attr:`dispositions`)."""
         from quotagov.governance.job_state_updates import JobStateDeps
 
-        return JobStateDeps(store=self.job_state_store, dispositions=self.dispositions)
+        dispositions = self.dispositions
+        return JobStateDeps(
+            store=self.job_state_store, dispositions=dispositions, notifier=dispositions.notifier
+        )
 
     @dependency(cached=False)
     def audit_trail(self) -> AuditTrail:
@@ -381,6 +427,7 @@ class Services:
             batch=self.batch if batch else None,
             queue=self.submission_queue if queue else None,
             pace=self.submit_pacer if batch else None,
+            notifier=self.optional_notifier(),
         )
 
 

@@ -32,6 +32,7 @@ approvers, not a promise.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,9 +56,11 @@ PREVIEW_READ_WORKERS = 8
 
 
 @dataclass(frozen=True)
-class _Active:
+class ActiveJob:
     """A job of the governed queue as the preview replays it (times in epoch seconds;
-    ``checkpoint``: its checkpoint interval in seconds, None without one)."""
+    ``checkpoint``: its checkpoint interval in seconds, None without one;
+    ``max_runtime``: its payload's ``StoppingCondition.MaxRuntimeInSeconds``, the
+    longest one attempt may run, None when not given)."""
 
     job_id: str
     name: str
@@ -69,6 +72,7 @@ class _Active:
     created_at: float
     started_at: float | None
     checkpoint: float | None
+    max_runtime: float | None = None
 
 
 @dataclass(frozen=True)
@@ -176,14 +180,14 @@ class SchedulerImpactPreviewer:
             )
         return descriptions, records
 
-    def _active_jobs(
+    def active_jobs(
         self, target: GovernedJob, target_description: Mapping[str, Any]
-    ) -> list[_Active]:
+    ) -> list[ActiveJob]:
         """The governed queue's RUNNABLE and started jobs that hold a capacity unit, in
         listing order, with their priorities and checkpoint intervals."""
         summaries = self._first_summaries()
         descriptions, records = self._read_jobs(target, target_description, list(summaries))
-        active: list[_Active] = []
+        active: list[ActiveJob] = []
         for job_id, summary in summaries.items():
             description = descriptions[job_id]
             if description is None:
@@ -194,7 +198,7 @@ class SchedulerImpactPreviewer:
                 active.append(job)
         return active
 
-    def _dispatch_order(self) -> dict[str, int]:
+    def dispatch_order(self) -> dict[str, int]:
         """Batch's own order of RUNNABLE jobs (``GetJobQueueSnapshot.frontOfQueue``):
         job id -> 0-based place."""
         snapshot = self.batch.get_job_queue_snapshot(jobQueue=self.policy.jobQueue)
@@ -207,9 +211,22 @@ class SchedulerImpactPreviewer:
 
     # -- the simulation ----------------------------------------------------------------------
 
-    def _engine(self, active: list[_Active], now: float, dispatch: Mapping[str, int]) -> Engine:
+    def engine(
+        self,
+        active: list[ActiveJob],
+        now: float,
+        dispatch: Mapping[str, int],
+        *,
+        bounded: bool = False,
+    ) -> Engine:
         """The local scheduler in the queue's state at ``now`` (step 2 of the module
-        docstring); jobs of shares not in the policy are left out."""
+        docstring); jobs of shares not in the policy are left out.
+
+        Args:
+            bounded: give every job its ``max_runtime`` as its run time (each attempt
+                ends at the latest then), for estimates run forward in time; False:
+                unknown run times (``runSeconds=None``), for what happens at ``now``.
+        """
         capacity: dict[str, int] = defaultdict(int)
         shares = []
         for share in self.policy.quotaShares:
@@ -235,7 +252,7 @@ class SchedulerImpactPreviewer:
         for job in started:
             at = min(job.started_at if job.started_at is not None else now, now)
             engine.advance_to(at)
-            engine.submit(_spec(job))
+            engine.submit(_spec(job, bounded))
             engine.advance_to(at)
         engine.advance_to(now)
         waiting = sorted(
@@ -243,7 +260,7 @@ class SchedulerImpactPreviewer:
             key=lambda a: (dispatch.get(a.job_id, len(dispatch)), a.created_at, a.job_id),
         )
         for job in waiting:
-            engine.submit(_spec(job))
+            engine.submit(_spec(job, bounded))
         return engine
 
     # -- the preview ---------------------------------------------------------------------------
@@ -275,7 +292,7 @@ class SchedulerImpactPreviewer:
                 "preemption less likely to pick it.",
             )
         now = self.clock.now()
-        active = self._active_jobs(job, description)
+        active = self.active_jobs(job, description)
         by_id = {a.job_id: a for a in active}
         target = job.batch_job_id or ""
         if target not in by_id:
@@ -284,7 +301,7 @@ class SchedulerImpactPreviewer:
                 f"{name} is not waiting in the queue ({status or 'unknown status'}); "
                 "nothing changes until capacity frees up.",
             )
-        engine = self._engine(active, now, self._dispatch_order())
+        engine = self.engine(active, now, self.dispatch_order())
         share = by_id[target].share
         raised = _simulate_raise(engine, by_id, target, share, new_priority, now)
         return _outcome(name, share, raised)
@@ -295,7 +312,7 @@ def _active(
     summary: Mapping[str, Any],
     description: Mapping[str, Any],
     record: GovernedJob | None,
-) -> _Active | None:
+) -> ActiveJob | None:
     """One listed job as the preview replays it, or None when it is no longer RUNNABLE
     or started, or uses no capacity unit. The description wins over the summary."""
 
@@ -309,7 +326,7 @@ def _active(
     instance_type = str(usage.get("capacityUnit") or "")
     if not instance_type:
         return None
-    return _Active(
+    return ActiveJob(
         job_id=job_id,
         name=str(pick("jobName") or job_id),
         share=str(pick("quotaShareName") or ""),
@@ -320,17 +337,30 @@ def _active(
         created_at=_epoch_seconds(pick("createdAt")) or 0.0,
         started_at=_epoch_seconds(pick("startedAt")),
         checkpoint=record.checkpoint_interval_seconds if record else None,
+        max_runtime=max_runtime_of(description.get("serviceRequestPayload")),
     )
 
 
-def _spec(job: _Active) -> JobSpec:
-    """``job`` as a scheduler job of unknown remaining time (``runSeconds=None``)."""
+def max_runtime_of(payload: Any) -> float | None:
+    """``StoppingCondition.MaxRuntimeInSeconds`` of a ``serviceRequestPayload`` (JSON
+    text or dict), or None when absent or unreadable."""
+    try:
+        parsed = json.loads(payload) if isinstance(payload, str | bytes) else payload
+        value = parsed["StoppingCondition"]["MaxRuntimeInSeconds"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def _spec(job: ActiveJob, bounded: bool = False) -> JobSpec:
+    """``job`` as a scheduler job: of unknown remaining time (``runSeconds=None``), or,
+    ``bounded``, running at most its ``max_runtime`` (None when it has none)."""
     return JobSpec(
         jobName=job.job_id,
         quotaShareName=job.share,
         instanceType=job.instance_type,
         instanceCount=job.instance_count,
-        runSeconds=None,
+        runSeconds=job.max_runtime if bounded else None,
         schedulingPriority=job.priority,
         checkpointIntervalSeconds=job.checkpoint,
     )
@@ -338,7 +368,7 @@ def _spec(job: _Active) -> JobSpec:
 
 def _simulate_raise(
     engine: Engine,
-    by_id: Mapping[str, _Active],
+    by_id: Mapping[str, ActiveJob],
     target: str,
     share: str,
     new_priority: int,
@@ -358,7 +388,7 @@ def _simulate_raise(
 
 
 def _caused_preemptions(
-    base: Sequence[Transition], after: Sequence[Transition], by_id: Mapping[str, _Active]
+    base: Sequence[Transition], after: Sequence[Transition], by_id: Mapping[str, ActiveJob]
 ) -> tuple[PreemptedJob, ...]:
     """Preemptions in ``after`` (the raised copy) that ``base`` (unchanged) does not
     have: the ones the raise causes."""

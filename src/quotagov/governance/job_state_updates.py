@@ -7,7 +7,9 @@ Flow for each ``Batch Service Job State Change`` (``design.md`` §3):
 2. fold the event into the record's facts (:func:`quotagov.governance.job_state.fold`,
    order-free and idempotent) and write facts + summary with a version condition,
    re-reading and re-folding when another event won the race;
-3. open or advance the disposition (:func:`quotagov.governance.dispositions.on_job_state`;
+3. tell the owner about new preemptions and a failure
+   (:mod:`quotagov.governance.notifications`, once per event);
+4. open or advance the disposition (:func:`quotagov.governance.dispositions.on_job_state`;
    it reads the record with the facts and summary just folded in).
 
 The result tells the handler which metrics to emit: only changes this call actually
@@ -37,9 +39,12 @@ from quotagov.governance.job_state import (
     preemption_kind,
     summarize,
 )
+from quotagov.governance.notifications import OwnerNotifier
+from quotagov.governance.notifications.job_events import Beneficiary, owner_events
 from quotagov.governance.ports import BatchNotFoundError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.jobs import JobStateRepository, StaleJobStateError
+from quotagov.governance.records import JobRecord
 from quotagov.governance.submission import SUBMISSION_TAG
 
 #: Attempts at the read-fold-write cycle before giving up (the event is then retried).
@@ -93,10 +98,12 @@ class JobStateDeps:
         store: the job records.
         dispositions: what dispositions need (their ``store`` is the same repository;
             their ``batch`` answers ``DescribeServiceJob`` for jobs not found by id).
+        notifier: tells owners about preemptions and failures (None: nobody is told).
     """
 
     store: JobStateRepository
     dispositions: DispositionDeps
+    notifier: OwnerNotifier | None = None
 
 
 def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
@@ -126,6 +133,8 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
         "jobStateFacts": folded.after.to_item(),
         "jobState": folded.summary.to_item(),
     }
+    if folded.changed and deps.notifier is not None:
+        _tell_owner(record, folded, deps, deps.notifier)
     had_disposition = record.get("disposition") is not None
     disposition = on_job_state(record, folded.after, deps.dispositions)
     opened = None
@@ -210,6 +219,26 @@ def _result(
         disposition=disposition,
         disposition_opened=opened,
     )
+
+
+def _tell_owner(
+    record: Mapping[str, Any], folded: _Folded, deps: JobStateDeps, notifier: OwnerNotifier
+) -> None:
+    """Tell the owner about the preemptions and the failure this event recorded."""
+    job = JobRecord.from_item(record)
+
+    def beneficiary_of(batch_job_id: str) -> Beneficiary | None:
+        submission_id = deps.store.find_submission_id(batch_job_id)
+        other = deps.store.get(submission_id) if submission_id else None
+        if not other:
+            return None
+        share = other.get("quotaShareName")
+        return Beneficiary(str(other.get("jobName") or batch_job_id), str(share) if share else None)
+
+    for event in owner_events(
+        job, folded.before, folded.after, folded.summary, beneficiary_of=beneficiary_of
+    ):
+        notifier.notify(job, event)
 
 
 def instance_count_of(record: Mapping[str, Any]) -> float | None:

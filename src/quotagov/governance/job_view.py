@@ -15,6 +15,8 @@ Shape (JSON, absent parts left out)::
         "frontOfShare": {                              # while waiting: GetJobQueueSnapshot
           "atFront": false, "jobArn": "...", "earliestTimeAtPosition": 1796083300000
         },
+        "waiting": {"position": {...}, "reason": {"code", "text"},   # RUNNABLE only:
+                    "estimatedStartAt": ..., "estimate": {...}},    # governance.waiting
         "error": "..."                                 # when Batch could not be asked
       },
       "chain": {"predecessorId": null, "originalId": null, "successorIds": [],
@@ -39,9 +41,11 @@ from typing import Any
 
 from quotagov.governance.access import may_view
 from quotagov.governance.errors import ForbiddenError, NotFoundError
+from quotagov.governance.escalations.job_lookup import governed_job
 from quotagov.governance.job_chain import chain_links
 from quotagov.governance.ports import BatchError, BatchPort, JobsRepository
 from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.waiting import WaitExplainer
 from quotagov.policy.models import Policy
 
 #: Batch statuses in which a service job is still waiting for capacity.
@@ -75,9 +79,11 @@ def show_job(
     policy: Policy,
     batch: BatchPort | None,
     job_queue: str,
+    waiting: WaitExplainer | None = None,
 ) -> dict[str, Any]:
     """The view of submission ``job_id`` for ``caller`` (a principal ARN), with
-    ``chain.links``.
+    ``chain.links`` and, for a RUNNABLE job when ``waiting`` is given, ``batch.waiting``
+    (:mod:`quotagov.governance.waiting`).
 
     An unknown id is told before the permission check (as ``GET /jobs/{jobId}`` always did).
 
@@ -91,7 +97,7 @@ def show_job(
         raise SubmissionNotFoundError(f"no submission {job_id}")
     if not may_view(policy, team=record.team, submitter=record.principal, caller=caller):
         raise ViewForbiddenError(f"{caller or '(anonymous)'} may not see submission {job_id}")
-    view = job_view(record, batch, job_queue)
+    view = job_view(record, batch, job_queue, waiting=waiting)
 
     def get(submission_id: str) -> dict[str, Any] | None:
         found = jobs.get(submission_id)
@@ -101,7 +107,13 @@ def show_job(
     return view
 
 
-def job_view(record: JobRecord, batch: BatchPort | None, job_queue: str) -> dict[str, Any]:
+def job_view(
+    record: JobRecord,
+    batch: BatchPort | None,
+    job_queue: str,
+    *,
+    waiting: WaitExplainer | None = None,
+) -> dict[str, Any]:
     """The view of ``record``; asks Batch about submitted jobs when ``batch`` is given.
 
     Batch failures do not fail the view: they are reported in ``batch.error``.
@@ -134,14 +146,16 @@ def job_view(record: JobRecord, batch: BatchPort | None, job_queue: str) -> dict
         view["batchJobId"] = record.batchJobId
         view["batchJobArn"] = record.batchJobArn
         if batch is not None:
-            view["batch"] = _batch_view(record, batch, job_queue)
+            view["batch"] = _batch_view(record, batch, job_queue, waiting)
     for key, value in (record.model_extra or {}).items():
         if key not in _HIDDEN and key not in view:
             view[key] = value
     return view
 
 
-def _batch_view(record: JobRecord, batch: BatchPort, job_queue: str) -> dict[str, Any]:
+def _batch_view(
+    record: JobRecord, batch: BatchPort, job_queue: str, waiting: WaitExplainer | None
+) -> dict[str, Any]:
     assert record.batchJobId is not None
     try:
         job = batch.describe_service_job(jobId=record.batchJobId)
@@ -172,4 +186,10 @@ def _batch_view(record: JobRecord, batch: BatchPort, job_queue: str) -> dict[str
         }
     else:
         out["frontOfShare"] = {"atFront": False, "jobArn": None, "earliestTimeAtPosition": None}
+    governed = governed_job(record)
+    if waiting is not None and job.get("status") == "RUNNABLE" and governed is not None:
+        try:
+            out["waiting"] = waiting.explain(governed, job).to_dict()
+        except BatchError as exc:
+            out["waiting"] = {"error": f"reading the queue failed: {exc.code}: {exc.message}"}
     return out

@@ -62,7 +62,9 @@ def training_request(
             "InstanceCount": 1,
             "VolumeSizeInGB": 50,
         },
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+        # a cap a researcher would set: the expected run time plus ten minutes (the
+        # estimated start of a waiting job assumes every attempt runs to its cap)
+        "StoppingCondition": {"MaxRuntimeInSeconds": run_seconds + 600},
         "Tags": tags,
     }
     if checkpoint_interval is not None:
@@ -92,6 +94,8 @@ class DemoDriver:
         self.submissions: dict[str, dict[str, Any]] = {}
         self.escalations: list[dict[str, Any]] = []
         self.dispositions: list[dict[str, Any]] = []
+        self.waiting: list[dict[str, Any]] = []
+        self._told = 0
 
     # -- story ----------------------------------------------------------------------
 
@@ -100,9 +104,12 @@ class DemoDriver:
         """Seconds since the demo started (virtual time)."""
         return round(self.rt.clock.now() - self.t0)
 
-    def say(self, text: str) -> None:
-        """Add a timestamped line to the story."""
-        line = f"[t={self.t:>5}s {iso_time(self.rt.clock.now())}] {text}"
+    def say(self, text: str, at: int | None = None) -> None:
+        """Add a timestamped line to the story; ``at`` (seconds since the start) is when
+        what the line tells happened, when that is not the virtual clock's now (the
+        demo advances a second past an event to see its effects delivered)."""
+        t = self.t if at is None else at
+        line = f"[t={t:>5}s {iso_time(self.t0 + t)}] {text}"
         self.result.lines.append(line)
         if self.echo is not None:
             self.echo(line)
@@ -208,15 +215,15 @@ class DemoDriver:
                 )
         return sorted(seen.values(), key=lambda p: (p["at"], p["jobName"]))
 
-    def lost_work(self, name: str) -> list[tuple[int, int]]:
+    def lost_work(self, name: str) -> list[tuple[float, float]]:
         """``(runSeconds, lostWorkSeconds)`` of each preemption of ``name``, from its record."""
         facts = self.job(name).get("jobState") or {}
         return [
-            (int(p.get("runSeconds") or 0), int(p.get("lostWorkSeconds") or 0))
+            (float(p.get("runSeconds") or 0), float(p.get("lostWorkSeconds") or 0))
             for p in facts.get("preemptions") or []
         ]
 
-    def check_lost_work(self, name: str, interval: int) -> None:
+    def check_lost_work(self, name: str, interval: int, at: int | None = None) -> None:
         """Check that each preemption of ``name`` lost the work since its last checkpoint."""
         lost = self.lost_work(name)
         self.check(
@@ -224,7 +231,9 @@ class DemoDriver:
             f"{name}: each preemption lost the work since its last checkpoint (got {lost})",
         )
         for run, work in lost:
-            self.say(f"  {name}'s record: the attempt ran {run} s, lost {work} s of work")
+            self.say(
+                f"  {name}'s record: the attempt ran {run:g} s, lost {work:g} s of work", at=at
+            )
 
     def running(self) -> list[str]:
         """Names of the jobs whose latest published status is RUNNING."""
@@ -232,6 +241,34 @@ class DemoDriver:
         for detail in self.state_events():
             latest[detail["jobName"]] = detail["status"]
         return sorted(name for name, status in latest.items() if status == "RUNNING")
+
+    # -- owner notifications -------------------------------------------------------------
+
+    def notifications(self) -> list[dict[str, Any]]:
+        """Every owner DM in the notification log, with ``at`` in seconds since the start."""
+        return [{**n, "at": round(float(n["at"]) - self.t0)} for n in self.rt.notifications()]
+
+    def tell_owners(self) -> None:
+        """Print the owner DMs sent since the last call, as the owner reads them, after
+        checking that each is in the owner's Slack DM (the fake Slack)."""
+        found = self.notifications()
+        for note in found[self._told :]:
+            message = (
+                self.slack_message(str(note.get("channel")), str(note.get("ts")))
+                if note.get("ts")
+                else None
+            )
+            self.check(
+                message is not None and message.channel == note["recipient"],
+                f"the {note['kind']} DM about {note['jobName']} is in {note['recipient']}'s "
+                f"Slack DM (delivery {note['delivery']})",
+            )
+            how = ", the earlier DM updated into a digest" if note["delivery"] == "digest" else ""
+            text = str(note["text"]).replace("\n", "\n" + " " * 8)
+            self.say(
+                f"  Slack DM to {note['recipient']} ({note['kind']}{how}): {text}", at=note["at"]
+            )
+        self._told = len(found)
 
     # -- Slack -------------------------------------------------------------------------
 
@@ -285,6 +322,18 @@ class DemoDriver:
             "preemptions": self.preemptions(),
             "escalations": self.escalations,
             "dispositions": self.dispositions,
+            "notifications": [
+                {
+                    "kind": n["kind"],
+                    "jobName": n["jobName"],
+                    "recipient": n["recipient"],
+                    "text": n["text"],
+                    "delivery": n["delivery"],
+                    "at": n["at"],
+                }
+                for n in self.notifications()
+            ],
+            "waiting": self.waiting,
             "audit": {
                 "records": len(records),
                 "entries": [audit_entry(r) for r in records],

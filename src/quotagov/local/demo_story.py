@@ -46,6 +46,7 @@ import json
 from typing import Any
 
 from quotagov.local.demo_driver import DemoDriver, DemoResult, audit_entry
+from quotagov.local.lambda_events import iso_time
 from quotagov.local.stack import ACCOUNT_ID
 
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"
@@ -79,8 +80,10 @@ class Demo(DemoDriver):
         for step in steps:
             try:
                 step()
+                self.tell_owners()
             except Exception as exc:  # a step that breaks must not hide the others' results
                 self.check(False, f"{step.__name__} raised {type(exc).__name__}: {exc}")
+        self._check_notifications()
         self.result.document = self.document()
         return self.result
 
@@ -176,17 +179,19 @@ class Demo(DemoDriver):
             f"bg-2 preempted CROSS_SHARE for med-1 (saw {found})",
         )
         self.check("med-1" in self.running(), "med-1 RUNNING")
-        self.check_lost_work("bg-2", 600)
         self.say(
             "dave submits med-1 to medium: medium's instance is lent to bg-2, so Batch "
             "preempts bg-2 (CROSS_SHARE) and med-1 starts; bg-2 waits RUNNABLE. (The "
             "submit worker paces SubmitServiceJob to 2 calls/s, so bg-2 started 0.5 s "
-            "after bg-1 and was preempted just before its first checkpoint.)"
+            "after bg-1 and was preempted just before its first checkpoint.)",
+            at=600,
         )
+        self.check_lost_work("bg-2", 600, at=600)
 
     def escalation(self) -> None:
         """t=780..900: escalation requested, previewed, a forged click, approval, in-share."""
         self.at(780)
+        self._why_waiting("bg-2")
         escalation = self._request_escalation()
         message = self._approval_message(escalation)
         if message is None:
@@ -195,6 +200,41 @@ class Demo(DemoDriver):
         self.at(900)
         message = self._approve(message)
         self._check_applied(escalation, message)
+
+    def _why_waiting(self, name: str) -> None:
+        """``GET /jobs/{id}`` of a RUNNABLE job: its position, reason and estimated start."""
+        view = self.job(name)
+        batch = view.get("batch") or {}
+        waiting = batch.get("waiting") or {}
+        position = waiting.get("position") or {}
+        reason = waiting.get("reason") or {}
+        start = waiting.get("estimatedStartAt")
+        self.check(batch.get("status") == "RUNNABLE", f"{name} is RUNNABLE (got {batch})")
+        self.check(
+            position.get("queue") is not None and bool(reason.get("code")) and start is not None,
+            f"{name}'s view says where it waits, why, and when it may start (got {waiting})",
+        )
+        entry = {
+            "jobName": name,
+            "at": self.t,
+            "status": batch.get("status"),
+            "position": position,
+            "reason": reason,
+            "estimatedStartAt": start,
+            "estimatedStartT": None if start is None else round(float(start) - self.t0),
+            "estimate": waiting.get("estimate"),
+        }
+        self.waiting.append(entry)
+        when = (
+            "not estimated"
+            if start is None
+            else f"t={entry['estimatedStartT']} s ({iso_time(float(start))}) at the latest"
+        )
+        self.say(
+            f"alice asks why {name} waits (GET /jobs/{{id}}): place {position.get('queue')} "
+            f"in the queue, {position.get('share')} in its share; {reason.get('code')}: "
+            f"{reason.get('text')} Estimated start: {when}"
+        )
 
     def _request_escalation(self) -> dict[str, Any]:
         """t=780: alice asks for 'high' on bg-2; the answer is PENDING with its preview."""
@@ -248,8 +288,11 @@ class Demo(DemoDriver):
         self.rt.pump()
         self.at(901)
         message = self.slack_message(message.channel, message.ts)
-        self.say(f"{APPROVER} (approver, not the requester) clicks Approve: HTTP {clicked.status}")
-        self.say(f"  Slack message now reads: {message.text}")
+        self.say(
+            f"{APPROVER} (approver, not the requester) clicks Approve: HTTP {clicked.status}",
+            at=900,
+        )
+        self.say(f"  Slack message now reads: {message.text}", at=900)
         return message
 
     def _check_applied(self, escalation: dict[str, Any], message: Any) -> None:
@@ -283,18 +326,25 @@ class Demo(DemoDriver):
             bool(found) and found[0]["kind"] == "IN_SHARE" and found[0]["forJob"] == "bg-2",
             f"bg-1 preempted IN_SHARE for bg-2 (saw {found})",
         )
-        self.check_lost_work("bg-1", 600)
+        bg2_lost = self.lost_work("bg-2")
+        restart = (
+            "from the beginning (its one attempt ended before its first checkpoint)"
+            if bg2_lost and all(run == lost for run, lost in bg2_lost)
+            else "from its last checkpoint"
+        )
         self.say(
             "UpdateServiceJob raised bg-2 to 50: background is at its limit with in-share "
-            "preemption on, so Batch preempts bg-1 (IN_SHARE, 300 s of unsaved work lost) "
-            "and bg-2 resumes from its checkpoint"
+            "preemption on, so Batch preempts bg-1 (IN_SHARE) and bg-2 starts again "
+            f"{restart}",
+            at=900,
         )
+        self.check_lost_work("bg-1", 600, at=900)
 
     def retries_exhausted(self) -> None:
         """t=1800..: bg-1 borrows again, is preempted a second time, fails, is reclassified."""
         self.at(1801)
         self.check("bg-1" in self.running(), "bg-1 borrows medium's instance after med-1 ends")
-        self.say("med-1 finished at 1800 s; bg-1 borrows medium's idle instance again")
+        self.say("med-1 finishes; bg-1 borrows medium's idle instance again", at=1800)
         self.at(2000)
         response = self.submit(
             DAVE,
@@ -315,8 +365,10 @@ class Demo(DemoDriver):
             "dave submits med-2 while all 3 instances are busy: medium reclaims its "
             "instance from bg-1 (CROSS_SHARE). "
             "That is bg-1's second preemption; the exploratory class allows 1 retry, so "
-            "Batch fails the job"
+            "Batch fails the job",
+            at=2000,
         )
+        self.tell_owners()
         self._check_reclassified()
 
     def _check_reclassified(self) -> None:
@@ -393,8 +445,21 @@ class Demo(DemoDriver):
                 "capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}],
             },
         )
-        self.at(5461)
         self.say("grace lowers the reserved share back to 1 instance while both jobs run")
+        self.at(5461)
+
+    def _check_notifications(self) -> None:
+        """One owner DM per preemption, failure, disposition and priority change."""
+        notes = self.notifications()
+        preempted = [(n["jobName"], n["at"]) for n in notes if n["kind"] == "preempted"]
+        seen = [(p["jobName"], p["at"]) for p in self.preemptions()]
+        self.check(
+            sorted(preempted) == sorted(seen),
+            f"one preemption DM per preemption (DMs {preempted}, preemptions {seen})",
+        )
+        kinds = sorted(n["kind"] for n in notes if n["kind"] != "preempted")
+        expected = ["failed", "priority-changed", "reclassified", "refused"]
+        self.check(kinds == expected, f"DMs for {expected} (got {kinds})")
 
     def audit_verifies(self) -> None:
         """The audit trail: records, findings, and ``audit verify``."""
@@ -407,7 +472,10 @@ class Demo(DemoDriver):
         )
         for record in lowered:
             for finding in record.get("findings") or []:
-                self.say(f"  audit finding: {finding}")
+                self.say(
+                    f"  audit finding {finding.get('code')} ({finding.get('severity')} risk): "
+                    f"{finding.get('message')}"
+                )
         for record in records:
             entry = audit_entry(record)
             self.say(

@@ -1,4 +1,5 @@
-"""What an operator would look at in the local runtime: stored escalations and the audit.
+"""What an operator would look at in the local runtime: stored escalations, the audit and
+the owner notifications.
 
 Plain reads through the governance ports (the runtime passes the stores its wiring
 built for the functions' environment, see ``LocalRuntime.stored_escalation``,
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from quotagov.governance.audit.review import verify
-from quotagov.governance.ports import ChainStore, EscalationRepository
+from quotagov.governance.ports import ChainStore, EscalationRepository, NotificationLog
 
 
 def stored_escalation(table: EscalationRepository, escalation_id: str) -> dict[str, Any]:
@@ -28,3 +29,24 @@ def chains_intact(store: ChainStore) -> bool:
     """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
     reports = verify(store)
     return bool(reports) and all(report.first_break is None for report in reports)
+
+
+def notifications(log: NotificationLog) -> list[dict[str, Any]]:
+    """Every owner notification logged, oldest first: ``{kind, jobName, recipient, text,
+    submissionId, eventKey, delivery, channel, ts, at, details}``."""
+    return [
+        {
+            "kind": e.kind,
+            "jobName": e.job_name,
+            "recipient": e.recipient,
+            "text": e.text,
+            "submissionId": e.submission_id,
+            "eventKey": e.event_key,
+            "delivery": e.delivery,
+            "channel": e.channel,
+            "ts": e.ts,
+            "at": e.at,
+            "details": e.details,
+        }
+        for e in log.entries()
+    ]

@@ -468,6 +468,13 @@ class LocalRuntime:
         with self._lock:
             return reads.audit_records(wiring.services().audit_chains)
 
+    def notifications(self) -> list[dict[str, Any]]:
+        """Every owner notification in the notification log, oldest first
+        (:func:`quotagov.local.reads.notifications`)."""
+        with self._lock:
+            self._environment.set(self.environments["JobStateFunction"])
+            return reads.notifications(wiring.services().notification_log)
+
     def audit_verify(self) -> bool:
         """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
         with self._lock:

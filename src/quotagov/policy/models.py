@@ -162,6 +162,21 @@ class Member(_Model):
     slackUserId: str | None = None
 
 
+class OwnerNotifications(_Model):
+    """Direct messages to a job's owner (``design.md`` §6: people are told).
+
+    Attributes:
+        enabled: False opts the whole team out of owner messages (the events are still
+            recorded in the job record and the audit log).
+        digestWindowSeconds: a job preempted again within this many seconds of the
+            first preemption its owner was told about gets that message updated into a
+            digest ("preempted 3 times in 40 min") instead of a new message (>= 60).
+    """
+
+    enabled: bool = True
+    digestWindowSeconds: int = Field(default=3600, ge=60)
+
+
 class Team(_Model):
     """A team sharing the queue.
 
@@ -174,6 +189,7 @@ class Team(_Model):
         approvers: Slack user ids who may approve this team's escalations, in addition
             to the share's approvers.
         escalationBudget: how many escalations the team may request per period.
+        notifications: the owner messages of the team's jobs (opt-out, digest window).
     """
 
     members: list[Member] = Field(default_factory=list)
@@ -182,6 +198,7 @@ class Team(_Model):
     approvalLevels: list[str] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
     escalationBudget: EscalationBudget = EscalationBudget(count=3, periodSeconds=604800)
+    notifications: OwnerNotifications = OwnerNotifications()
 
 
 class Policy(_Model):

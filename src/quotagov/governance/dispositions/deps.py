@@ -9,6 +9,7 @@ from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance.dispositions.successor import submit_with_batch
+from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
 from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
 from quotagov.policy.models import Policy
@@ -28,6 +29,7 @@ class DispositionDeps:
         job_queue: the governed job queue (ARN), used for successors and audit.
         platform_channel: where to ask when the owner has no Slack user id.
         submit: how successors reach Batch; default :func:`submit_with_batch`.
+        notifier: tells the owner when a successor was submitted (None: nobody).
     """
 
     store: JobStateStore
@@ -39,6 +41,7 @@ class DispositionDeps:
     job_queue: str = ""
     platform_channel: str = ""
     submit: SuccessorSubmitter | None = None
+    notifier: OwnerNotifier | None = None
 
     @property
     def audit_job_queue(self) -> str:

@@ -14,7 +14,7 @@ import logging
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.outcome import DispositionOutcome
 from quotagov.governance.dispositions.record import DispositionRecord, DispositionStatus
-from quotagov.governance.dispositions.rules import owner_slack_id
+from quotagov.governance.owners import owner_slack_id
 from quotagov.governance.ports import ChatError, PostedMessage
 from quotagov.governance.records import JobRecord
 from quotagov.governance.slack import dispositions as messages

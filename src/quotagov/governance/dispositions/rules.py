@@ -41,6 +41,7 @@ from quotagov.governance.dispositions.record import (
 )
 from quotagov.governance.job_state import JobTracking
 from quotagov.governance.lease import Lease
+from quotagov.governance.owners import owner_of
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
@@ -100,26 +101,6 @@ def available_choices(
             choices.append(Choice.RECLASSIFY)
     choices.append(Choice.ABANDON)
     return tuple(choices)
-
-
-def owner_of(job: JobRecord) -> str:
-    """Who owns the job's disposition: the submitter's principal, else ``team:<team>``."""
-    return job.principal or f"team:{job.team}"
-
-
-def owner_slack_id(job: JobRecord, policy: Policy) -> str | None:
-    """The owner's Slack user id: the record's, else the team member's with the owner's
-    principal (or Slack id) in the policy; None when unknown."""
-    if job.ownerSlackUserId:
-        return job.ownerSlackUserId
-    owner = owner_of(job)
-    team = policy.teams.get(job.team)
-    if team is None:
-        return None
-    for member in team.members:
-        if owner in (member.principal, member.slackUserId) and member.slackUserId:
-            return member.slackUserId
-    return None
 
 
 def authorize(job: JobRecord, actor: str, policy: Policy) -> None:

@@ -33,7 +33,9 @@ from quotagov.governance.dispositions.record import (
 )
 from quotagov.governance.dispositions.successor import successor_record
 from quotagov.governance.lease import Lease
+from quotagov.governance.notifications import disposition_applied
 from quotagov.governance.ports import BatchClientError, BatchError
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
 
 logger = logging.getLogger(__name__)
@@ -155,9 +157,28 @@ def apply(
     )
     if write(deps, job.pk, disposition, applied, successor_id=successor_id):
         audit(job, applied, deps)
+        _tell_owner(job, applied, deps)
         return DispositionOutcome.of(job.pk, applied, changed=True)
     current = disposition_of(deps.store.get(job.pk) or {}) or applied
     return DispositionOutcome.of(job.pk, current, changed=False)
+
+
+def _tell_owner(job: JobRecord, applied: DispositionRecord, deps: DispositionDeps) -> None:
+    """Tell the owner where the successor went and why (once: keyed by the successor)."""
+    if deps.notifier is None or applied.choice is None:
+        return
+    deps.notifier.notify(
+        job,
+        disposition_applied(
+            job,
+            at=deps.clock.now(),
+            choice=applied.choice.value,
+            target_share=applied.target_share,
+            successor_id=str(applied.successor_id),
+            reason=applied.reason,
+            decided_by=applied.decided_by or QUOTAGOV_ACTOR,
+        ),
+    )
 
 
 def resume(

@@ -23,6 +23,7 @@ from quotagov.governance.escalations.errors import (
     EscalationUnavailableError,
 )
 from quotagov.governance.escalations.job_lock import free_job
+from quotagov.governance.notifications import priority_changed
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
@@ -222,10 +223,24 @@ def _supersede(
 
 def note_priority(deps: EscalationDeps, applied: Escalation) -> None:
     """Keep the job's record in step with Batch after an APPLIED escalation (a failure
-    is logged only: Batch holds the priority, the record is a view of it)."""
+    is logged only: Batch holds the priority, the record is a view of it), and tell the
+    job's owner (once per escalation)."""
     try:
         deps.jobs.record_priority(
             applied.job_id, applied.requested_level, applied.requested_priority
         )
     except Exception:  # Batch holds the priority; the record is only a view of it
         logger.exception("could not note the new priority on job %s", applied.job_id)
+    if deps.notifier is not None:
+        deps.notifier.notify_by_id(
+            applied.job_id,
+            lambda job: priority_changed(
+                job,
+                at=applied.applied_at or deps.clock.now(),
+                before=applied.current_priority,
+                after=applied.requested_priority,
+                level=applied.requested_level,
+                decided_by=applied.decided_by or QUOTAGOV_ACTOR,
+                escalation_id=applied.escalation_id,
+            ),
+        )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
+from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier, ControllerDecision
 from quotagov.governance.ports.escalations import (
     EscalationRepository,
@@ -48,6 +49,7 @@ class EscalationDeps:
         previewer: computes the impact preview.
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids.
+        notifier: tells the job's owner when its priority changed (None: nobody).
     """
 
     policy: Policy
@@ -60,6 +62,7 @@ class EscalationDeps:
     previewer: ImpactPreviewer
     default_channel: str = ""
     new_id: Callable[[], str] = field(default=new_escalation_id)
+    notifier: OwnerNotifier | None = None
 
     def record(
         self, action: str, actor: str, resource: str, decision_id: str, **details: Any

@@ -30,11 +30,11 @@ class JobRecordLookup:
     def find(self, job_id: str) -> GovernedJob | None:
         """The governed job with submission id or Batch job id ``job_id``, or None."""
         record = self.records.get(job_id) or self.records.get_by_batch_job_id(job_id)
-        return _governed(record)
+        return governed_job(record)
 
     def find_by_batch_job_id(self, batch_job_id: str) -> GovernedJob | None:
         """The governed job with Batch service job id ``batch_job_id``, or None."""
-        return _governed(self.records.get_by_batch_job_id(batch_job_id))
+        return governed_job(self.records.get_by_batch_job_id(batch_job_id))
 
     def record_priority(self, job_id: str, level: str, priority: int) -> None:
         """Set the record's ``priorityLevel`` and ``schedulingPriority`` (0-9999).
@@ -45,7 +45,7 @@ class JobRecordLookup:
         self.records.update(job_id, {"priorityLevel": level, "schedulingPriority": priority})
 
 
-def _governed(record: JobRecord | None) -> GovernedJob | None:
+def governed_job(record: JobRecord | None) -> GovernedJob | None:
     """``record`` as a :class:`GovernedJob`; None unless it is SUBMITTED to Batch."""
     if record is None or record.state is not SubmissionState.SUBMITTED:
         return None

@@ -15,6 +15,7 @@ from quotagov.governance.escalations import decision, housekeeping, messages, re
 from quotagov.governance.escalations.checks import EscalationRequest
 from quotagov.governance.escalations.context import EscalationDeps, new_escalation_id
 from quotagov.governance.escalations.decision import DecisionResult
+from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
 from quotagov.governance.ports.escalations import (
     EscalationRepository,
@@ -38,6 +39,7 @@ class Escalations:
         previewer: computes the impact preview.
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids (default ``esc-`` and 32 hex digits).
+        notifier: tells the job's owner when its priority changed (None: nobody).
 
     Attributes:
         deps: the collaborators, as every step of the use case receives them.
@@ -56,6 +58,7 @@ class Escalations:
         previewer: ImpactPreviewer,
         default_channel: str = "",
         new_id: Callable[[], str] = new_escalation_id,
+        notifier: OwnerNotifier | None = None,
     ) -> None:
         self.deps = EscalationDeps(
             policy=policy,
@@ -68,6 +71,7 @@ class Escalations:
             previewer=previewer,
             default_channel=default_channel,
             new_id=new_id,
+            notifier=notifier,
         )
 
     @property

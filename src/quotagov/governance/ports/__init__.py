@@ -48,6 +48,12 @@ from quotagov.governance.ports.jobs import (
     SubmissionQueueError,
     SuccessorSubmitter,
 )
+from quotagov.governance.ports.notifications import (
+    DigestConflictError,
+    DigestState,
+    NotificationEntry,
+    NotificationLog,
+)
 
 __all__ = [
     "AppendAttempt",
@@ -65,6 +71,8 @@ __all__ = [
     "ChatError",
     "ChatNotifier",
     "ControllerDecision",
+    "DigestConflictError",
+    "DigestState",
     "EscalationConflictError",
     "EscalationRepository",
     "GovernedJob",
@@ -77,6 +85,8 @@ __all__ = [
     "JobStateRepository",
     "JobStateStore",
     "JobsRepository",
+    "NotificationEntry",
+    "NotificationLog",
     "NullAuditSink",
     "OpenEscalationError",
     "PostedMessage",

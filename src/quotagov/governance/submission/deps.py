@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quotagov.clock import Clock
+from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import (
     AuditSink,
     BatchPort,
@@ -49,6 +50,7 @@ class SubmissionDeps:
         job_queue: the governed job queue (``JOB_QUEUE``; the policy's ``jobQueue`` when empty).
         batch: the Batch port (only ``submit_to_batch`` needs it).
         queue: the submission queue (only ``receive_submission`` from the API).
+        notifier: tells the submitter when a submission is refused or fails (None: nobody).
         pace: called right before each ``SubmitServiceJob``; blocks to keep the rate
             under Batch's limit (a no-op when None).
     """
@@ -61,6 +63,7 @@ class SubmissionDeps:
     batch: BatchPort | None = None
     queue: SubmissionQueue | None = None
     pace: Callable[[], None] | None = None
+    notifier: OwnerNotifier | None = None
 
     @property
     def governed_queue(self) -> str:

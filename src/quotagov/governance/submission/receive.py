@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from quotagov.governance.notifications import refused as refused_event
 from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
@@ -167,6 +168,10 @@ def receive_submission(
     if stored.state is SubmissionState.REFUSED:
         refused = {"team": request.team, "reasons": stored.reasons, "source": source}
         audit_decision(deps, "SubmissionRefused", principal, submission_id, refused)
+        if deps.notifier is not None:
+            deps.notifier.notify(
+                stored, refused_event(stored, at=deps.clock.now(), reasons=stored.reasons)
+            )
         return ReceiveOutcome(stored, reasons=list(stored.reasons))
     if enqueue:
         stored = _enqueue(stored, deps)

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from quotagov.governance.notifications import refused
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -263,4 +264,8 @@ def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: s
         record.pk,
         {"team": record.team, "reasons": reasons, "principal": record.principal},
     )
+    if deps.notifier is not None:
+        deps.notifier.notify(
+            failed, refused(failed, at=deps.clock.now(), reasons=reasons, by="Batch or the policy")
+        )
     return failed

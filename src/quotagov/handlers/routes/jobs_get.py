@@ -44,5 +44,6 @@ def get_job(
         policy=svc.policy,
         batch=svc.batch,
         job_queue=svc.settings.job_queue,
+        waiting=svc.wait_explainer,
     )
     return json_response(200, view)

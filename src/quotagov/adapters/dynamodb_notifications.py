@@ -1,0 +1,204 @@
+"""The owner-notification log on the ``JobsTable`` (DynamoDB, boto3).
+
+Implements :class:`quotagov.governance.ports.notifications.NotificationLog`. One item
+per job, ``pk = NOTIFY#<submission id>``:
+
+* ``entries`` (map): one entry per event key; an entry is added with
+  ``attribute_not_exists(entries.<key>)``, so of several deliveries of the same event
+  exactly one claims it;
+* ``digest`` (map) and ``digestVersion`` (number): the preemption digest message,
+  written with a version condition.
+
+The item has no ``batchJobId`` and no ``team`` attribute, so it is in none of the
+table's indexes, and its ``pk`` (with ``#``) is not a valid ``/jobs/{jobId}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
+from quotagov.governance.notifications.events import NotificationKind
+from quotagov.governance.ports.notifications import (
+    DigestConflictError,
+    DigestState,
+    NotificationEntry,
+)
+
+NOTIFY_PREFIX = "NOTIFY#"
+#: Events at the same instant are listed as they follow from each other: a preemption
+#: before the failure it caused, the failure before its disposition.
+_KIND_ORDER = {kind.value: rank for rank, kind in enumerate(NotificationKind)}
+
+
+class DynamoDBNotificationLog:
+    """:class:`~quotagov.governance.ports.notifications.NotificationLog` on ``JobsTable``.
+
+    Args:
+        table: a boto3 ``dynamodb.Table`` resource of the ``JobsTable``.
+    """
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    @classmethod
+    def from_name(cls, table_name: str, *, session: Any = None) -> DynamoDBNotificationLog:
+        """Build from the table name (``JOBS_TABLE``) with a default or given boto3 session."""
+        import boto3
+
+        return cls((session or boto3).resource("dynamodb").Table(table_name))
+
+    def claim(self, entry: NotificationEntry) -> bool:
+        """Add ``entry`` unless its event key is there (True when this call added it)."""
+        key = {"pk": f"{NOTIFY_PREFIX}{entry.submission_id}"}
+        self._table.update_item(
+            Key=key,
+            UpdateExpression="SET #e = if_not_exists(#e, :empty), notifySubmissionId = :sid",
+            ExpressionAttributeNames={"#e": "entries"},
+            ExpressionAttributeValues={":empty": {}, ":sid": entry.submission_id},
+        )
+        try:
+            self._table.update_item(
+                Key=key,
+                UpdateExpression="SET #e.#k = :entry",
+                ConditionExpression="attribute_not_exists(#e.#k)",
+                ExpressionAttributeNames={"#e": "entries", "#k": entry.event_key},
+                ExpressionAttributeValues={":entry": to_dynamo(_to_item(entry))},
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def complete(self, entry: NotificationEntry) -> None:
+        """Overwrite the entry (it exists: :meth:`claim` added it)."""
+        self._table.update_item(
+            Key={"pk": f"{NOTIFY_PREFIX}{entry.submission_id}"},
+            UpdateExpression="SET #e.#k = :entry",
+            ExpressionAttributeNames={"#e": "entries", "#k": entry.event_key},
+            ExpressionAttributeValues={":entry": to_dynamo(_to_item(entry))},
+        )
+
+    def entries(self, submission_id: str | None = None) -> list[NotificationEntry]:
+        """One job's entries (``GetItem``), or every job's (``Scan``, for reports and
+        the local demo), oldest first."""
+        if submission_id is not None:
+            item = self._table.get_item(
+                Key={"pk": f"{NOTIFY_PREFIX}{submission_id}"}, ConsistentRead=True
+            ).get("Item")
+            items = [item] if item else []
+        else:
+            items = []
+            kwargs: dict[str, Any] = {
+                "FilterExpression": "begins_with(pk, :p)",
+                "ExpressionAttributeValues": {":p": NOTIFY_PREFIX},
+            }
+            while True:
+                page = self._table.scan(**kwargs)
+                items.extend(page.get("Items", []))
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        found = [
+            _from_item(value)
+            for item in items
+            for value in (from_dynamo(item.get("entries")) or {}).values()
+        ]
+        return sorted(found, key=lambda e: (e.at, _KIND_ORDER.get(e.kind, 9), e.submission_id))
+
+    def digest(self, submission_id: str) -> DigestState | None:
+        """The job's digest state, or None."""
+        item = self._table.get_item(
+            Key={"pk": f"{NOTIFY_PREFIX}{submission_id}"},
+            ConsistentRead=True,
+            ProjectionExpression="digest, digestVersion",
+        ).get("Item")
+        if not item or "digest" not in item:
+            return None
+        raw = from_dynamo(item["digest"])
+        return DigestState(
+            submission_id=submission_id,
+            channel=str(raw["channel"]),
+            ts=str(raw["ts"]),
+            first_at=float(raw["firstAt"]),
+            lines=tuple(str(line) for line in raw.get("lines") or ()),
+            version=int(from_dynamo(item.get("digestVersion")) or 0),
+        )
+
+    def save_digest(self, state: DigestState, *, expected_version: int | None) -> None:
+        """Write the digest if its version is the expected one (None: no digest yet).
+
+        Raises:
+            DigestConflictError: another writer got there first.
+        """
+        if expected_version is None:
+            condition = "attribute_not_exists(digestVersion)"
+            values: dict[str, Any] = {}
+        else:
+            condition = "digestVersion = :expected"
+            values = {":expected": expected_version}
+        digest = {
+            "channel": state.channel,
+            "ts": state.ts,
+            "firstAt": state.first_at,
+            "lines": list(state.lines),
+        }
+        try:
+            self._table.update_item(
+                Key={"pk": f"{NOTIFY_PREFIX}{state.submission_id}"},
+                UpdateExpression="SET digest = :d, digestVersion = :v",
+                ConditionExpression=condition,
+                ExpressionAttributeValues={
+                    ":d": to_dynamo(digest),
+                    ":v": (expected_version or 0) + 1,
+                    **values,
+                },
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                raise DigestConflictError(state.submission_id) from None
+            raise
+
+
+def _to_item(entry: NotificationEntry) -> dict[str, Any]:
+    raw = {
+        "submissionId": entry.submission_id,
+        "eventKey": entry.event_key,
+        "kind": entry.kind,
+        "jobName": entry.job_name,
+        "team": entry.team,
+        "recipient": entry.recipient,
+        "text": entry.text,
+        "at": entry.at,
+        "delivery": entry.delivery,
+        "channel": entry.channel,
+        "ts": entry.ts,
+        "error": entry.error,
+        "details": {k: v for k, v in entry.details.items() if v is not None},
+    }
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+def _from_item(raw: dict[str, Any]) -> NotificationEntry:
+    return NotificationEntry(
+        submission_id=str(raw["submissionId"]),
+        event_key=str(raw["eventKey"]),
+        kind=str(raw["kind"]),
+        job_name=str(raw.get("jobName") or ""),
+        team=str(raw.get("team") or ""),
+        recipient=str(raw.get("recipient") or ""),
+        text=str(raw.get("text") or ""),
+        at=float(raw.get("at") or 0),
+        delivery=str(raw.get("delivery") or "pending"),
+        channel=raw.get("channel"),
+        ts=raw.get("ts"),
+        error=raw.get("error"),
+        details=dict(raw.get("details") or {}),
+    )
+
+
+def _conditional_failure(error: ClientError) -> bool:
+    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"

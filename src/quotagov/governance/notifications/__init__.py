@@ -1,0 +1,29 @@
+"""Owner notifications: a direct message to a job's owner for every preemption, failure,
+disposition, refusal and priority change (``design.md`` §6).
+
+- :mod:`.events`: what each event says (:class:`OwnerEvent` and its builders).
+- :mod:`.owner`: :class:`OwnerNotifier`, who tells whom, once per event, with a digest
+  for repeated preemptions and the team's opt-out.
+"""
+
+from quotagov.governance.notifications.events import (
+    NotificationKind,
+    OwnerEvent,
+    disposition_applied,
+    failed,
+    preempted,
+    priority_changed,
+    refused,
+)
+from quotagov.governance.notifications.owner import OwnerNotifier
+
+__all__ = [
+    "NotificationKind",
+    "OwnerEvent",
+    "OwnerNotifier",
+    "disposition_applied",
+    "failed",
+    "preempted",
+    "priority_changed",
+    "refused",
+]

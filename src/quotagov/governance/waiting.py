@@ -1,0 +1,278 @@
+"""Why is my job waiting: position, reason and estimated start of a RUNNABLE job.
+
+What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
+(issue 19, "Why is my job waiting")::
+
+    "waiting": {
+      "position": {"queue": 2, "share": 1, "queueLength": 2},   # GetJobQueueSnapshot
+      "reason": {"code": "SHARE_AT_LIMIT", "text": "..."},
+      "estimatedStartAt": 1777887600.0,                          # epoch seconds or null
+      "estimate": {"basis": "...", "computedAt": 1777885980.0, "computeSeconds": 0.012}
+    }
+
+* **Position** comes from Batch: ``GetJobQueueSnapshot.frontOfQueue`` (the first 100
+  RUNNABLE jobs in dispatch order, reference §2.7); ``share`` counts the jobs of the
+  same quota share ahead of it there. Null when the job is not among those 100.
+* **Reason** is the first that holds, in this order (codes are stable, texts are for
+  people): ``LARGER_THAN_ENVIRONMENT`` (more instances than the service environment
+  has of its type), ``NO_CAPACITY_LIMIT`` (no share has a limit for its type),
+  ``LOWER_PRIORITY`` (N jobs ahead of it in its share), ``CAPACITY_LENT_OUT`` (its
+  share is below its limit but the instances are lent out and not reclaimable now),
+  ``SHARE_AT_LIMIT`` (at its limit and it may not borrow, or nothing is idle to
+  borrow), ``BORROW_LIMIT_REACHED`` (its ``borrowLimit`` is used up),
+  ``BORROW_BLOCKED_BY_RESERVE`` (the only idle instances belong to RESERVE shares,
+  which never lend), ``DISPATCHING`` (it fits now: Batch starts it at its next pass).
+  The state they are read from is the local scheduler rebuilt at ``now`` from Batch's
+  view (the impact preview's reading, :mod:`quotagov.governance.impact_preview`).
+* **Estimated start** runs the same rebuilt scheduler forward with every attempt
+  bounded by its payload's ``StoppingCondition.MaxRuntimeInSeconds``: the latest start
+  if the jobs ahead run to their limit (Batch may start it earlier). Null when a job
+  it waits behind has no such limit. Modelling choices as in the impact preview
+  (AWS is SILENT on victim selection and dispatch details, reference §1.5).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from quotagov.batch_semantics import HOLDING_STATUSES
+from quotagov.clock import Clock
+from quotagov.governance.impact_preview import ActiveJob, SchedulerImpactPreviewer
+from quotagov.governance.ports import BatchPort, GovernedJob, GovernedJobs
+from quotagov.policy.models import Policy
+from quotagov.scheduler import Engine
+
+
+class WaitReason(StrEnum):
+    """Why a RUNNABLE job is not running (see the module docstring for the order)."""
+
+    LARGER_THAN_ENVIRONMENT = "LARGER_THAN_ENVIRONMENT"
+    NO_CAPACITY_LIMIT = "NO_CAPACITY_LIMIT"
+    LOWER_PRIORITY = "LOWER_PRIORITY"
+    CAPACITY_LENT_OUT = "CAPACITY_LENT_OUT"
+    SHARE_AT_LIMIT = "SHARE_AT_LIMIT"
+    BORROW_LIMIT_REACHED = "BORROW_LIMIT_REACHED"
+    BORROW_BLOCKED_BY_RESERVE = "BORROW_BLOCKED_BY_RESERVE"
+    DISPATCHING = "DISPATCHING"
+    NOT_IN_QUEUE = "NOT_IN_QUEUE"
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The answer for one waiting job (see the module docstring for the JSON)."""
+
+    queue_position: int | None
+    share_position: int | None
+    queue_length: int
+    code: WaitReason
+    text: str
+    estimated_start_at: float | None
+    basis: str
+    computed_at: float
+    compute_seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``waiting`` member of the job view."""
+        return {
+            "position": {
+                "queue": self.queue_position,
+                "share": self.share_position,
+                "queueLength": self.queue_length,
+            },
+            "reason": {"code": str(self.code), "text": self.text},
+            "estimatedStartAt": self.estimated_start_at,
+            "estimate": {
+                "basis": self.basis,
+                "computedAt": self.computed_at,
+                "computeSeconds": round(self.compute_seconds, 6),
+            },
+        }
+
+
+class WaitExplainer:
+    """Position, reason and estimated start of a RUNNABLE job.
+
+    Args:
+        policy: the governance policy (quota shares, job queue).
+        batch: ``ListServiceJobs``, ``DescribeServiceJob``, ``GetJobQueueSnapshot``.
+        jobs: quotagov's job records (checkpoint intervals).
+        clock: ``now``, epoch seconds.
+        timer: a monotonic timer in seconds (measures ``computeSeconds``).
+
+    Raises (from :meth:`explain`):
+        quotagov.governance.ports.BatchError: when Batch cannot be read.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        batch: BatchPort,
+        jobs: GovernedJobs,
+        clock: Clock,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.policy = policy
+        self.clock = clock
+        self.timer = timer
+        self.reader = SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock)
+
+    def explain(self, job: GovernedJob, description: Mapping[str, Any]) -> Waiting:
+        """Why ``job`` (RUNNABLE, ``description`` its ``DescribeServiceJob``) waits."""
+        started = self.timer()
+        now = self.clock.now()
+        active = self.reader.active_jobs(job, description)
+        dispatch = self.reader.dispatch_order()
+        by_id = {a.job_id: a for a in active}
+        target = str(job.batch_job_id or "")
+        queue_pos, share_pos = _positions(target, dispatch, by_id)
+        me = by_id.get(target)
+        if me is None or me.share not in {s.quotaShareName for s in self.policy.quotaShares}:
+            return Waiting(
+                queue_pos,
+                share_pos,
+                len(dispatch),
+                WaitReason.NOT_IN_QUEUE,
+                f"{job.job_name} is not RUNNABLE in the governed queue's listing now.",
+                None,
+                "not estimated",
+                now,
+                self.timer() - started,
+            )
+        engine = self.reader.engine(active, now, dispatch)
+        code, text = _reason(engine, me, by_id, self.policy)
+        estimate, basis = _estimate(self.reader.engine(active, now, dispatch, bounded=True), me)
+        return Waiting(
+            queue_pos,
+            share_pos,
+            len(dispatch),
+            code,
+            text,
+            estimate,
+            basis,
+            now,
+            self.timer() - started,
+        )
+
+
+def _positions(
+    target: str, dispatch: Mapping[str, int], by_id: Mapping[str, ActiveJob]
+) -> tuple[int | None, int | None]:
+    """1-based places in Batch's dispatch order and among the same share's jobs."""
+    if target not in dispatch:
+        return None, None
+    mine = dispatch[target]
+    share = by_id[target].share if target in by_id else None
+    ahead = [
+        job_id
+        for job_id, place in dispatch.items()
+        if place < mine and job_id in by_id and by_id[job_id].share == share
+    ]
+    return mine + 1, len(ahead) + 1
+
+
+def _reason(
+    engine: Engine, me: ActiveJob, by_id: Mapping[str, ActiveJob], policy: Policy
+) -> tuple[WaitReason, str]:
+    """The first reason that holds (module docstring), with its sentence."""
+    unit, count, share = me.instance_type, me.instance_count, me.share
+    capacity = engine.capacity.get(unit, 0)
+    if capacity == 0:
+        return WaitReason.NO_CAPACITY_LIMIT, (
+            f"No quota share has a capacity limit for {unit}: the job waits until one is "
+            "configured."
+        )
+    if count > capacity:
+        return WaitReason.LARGER_THAN_ENVIRONMENT, (
+            f"It asks for {count} x {unit}, more than the {capacity} the service "
+            "environment has: it can never start as it is."
+        )
+    order = engine.runnable_order(share)
+    if me.job_id in order and order.index(me.job_id) > 0:
+        ahead = [by_id[j] for j in order[: order.index(me.job_id)] if j in by_id]
+        higher = sum(1 for j in ahead if j.priority > me.priority)
+        return WaitReason.LOWER_PRIORITY, (
+            f"{len(ahead)} job(s) of share {share} are ahead of it "
+            f"({higher} with a higher schedulingPriority than its {me.priority}, the "
+            "others submitted earlier)."
+        )
+    if engine.job(me.job_id).status in HOLDING_STATUSES:
+        return WaitReason.DISPATCHING, (
+            f"{count} x {unit} can be given to it now: Batch starts it at its next scheduling pass."
+        )
+    usage = engine.usage(share).get(unit)
+    limit = usage.limit if usage else 0
+    used = usage.used if usage else 0
+    config = policy.share(share)
+    if used + count <= limit:
+        return WaitReason.CAPACITY_LENT_OUT, (
+            f"Share {share} uses {used} of its {limit} x {unit}; the rest is lent to "
+            "other shares and cannot be reclaimed now."
+        )
+    sharing = config.resourceSharingConfiguration
+    if sharing.strategy != "LEND_AND_BORROW":
+        return WaitReason.SHARE_AT_LIMIT, (
+            f"Share {share} uses {used} of its {limit} x {unit} and its strategy "
+            f"{sharing.strategy} does not borrow."
+        )
+    borrowed = usage.borrowed if usage else 0
+    cap = sharing.borrowLimit
+    if cap is not None and cap >= 0 and borrowed + count > limit * cap / 100:
+        return WaitReason.BORROW_LIMIT_REACHED, (
+            f"Share {share} is at its limit ({limit} x {unit}) and borrows {borrowed}; "
+            f"its borrowLimit of {cap}% allows {limit * cap // 100}."
+        )
+    lendable, reserved = _idle_elsewhere(engine, policy, share, unit)
+    if lendable < count and reserved > 0:
+        names = ", ".join(
+            s.quotaShareName
+            for s in policy.quotaShares
+            if s.resourceSharingConfiguration.strategy == "RESERVE"
+        )
+        return WaitReason.BORROW_BLOCKED_BY_RESERVE, (
+            f"Share {share} is at its limit ({limit} x {unit}); the idle instances "
+            f"belong to RESERVE share(s) {names}, which never lend."
+        )
+    in_share = config.preemptionConfiguration.inSharePreemption == "ENABLED"
+    tail = (
+        " and none of its running jobs has a lower schedulingPriority"
+        if in_share
+        else " and in-share preemption is off"
+    )
+    return WaitReason.SHARE_AT_LIMIT, (
+        f"Share {share} uses {used} of its {limit} x {unit}, no other share has an idle "
+        f"instance to lend{tail}."
+    )
+
+
+def _idle_elsewhere(engine: Engine, policy: Policy, share: str, unit: str) -> tuple[int, int]:
+    """Idle instances of ``unit`` in other shares: (in shares that lend, in RESERVE ones)."""
+    lendable = reserved = 0
+    for other in policy.quotaShares:
+        if other.quotaShareName == share:
+            continue
+        usage = engine.usage(other.quotaShareName).get(unit)
+        idle = usage.idle if usage else 0
+        if other.resourceSharingConfiguration.strategy == "RESERVE":
+            reserved += idle
+        else:
+            lendable += idle
+    return min(lendable, engine.free(unit)), reserved
+
+
+def _estimate(engine: Engine, me: ActiveJob) -> tuple[float | None, str]:
+    """When the bounded copy starts ``me`` (epoch seconds), and the basis in words."""
+    for transition in engine.run_until_idle():
+        if transition.jobName == me.job_id and transition.to in HOLDING_STATUSES:
+            return transition.at, (
+                "local scheduler run forward from now, every attempt ending at its "
+                "MaxRuntimeInSeconds at the latest: the latest start if nothing else "
+                "changes (Batch may start it earlier)"
+            )
+    return None, (
+        "not estimated: it waits behind a job without StoppingCondition.MaxRuntimeInSeconds"
+    )
