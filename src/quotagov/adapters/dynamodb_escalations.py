@@ -65,6 +65,7 @@ _ATTRIBUTES: dict[str, str] = {
     "apply_attempts": "applyAttempts",
     "claimed_at": "claimedAt",
     "superseded_priority": "supersededPriority",
+    "previous_preview": "previousPreview",
 }
 _FIELDS = {attribute: name for name, attribute in _ATTRIBUTES.items()}
 _INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts", "superseded_priority"}
@@ -121,7 +122,7 @@ def item_to_escalation(item: Mapping[str, Any]) -> Escalation:
             value = float(value)
         elif name == "status":
             value = EscalationStatus(value)
-        elif name == "preview":
+        elif name in ("preview", "previous_preview"):
             value = ImpactPreview.from_dict(value)
         values[name] = value
     return Escalation(**values)

@@ -95,6 +95,10 @@ class Escalation:
             run that died.
         superseded_priority: SUPERSEDED only: the ``schedulingPriority`` (0-9999)
             Batch already ran the job at when the approval was to be applied.
+        previous_preview: set when an Approve click found the impact changed
+            materially (:mod:`quotagov.governance.escalations.recheck`): the preview
+            the approvers had seen; ``preview`` then holds the recomputed one, which
+            the next Approve click confirms.
     """
 
     escalation_id: str
@@ -124,6 +128,7 @@ class Escalation:
     apply_attempts: int = 0
     claimed_at: float | None = None
     superseded_priority: int | None = None
+    previous_preview: ImpactPreview | None = None
 
     def with_changes(self, **changes: Any) -> Escalation:
         """A copy with ``changes`` applied (field names as above)."""
@@ -156,6 +161,7 @@ class Escalation:
             "appliedAt": self.applied_at,
             "error": self.error,
             "supersededPriority": self.superseded_priority,
+            "previousPreview": self.previous_preview.to_dict() if self.previous_preview else None,
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         return body

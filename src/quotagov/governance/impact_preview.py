@@ -36,7 +36,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from quotagov.batch_semantics import HOLDING_STATUSES
@@ -283,6 +283,11 @@ class SchedulerImpactPreviewer:
         Raises:
             quotagov.governance.ports.BatchError: when Batch cannot be read.
         """
+        return replace(self._preview(job, description, new_priority), computed_at=self.clock.now())
+
+    def _preview(
+        self, job: GovernedJob, description: Mapping[str, Any], new_priority: int
+    ) -> ImpactPreview:
         status = str(description.get("status") or "")
         name = str(description.get("jobName") or job.job_name)
         if status in HOLDING_STATUSES:

@@ -83,6 +83,7 @@ class ImpactPreview:
         position_before: 1-based place of the job in its share's RUNNABLE order now
             (None when it is not RUNNABLE).
         position_after: the same place after the raise (None when it would start).
+        computed_at: when it was computed, epoch seconds (None for older records).
         summary: one sentence for people, e.g. "Approval preempts bg-1 (300 s of
             unsaved work)."
     """
@@ -92,6 +93,7 @@ class ImpactPreview:
     preempted: tuple[PreemptedJob, ...] = field(default_factory=tuple)
     position_before: int | None = None
     position_after: int | None = None
+    computed_at: float | None = None
 
     @property
     def would_preempt(self) -> bool:
@@ -111,6 +113,7 @@ class ImpactPreview:
             "preempted": [job.to_dict() for job in self.preempted],
             "positionBefore": self.position_before,
             "positionAfter": self.position_after,
+            "computedAt": self.computed_at,
         }
 
     @classmethod
@@ -126,4 +129,5 @@ class ImpactPreview:
             preempted=tuple(PreemptedJob.from_dict(j) for j in data.get("preempted") or []),
             position_before=_int(data.get("positionBefore")),
             position_after=_int(data.get("positionAfter")),
+            computed_at=None if data.get("computedAt") is None else float(data["computedAt"]),
         )

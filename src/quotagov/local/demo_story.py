@@ -65,8 +65,11 @@ class Demo(DemoDriver):
         echo: called with each story line as it happens (``None``: collect only).
     """
 
+    escalations_seen: list[str]
+
     def run(self) -> DemoResult:
         """Play the whole timeline; returns the result (``ok`` when every check passed)."""
+        self.escalations_seen = []
         steps = [
             self.refused_submission,
             self.background_jobs_borrow,
@@ -193,6 +196,7 @@ class Demo(DemoDriver):
         self.at(780)
         self._why_waiting("bg-2")
         escalation = self._request_escalation()
+        self.escalations_seen.append(str(escalation.get("escalationId")))
         message = self._approval_message(escalation)
         if message is None:
             return
@@ -282,16 +286,47 @@ class Demo(DemoDriver):
         self.say(f"a click signed with the wrong secret is refused: HTTP {forged.status}")
 
     def _approve(self, message: Any) -> Any:
-        """t=900: the approver's signed click; returns the message as Slack now shows it."""
+        """t=900: the approver's signed click. The preview is recomputed at the click:
+        bg-1's unsaved work grew from 180 s to 300 s, so the first click applies nothing
+        and the message asks to confirm the new numbers; the second click applies.
+        Returns the message as Slack now shows it."""
         clicked = self.click(APPROVER, message, "escalation_approve")
         self.check(clicked.status == 200, f"the signed click is accepted (got {clicked.status})")
         self.rt.pump()
-        self.at(901)
         message = self.slack_message(message.channel, message.ts)
+        escalation_id = self.escalations_seen[-1] if self.escalations_seen else ""
+        stored = self.rt.stored_escalation(escalation_id)
+        fresh = stored.get("preview") or {}
+        shown = stored.get("previousPreview") or {}
+        self.check(
+            stored.get("status") == "PENDING" and bool(shown),
+            f"the first Approve asks to confirm the new preview (got {stored.get('status')})",
+        )
         self.say(
-            f"{APPROVER} (approver, not the requester) clicks Approve: HTTP {clicked.status}",
+            f"{APPROVER} (approver, not the requester) clicks Approve: HTTP {clicked.status}; "
+            "quotagov recomputes the impact preview at the click",
             at=900,
         )
+        victims = ", ".join(
+            f"{v.get('jobName')} {v.get('unsavedSeconds'):g} s unsaved"
+            for v in fresh.get("preempted") or []
+        )
+        before = ", ".join(
+            f"{v.get('jobName')} {v.get('unsavedSeconds'):g} s"
+            for v in shown.get("preempted") or []
+        )
+        self.say(
+            f"  the impact changed since the request (now {victims or 'nobody'}; shown at "
+            f"t=780: {before or 'nobody'}): nothing applied, the Slack message shows the new "
+            "numbers and asks to confirm",
+            at=900,
+        )
+        clicked = self.click(APPROVER, message, "escalation_approve")
+        self.check(clicked.status == 200, f"the confirming click is accepted ({clicked.status})")
+        self.rt.pump()
+        self.at(901)
+        message = self.slack_message(message.channel, message.ts)
+        self.say(f"{APPROVER} clicks Approve again, confirming: HTTP {clicked.status}", at=900)
         self.say(f"  Slack message now reads: {message.text}", at=900)
         return message
 
@@ -308,6 +343,7 @@ class Demo(DemoDriver):
                 "status": stored.get("status"),
                 "decidedBy": stored.get("decidedBy"),
                 "preview": preview,
+                "previewAtDecision": stored.get("preview"),
             }
         )
         self.check(
@@ -339,6 +375,15 @@ class Demo(DemoDriver):
             at=900,
         )
         self.check_lost_work("bg-1", 600, at=900)
+        confirmed = sum(
+            float(v.get("unsavedSeconds") or 0)
+            for v in (stored.get("preview") or {}).get("preempted") or []
+        )
+        lost = sum(work for _, work in self.lost_work("bg-1"))
+        self.check(
+            confirmed == lost,
+            f"the preview confirmed at the click ({confirmed:g} s) is what bg-1 lost ({lost:g} s)",
+        )
 
     def retries_exhausted(self) -> None:
         """t=1800..: bg-1 borrows again, is preempted a second time, fails, is reclassified."""

@@ -9,12 +9,18 @@
   change nothing (``already_decided``). APPROVED is then applied
   (:func:`~.applying.apply_approved`); DENIED frees the job's lock.
 - A click after ``expiresAt`` expires the request instead.
+- An Approve click recomputes the impact preview first (:func:`_recheck`); when the
+  victims or their unsaved work changed materially (:mod:`.recheck`), nothing is
+  applied: the new preview is stored, the message shows it next to the old one, and
+  the next Approve click confirms it (recomputed again). Audited
+  ``EscalationPreviewChanged``.
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from typing import Any
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
@@ -22,6 +28,8 @@ from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
+from quotagov.governance.escalations.recheck import material_change
+from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.policy.models import Policy
 
@@ -32,7 +40,8 @@ class DecisionResult:
 
     Attributes:
         outcome: ``approved``, ``denied``, ``already_decided``, ``expired``,
-            ``refused`` or ``unknown``.
+            ``refused``, ``reconfirm`` (the recomputed preview changed materially:
+            nothing applied, the approver is asked to confirm) or ``unknown``.
         escalation: the escalation after the click (None when unknown).
         notice: a sentence for the clicker (shown to them only), e.g. why a click
             was refused.
@@ -91,7 +100,62 @@ def decide(
     why = decider_refusal(deps.policy, escalation, user_id)
     if why is not None:
         return _refuse_click(deps, escalation, user_id, "approve" if approve else "deny", why)
+    if approve and not escalation.direct:
+        stopped = _recheck(deps, escalation, user_id)
+        if stopped is not None:
+            return stopped
+        escalation = deps.repository.get(escalation_id) or escalation
     return _decide(deps, escalation, approve=approve, user_id=user_id, now=now)
+
+
+def _recheck(deps: EscalationDeps, escalation: Escalation, user_id: str) -> DecisionResult | None:
+    """Recompute the preview at the click; a result when the approver must look again
+    (the impact changed materially, or Batch could not be read), None to go on (the
+    fresh preview is then stored on the request).
+
+    A request whose job is gone from the records is left to :func:`_decide` (applying
+    reports it); so is one without a stored preview that still preempts nobody.
+    """
+    job = deps.jobs.find(escalation.job_id)
+    if job is None:
+        return None
+    try:
+        description = deps.batch.describe_service_job(jobId=escalation.batch_job_id)
+        fresh = deps.previewer.preview(job, description, escalation.requested_priority)
+    except BatchError as error:
+        return DecisionResult(
+            "refused",
+            escalation,
+            f"The impact could not be recomputed ({error.code}); nothing was changed. "
+            "Click Approve again in a moment.",
+        )
+    change = material_change(escalation.preview, fresh)
+    changes: dict[str, Any] = {"preview": fresh}
+    if change is not None:
+        changes["previous_preview"] = escalation.preview
+    stored = deps.repository.transition(escalation.escalation_id, EscalationStatus.PENDING, changes)
+    if change is None:
+        return None
+    if stored is None:  # decided meanwhile by someone else
+        current = deps.repository.get(escalation.escalation_id) or escalation
+        return DecisionResult("already_decided", current, already_notice(current))
+    deps.record(
+        "EscalationPreviewChanged",
+        user_id,
+        escalation.escalation_id,
+        f"{escalation.escalation_id}:preview:{fresh.computed_at}",
+        jobId=escalation.batch_job_id,
+        change=change,
+        shown=escalation.preview.to_dict() if escalation.preview else None,
+        recomputed=fresh.to_dict(),
+    )
+    update_message(deps, stored)
+    return DecisionResult(
+        "reconfirm",
+        stored,
+        f"Not applied yet: since the request, {change}. The message now shows the new "
+        "numbers; click Approve again to confirm them.",
+    )
 
 
 def _decide(

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import Escalation
+from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.ports import ChatError, PostedMessage
-from quotagov.governance.slack.escalations import outcome_blocks, outcome_text
+from quotagov.governance.slack.escalations import (
+    outcome_blocks,
+    outcome_text,
+    request_blocks,
+    request_text,
+)
 from quotagov.policy.models import Policy
 
 logger = logging.getLogger(__name__)
@@ -32,19 +37,20 @@ def channel_for(deps: EscalationDeps, escalation: Escalation) -> str:
 
 
 def update_message(deps: EscalationDeps, escalation: Escalation) -> bool:
-    """Show ``escalation``'s outcome in its Slack message (``chat.update``).
+    """Show ``escalation``'s outcome in its Slack message (``chat.update``); a PENDING
+    request keeps its buttons (its preview was recomputed and awaits confirmation).
 
     Returns False (and logs) when there is no message or Slack refused; the decision
     itself is already stored, so this never undoes anything.
     """
     if not escalation.channel or not escalation.ts:
         return False
+    pending = escalation.status is EscalationStatus.PENDING
+    text = request_text(escalation) if pending else outcome_text(escalation)
+    names = level_names(deps.policy)
+    blocks = request_blocks(escalation, names) if pending else outcome_blocks(escalation, names)
     try:
-        deps.chat.update(
-            PostedMessage(escalation.channel, escalation.ts),
-            outcome_text(escalation),
-            outcome_blocks(escalation, level_names(deps.policy)),
-        )
+        deps.chat.update(PostedMessage(escalation.channel, escalation.ts), text, blocks)
     except ChatError as error:
         logger.warning(
             "could not update the Slack message of %s: %s",

@@ -74,7 +74,10 @@ def _kind_words(kind: str, beneficiary: str | None, beneficiary_share: str | Non
         return f"cross-share preemption: {cause}" + (f" for {whom}" if beneficiary else "")
     if kind == "in-share":
         if beneficiary:
-            return f"in-share preemption: {whom}, of higher priority, needed the instance"
+            return (
+                f"in-share preemption: {beneficiary}, a higher-priority job of the same "
+                "share, needed the instance"
+            )
         return "in-share preemption: a higher-priority job of the same share needed the instance"
     return "preemption" + (f" for {whom}" if beneficiary else " (Batch did not say for which job)")
 

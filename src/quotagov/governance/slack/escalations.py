@@ -86,11 +86,29 @@ def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
             "type": "section",
             "text": mrkdwn(f"*Reason*\n>{escape(clip(escalation.reason, _MAX_REASON))}"),
         },
-        {
-            "type": "section",
-            "text": mrkdwn(f"*If approved*\n{preview_text(escalation.preview)}"),
-        },
+        {"type": "section", "text": mrkdwn(_if_approved(escalation))},
     ]
+
+
+def _if_approved(escalation: Escalation) -> str:
+    """The preview with the time it was computed; after a materially changed recompute
+    at an Approve click, the new numbers first, then what the approvers saw before."""
+    preview = escalation.preview
+    when = (
+        f" (computed {_when(preview.computed_at)})"
+        if preview is not None and preview.computed_at
+        else ""
+    )
+    text = f"*If approved*{when}\n{preview_text(preview)}"
+    old = escalation.previous_preview
+    if old is None or escalation.status is not EscalationStatus.PENDING:
+        return text
+    old_when = f" at {_when(old.computed_at)}" if old.computed_at else ""
+    return (
+        f":warning: *The impact changed since the request.* Recomputed when Approve was "
+        f"clicked; click Approve again to confirm these numbers.\n{text}\n"
+        f"_Shown before{old_when}:_ {preview_text(old)}"
+    )
 
 
 def request_text(escalation: Escalation) -> str:
