@@ -20,11 +20,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
-from quotagov.governance.notifications.events import NotificationKind
 from quotagov.governance.ports.notifications import (
     DigestConflictError,
     DigestState,
     NotificationEntry,
+    NotificationKind,
 )
 
 NOTIFY_PREFIX = "NOTIFY#"

@@ -7,7 +7,6 @@ disposition, refusal and priority change (``design.md`` §6).
 """
 
 from quotagov.governance.notifications.events import (
-    NotificationKind,
     OwnerEvent,
     disposition_applied,
     failed,
@@ -16,6 +15,7 @@ from quotagov.governance.notifications.events import (
     refused,
 )
 from quotagov.governance.notifications.owner import OwnerNotifier
+from quotagov.governance.ports.notifications import NotificationKind
 
 __all__ = [
     "NotificationKind",

@@ -11,23 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
+from quotagov.governance.ports.notifications import NotificationKind
 from quotagov.governance.records import JobRecord
 from quotagov.governance.slack.blocks import format_seconds
 from quotagov.governance.slack.notifications import MAX_REASON_CHARS
-
-
-class NotificationKind(StrEnum):
-    """The events an owner is told about (issue 19, "Owner notifications")."""
-
-    PREEMPTED = "preempted"
-    FAILED = "failed"
-    RESUBMITTED = "resubmitted"
-    RECLASSIFIED = "reclassified"
-    REFUSED = "refused"
-    PRIORITY_CHANGED = "priority-changed"
 
 
 @dataclass(frozen=True)

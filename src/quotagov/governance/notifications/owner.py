@@ -24,13 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from quotagov.clock import Clock
-from quotagov.governance.notifications.events import NotificationKind, OwnerEvent, digest_text
+from quotagov.governance.notifications.events import OwnerEvent, digest_text
 from quotagov.governance.owners import owner_slack_id
 from quotagov.governance.ports import ChatError, ChatNotifier, PostedMessage
 from quotagov.governance.ports.notifications import (
     DigestConflictError,
     DigestState,
     NotificationEntry,
+    NotificationKind,
     NotificationLog,
 )
 from quotagov.governance.records import JobRecord

@@ -9,7 +9,19 @@ message is posted, so a redelivered event finds its entry and posts nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
+
+
+class NotificationKind(StrEnum):
+    """The events an owner is told about (issue 19, "Owner notifications")."""
+
+    PREEMPTED = "preempted"
+    FAILED = "failed"
+    RESUBMITTED = "resubmitted"
+    RECLASSIFIED = "reclassified"
+    REFUSED = "refused"
+    PRIORITY_CHANGED = "priority-changed"
 
 
 @dataclass(frozen=True)

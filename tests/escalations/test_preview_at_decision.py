@@ -1,0 +1,133 @@
+"""Preview at decision time: Approve recomputes the impact preview, and a material
+change must be confirmed before anything is applied (issue 19).
+
+Walkthrough world at t=900 (``world.py``): bg-1 RUNNING in background (in-share
+victim of a raise of bg-2), bg-2 RUNNABLE, checkpoints every 600 s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.escalations.recheck import material_change
+from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+
+from .test_escalations_e2e import actions_block, audit_actions, message_text
+from .world import World
+
+REASON = "Camera-ready deadline on Friday."
+
+
+def _victim(job_id: str, unsaved: float) -> PreemptedJob:
+    return PreemptedJob(job_id, job_id, "background", "IN_SHARE", unsaved)
+
+
+def _preview(*victims: PreemptedJob) -> ImpactPreview:
+    outcome = ImpactOutcome.PREEMPTS if victims else ImpactOutcome.STARTS
+    return ImpactPreview(outcome, "s", tuple(victims))
+
+
+def test_material_change_rules() -> None:
+    shown = _preview(_victim("j1", 180))
+    assert material_change(shown, _preview(_victim("j1", 200))) is None  # 20 s drift
+    assert material_change(shown, _preview(_victim("j1", 239))) is None  # under 60 s
+    assert "300 s" in (material_change(shown, _preview(_victim("j1", 300))) or "")
+    assert "j2" in (material_change(shown, _preview(_victim("j2", 180))) or "")
+    assert "j1, j2" in (
+        material_change(shown, _preview(_victim("j1", 180), _victim("j2", 1))) or ""
+    )
+    assert "STARTS" in (material_change(shown, _preview()) or "")
+    assert material_change(None, _preview()) is None
+    assert material_change(None, shown) is not None
+
+
+def _request(world: World) -> dict[str, Any]:
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201 and body["preview"]["outcome"] == "PREEMPTS"
+    assert [v["jobName"] for v in body["preview"]["preempted"]] == ["bg-1"]
+    assert body["preview"]["computedAt"] == world.clock.now()
+    return body
+
+
+def test_victims_changed_between_request_and_click_must_be_confirmed(world: World) -> None:
+    body = _request(world)
+    escalation_id = body["escalationId"]
+    [message] = world.slack.messages
+    assert "computed" in message_text(message.blocks)  # the preview's time is shown
+    # Between the request and the click, bg-1's owner stops it: bg-2 starts by itself,
+    # so approving would preempt nobody any more.
+    world.clock.advance(30)
+    world.batch.terminate_service_job(jobId=world.job_ids["bg-1"], reason="owner stopped it")
+    world.batch.sync()
+    assert world.describe("bg-2")["status"] == "RUNNING"
+
+    assert world.click(escalation_id, "U0CAROL") == 200
+
+    # Nothing applied: no UpdateServiceJob, still PENDING, both previews kept.
+    assert world.update_calls == []
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert stored.decided_by is None
+    assert stored.previous_preview is not None
+    assert [v.job_name for v in stored.previous_preview.preempted] == ["bg-1"]
+    assert stored.preview is not None and stored.preview.outcome is ImpactOutcome.ALREADY_RUNNING
+    assert stored.preview.computed_at == world.clock.now()
+    assert audit_actions(world) == ["EscalationRequested", "EscalationPreviewChanged"]
+    changed = world.audit.decisions[-1]
+    assert changed.actor == "U0CAROL"
+    assert "ALREADY_RUNNING" in changed.details["change"]
+    # The message shows the new numbers with the buttons, the clicker is told why.
+    updated = world.slack.message(message.channel, message.ts)
+    assert "impact changed since the request" in message_text(updated.blocks)
+    assert actions_block(updated.blocks) is not None
+    [notice] = world.slack.calls_to("response_url")
+    assert notice.params["response_type"] == "ephemeral"
+    assert "Not applied yet" in notice.params["text"]
+
+    # The confirming click (the same numbers again) applies, once.
+    assert world.click(escalation_id, "U0CAROL") == 200
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.APPLIED
+    assert audit_actions(world)[-2:] == ["EscalationApproved", "EscalationApplied"]
+
+
+def test_unsaved_work_grown_since_the_request_must_be_confirmed(world: World) -> None:
+    body = _request(world)  # bg-1: 300 s unsaved at t=900
+    world.clock.advance(240)  # t=1140: 540 s unsaved (next checkpoint at 1200)
+    world.batch.sync()
+
+    assert world.click(body["escalationId"], "U0ERIN") == 200
+
+    assert world.update_calls == []
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert stored.preview is not None
+    assert [v.unsaved_seconds for v in stored.preview.preempted] == [540]
+    assert "540 s" in world.audit.decisions[-1].details["change"]
+    assert world.click(body["escalationId"], "U0ERIN") == 200
+    assert len(world.update_calls) == 1
+
+
+def test_small_drift_applies_at_the_first_click(world: World) -> None:
+    body = _request(world)
+    world.clock.advance(20)
+    assert world.click(body["escalationId"], "U0ERIN") == 200
+    assert len(world.update_calls) == 1
+    assert "EscalationPreviewChanged" not in audit_actions(world)
+
+
+def test_a_non_approver_cannot_make_quotagov_recompute_or_store_anything(world: World) -> None:
+    body = _request(world)
+    world.clock.advance(240)
+    before = world.escalations.get(body["escalationId"])
+
+    assert world.click(body["escalationId"], "U0MALLORY") == 200  # signed, not an approver
+
+    assert world.update_calls == []
+    assert world.escalations.get(body["escalationId"]) == before  # preview untouched
+    assert audit_actions(world) == ["EscalationRequested", "EscalationDecisionRefused"]
+    message = world.slack.messages[0]  # the request (the refusal notice is ephemeral)
+    assert world.slack.message(message.channel, message.ts).edits == 0
+    assert "impact changed" not in message_text(message.blocks)
