@@ -30,10 +30,16 @@ def slack(world: World) -> Iterator[FakeSlack]:
         yield fake
 
 
+def question(fake: FakeSlack) -> Any:
+    """The disposition question: the owner's message that carries (or carried) the
+    buttons; the owner's other DMs (the preemptions, the failure) are notifications."""
+    return next(m for m in fake.messages if "preempted" not in m.text and "failed at" not in m.text)
+
+
 def click(world: World, fake: FakeSlack, user: str, action_id: str, value: str) -> int:
     from quotagov.handlers import slack_interactions
 
-    message = fake.messages[0]
+    message = question(fake)
     payload = click_payload(
         user=user,
         channel=message.channel,
@@ -59,7 +65,11 @@ def buttons(blocks: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def test_the_owner_gets_buttons_and_one_click_decides(world: World, slack: FakeSlack) -> None:
     exhausted_release_job(world, "rel-2")
-    [message] = slack.messages
+    message = question(slack)
+    others = [m for m in slack.messages if m is not message]  # the owner's DMs before it
+    assert [m.channel for m in others] == ["U0FRANK", "U0FRANK"]
+    assert "was preempted 2 times" in others[0].text  # the first DM, made a digest
+    assert " failed at " in others[1].text
     assert message.channel == "U0FRANK"  # frank's Slack id from the policy's team members
     assert buttons(message.blocks) == [
         ("disposition_resubmit", "rel-2"),
@@ -94,7 +104,7 @@ def test_a_batch_failure_keeps_the_decision_and_the_next_click_finishes_it(
     item = world.store.get("rel-2")
     assert item is not None
     assert item["disposition"]["status"] == "applying"
-    message = slack.messages[0]
+    message = question(slack)
     updated = slack.message(message.channel, message.ts)
     assert "click again to retry" in updated.text
     assert buttons(updated.blocks) == [("disposition_resubmit", "rel-2")]

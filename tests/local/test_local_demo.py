@@ -101,6 +101,52 @@ def check_audit_ties_quotagovs_own_batch_call_to_its_decision(demo: dict[str, An
     assert "DispositionApplied" in decisions
 
 
+def check_one_owner_dm_per_preemption_failure_disposition_and_priority_change(
+    demo: dict[str, Any],
+) -> None:
+    notes = demo["notifications"]
+    assert all(set(n) >= {"kind", "jobName", "recipient", "text"} for n in notes)
+    told = [(n["jobName"], n["at"]) for n in notes if n["kind"] == "preempted"]
+    assert sorted(told) == sorted((p["jobName"], p["at"]) for p in demo["preemptions"])
+    by_kind = {n["kind"]: n for n in notes if n["kind"] != "preempted"}
+    assert sorted(by_kind) == ["failed", "priority-changed", "reclassified", "refused"]
+    assert (by_kind["failed"]["jobName"], by_kind["failed"]["recipient"]) == ("bg-1", "U0ALICE")
+    assert by_kind["refused"]["recipient"] == "U0DAVE"
+    assert "from 10 to 50" in by_kind["priority-changed"]["text"]
+    assert "reclassified into share 'medium'" in by_kind["reclassified"]["text"]
+    bg2 = next(n for n in notes if n["kind"] == "preempted" and n["jobName"] == "bg-2")
+    assert "med-1" in bg2["text"] and "cross-share" in bg2["text"]
+    # bg-1's second preemption is folded into the first DM: a digest, not a flood
+    assert [
+        n["delivery"] for n in notes if n["kind"] == "preempted" and n["jobName"] == "bg-1"
+    ] == [
+        "posted",
+        "digest",
+    ]
+    for note in notes:  # the story prints them as the owner reads them
+        first_line = note["text"].splitlines()[0]
+        assert any(first_line in line for line in demo["story"]), first_line
+
+
+def check_a_waiting_job_says_where_why_and_when(demo: dict[str, Any]) -> None:
+    (waiting,) = demo["waiting"]
+    assert (waiting["jobName"], waiting["status"], waiting["at"]) == ("bg-2", "RUNNABLE", 780)
+    assert waiting["position"] == {"queue": 1, "share": 1, "queueLength": 1}
+    assert waiting["reason"]["code"] == "SHARE_AT_LIMIT"
+    assert "background" in waiting["reason"]["text"]
+    # med-1 (started at 600, MaxRuntimeInSeconds 1200 + 600) frees medium at 2400 at the
+    # latest; bg-1 (cap 4200 s) later: bg-2 borrows medium's instance then.
+    assert waiting["estimatedStartT"] == 2400
+    assert waiting["estimate"]["computedAt"] == waiting["estimatedStartAt"] - 2400 + 780
+
+
+def check_preview_recomputed_at_the_click(demo: dict[str, Any]) -> None:
+    (escalation,) = demo["escalations"]
+    at_click = escalation["previewAtDecision"]
+    assert [v["unsavedSeconds"] for v in at_click["preempted"]] == [300.0]
+    assert at_click["computedAt"] - escalation["preview"]["computedAt"] == 120
+
+
 def test_demo_json_reports_every_step_with_real_values() -> None:
     """One run (the demo takes seconds), every aspect checked by its own helper."""
     demo = run_demo()
@@ -111,3 +157,6 @@ def test_demo_json_reports_every_step_with_real_values() -> None:
     check_retries_exhausted_job_is_reclassified(demo)
     check_audit_records_the_lowered_reserved_limit_and_verifies(demo)
     check_audit_ties_quotagovs_own_batch_call_to_its_decision(demo)
+    check_one_owner_dm_per_preemption_failure_disposition_and_priority_change(demo)
+    check_a_waiting_job_says_where_why_and_when(demo)
+    check_preview_recomputed_at_the_click(demo)

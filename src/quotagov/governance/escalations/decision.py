@@ -144,7 +144,9 @@ def _recheck(deps: EscalationDeps, escalation: Escalation, user_id: str) -> Deci
         user_id,
         escalation.escalation_id,
         f"{escalation.escalation_id}:preview:{fresh.computed_at}",
-        jobId=escalation.batch_job_id,
+        # not ``jobId``: this decision makes no Batch call, so the audit must never
+        # take it for the decision behind one (``docs/architecture.md``, audit items)
+        serviceJobId=escalation.batch_job_id,
         change=change,
         shown=escalation.preview.to_dict() if escalation.preview else None,
         recomputed=fresh.to_dict(),
