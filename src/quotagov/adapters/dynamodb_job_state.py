@@ -30,6 +30,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from quotagov.adapters.dynamodb_jobs import with_index_keys
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.ports import StaleJobStateError
 
@@ -194,7 +195,8 @@ class DynamoDBJobStateStore:
         """Create ``item`` unless its ``pk`` exists; True when created."""
         try:
             self._table.put_item(
-                Item=to_dynamo(item), ConditionExpression="attribute_not_exists(pk)"
+                Item=to_dynamo(with_index_keys(item)),
+                ConditionExpression="attribute_not_exists(pk)",
             )
         except ClientError as error:
             if _conditional_failure(error):

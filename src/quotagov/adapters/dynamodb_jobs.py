@@ -10,7 +10,7 @@ Every write is conditional (``attribute_not_exists(pk)`` on create, ``version`` 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -30,12 +30,17 @@ if TYPE_CHECKING:
 
 #: Name of the GSI on ``batchJobId``.
 BY_BATCH_JOB_ID_INDEX = "byBatchJobId"
+#: ``GET /jobs?team=``: the index of a team's records, newest first.
+BY_TEAM_INDEX = "byTeam"
+#: The ``byTeam`` index's partition key: the record's ``team`` (never empty).
+TEAM_KEY = "teamKey"
 
 
 def jobs_table_definition(table_name: str) -> dict[str, Any]:
     """``CreateTable`` arguments for ``JobsTable`` (on-demand), for the local runtime and tests.
 
-    Mirrors the template: key ``pk`` (S), GSI ``byBatchJobId`` on ``batchJobId`` (S).
+    Mirrors the template: key ``pk`` (S), GSI ``byBatchJobId`` on ``batchJobId`` (S),
+    GSI ``byTeam`` on ``teamKey`` (S) + ``createdAt`` (N).
     """
     return {
         "TableName": table_name,
@@ -43,6 +48,8 @@ def jobs_table_definition(table_name: str) -> dict[str, Any]:
         "AttributeDefinitions": [
             {"AttributeName": "pk", "AttributeType": "S"},
             {"AttributeName": "batchJobId", "AttributeType": "S"},
+            {"AttributeName": TEAM_KEY, "AttributeType": "S"},
+            {"AttributeName": "createdAt", "AttributeType": "N"},
         ],
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
         "GlobalSecondaryIndexes": [
@@ -50,9 +57,27 @@ def jobs_table_definition(table_name: str) -> dict[str, Any]:
                 "IndexName": BY_BATCH_JOB_ID_INDEX,
                 "KeySchema": [{"AttributeName": "batchJobId", "KeyType": "HASH"}],
                 "Projection": {"ProjectionType": "ALL"},
-            }
+            },
+            {
+                "IndexName": BY_TEAM_INDEX,
+                "KeySchema": [
+                    {"AttributeName": TEAM_KEY, "KeyType": "HASH"},
+                    {"AttributeName": "createdAt", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
         ],
     }
+
+
+def with_index_keys(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` plus ``teamKey`` (= ``team``) when it has a team: the ``byTeam`` index's
+    key. An empty string may not be an index key in DynamoDB, so records without a team
+    (a malformed queue message) simply stay out of the index."""
+    out = dict(item)
+    if out.get("team"):
+        out[TEAM_KEY] = out["team"]
+    return out
 
 
 _MANAGED = frozenset({"pk", "version", "updatedAt"})
@@ -104,7 +129,7 @@ class DynamoDBJobsRepository:
         try:
             self._client.put_item(
                 TableName=self._table,
-                Item=serialize_item(stored.to_item()),
+                Item=serialize_item(with_index_keys(stored.to_item())),
                 ConditionExpression="attribute_not_exists(pk)",
             )
         except ClientError as exc:
@@ -120,6 +145,56 @@ class DynamoDBJobsRepository:
         )
         item = response.get("Item")
         return JobRecord.from_item(deserialize_item(item)) if item else None
+
+    def list_team(
+        self,
+        team: str,
+        *,
+        limit: int,
+        start: Mapping[str, Any] | None = None,
+        keep: Callable[[JobRecord], bool] | None = None,
+    ) -> tuple[list[JobRecord], dict[str, Any] | None]:
+        """Up to ``limit`` records of ``team``, newest first (index ``byTeam``), that
+        ``keep`` accepts; and where the next page starts (None: no more).
+
+        ``start`` is a key returned by an earlier call. Pages are read until ``limit``
+        records are kept or the index is exhausted, so a filter never yields a short
+        page while more records exist.
+
+        Raises:
+            ValueError: ``start`` is not a key of ``team``'s listing (wrong attributes,
+                another team).
+        """
+        if start is not None and (
+            set(start) != {"pk", TEAM_KEY, "createdAt"} or start.get(TEAM_KEY) != team
+        ):
+            raise ValueError("start: not a key of this team's listing")
+        kept: list[JobRecord] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": BY_TEAM_INDEX,
+            "KeyConditionExpression": "#t = :team",
+            "ExpressionAttributeNames": {"#t": TEAM_KEY},
+            "ExpressionAttributeValues": {":team": {"S": team}},
+            "ScanIndexForward": False,
+            "Limit": max(limit, 25),
+        }
+        if start:
+            kwargs["ExclusiveStartKey"] = serialize_item(start)
+        while True:
+            page = self._client.query(**kwargs)
+            for item in page.get("Items", []):
+                record = JobRecord.from_item(deserialize_item(item))
+                if keep is None or keep(record):
+                    kept.append(record)
+                if len(kept) == limit:
+                    last = record
+                    more = item is not page["Items"][-1] or "LastEvaluatedKey" in page
+                    key = {"pk": last.pk, TEAM_KEY: team, "createdAt": last.createdAt}
+                    return kept, key if more else None
+            if "LastEvaluatedKey" not in page:
+                return kept, None
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def get_by_batch_job_id(self, batch_job_id: str) -> JobRecord | None:
         """The record of service job ``batch_job_id`` via GSI ``byBatchJobId``; None when absent."""

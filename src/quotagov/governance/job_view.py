@@ -59,6 +59,7 @@ _HIDDEN = frozenset(
         "jobStateFacts",
         "jobStateVersion",
         "lastEnqueuedAt",
+        "teamKey",
     }
 )
 

@@ -20,10 +20,10 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 
 from quotagov.handlers.api_errors import install_error_handlers
-from quotagov.handlers.routes import jobs_disposition, jobs_get, jobs_submit
+from quotagov.handlers.routes import jobs_disposition, jobs_get, jobs_list, jobs_submit
 
 #: Route modules under ``quotagov.handlers.routes``; each exposes ``router``.
-ROUTE_MODULES: tuple[ModuleType, ...] = (jobs_submit, jobs_get, jobs_disposition)
+ROUTE_MODULES: tuple[ModuleType, ...] = (jobs_submit, jobs_list, jobs_get, jobs_disposition)
 
 logger = Logger()
 app = APIGatewayRestResolver(enable_validation=True)

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from quotagov.governance.records import JobRecord, SubmissionState
@@ -62,6 +62,22 @@ class JobsRepository(Protocol):
 
     def get(self, submission_id: str) -> JobRecord | None:
         """The record of ``submission_id`` (strongly consistent read), or None."""
+        ...
+
+    def list_team(
+        self,
+        team: str,
+        *,
+        limit: int,
+        start: Mapping[str, Any] | None = None,
+        keep: Callable[[JobRecord], bool] | None = None,
+    ) -> tuple[list[JobRecord], dict[str, Any] | None]:
+        """Up to ``limit`` of ``team``'s records, newest first, that ``keep`` accepts,
+        and the key the next page starts at (None: no more).
+
+        Raises:
+            ValueError: ``start`` is not a key this listing of ``team`` returned.
+        """
         ...
 
     def get_by_batch_job_id(self, batch_job_id: str) -> JobRecord | None:

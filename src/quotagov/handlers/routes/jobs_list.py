@@ -1,0 +1,44 @@
+"""``GET /jobs?team=&state=&limit=&nextToken=``: a team's submissions, page by page.
+
+Replies 200 with :func:`quotagov.governance.job_list.list_jobs`; 400 naming each bad
+query parameter; 401 without a caller; 403 when the caller is not a member of the
+team. Error answers come from :mod:`quotagov.handlers.api_errors`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from quotagov.handlers.api_errors import json_response
+from quotagov.handlers.identity import caller_of
+from quotagov.wiring import services
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+@router.get("/jobs", summary="List a team's submissions", tags=["jobs"], operation_id="listJobs")
+def list_jobs(
+    team: Annotated[str | None, Query(max_length=128)] = None,
+    state: Annotated[str | None, Query(max_length=32)] = None,
+    limit: Annotated[int | None, Query()] = None,
+    nextToken: Annotated[str | None, Query(max_length=2048)] = None,
+) -> Response[str]:
+    """One page of ``team``'s jobs, newest first, optionally of one ``state``."""
+    from quotagov.governance.job_list import list_jobs as list_use_case
+
+    caller = caller_of(router.current_event.raw_event)
+    svc = services()
+    page = list_use_case(
+        caller,
+        team=team,
+        state=state,
+        limit=limit,
+        next_token=nextToken,
+        jobs=svc.jobs,
+        policy=svc.policy,
+    )
+    return json_response(200, page)
