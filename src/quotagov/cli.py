@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "slack_click",
     "invoke",
     "audit",
+    "report",
 )
 
 
