@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from quotagov.governance.slack.blocks import Block, mrkdwn, plain_text
+from quotagov.governance.slack.blocks import Block, actions, button, section
 
 #: Slack ``action_id`` prefix of the ask-owner buttons (``disposition_<choice>``).
 ACTION_ID_PREFIX = "disposition_"
@@ -38,7 +38,7 @@ def ask_text(job_id: str, workload_class: str, quota_share: str | None, reason: 
 
 def ask_blocks(job_id: str, text: str, choices: Sequence[str]) -> list[Block]:
     """The ask-owner message: a section with ``text`` and :func:`choice_buttons`."""
-    return [{"type": "section", "text": mrkdwn(text)}, choice_buttons(job_id, choices)]
+    return [section(text), choice_buttons(job_id, choices)]
 
 
 def choice_buttons(job_id: str, choices: Sequence[str]) -> Block:
@@ -49,28 +49,22 @@ def choice_buttons(job_id: str, choices: Sequence[str]) -> Block:
         choices: ``resubmit``, ``reclassify`` and/or ``abandon``; resubmit is the
             primary button, abandon the danger one and asks for confirmation.
     """
-    elements: list[Block] = []
-    for choice in choices:
-        button: Block = {
-            "type": "button",
-            "action_id": f"{ACTION_ID_PREFIX}{choice}",
-            "value": job_id,
-            "text": plain_text(_LABELS[choice], 75),
-        }
-        if choice == "resubmit":
-            button["style"] = "primary"
-        if choice == "abandon":
-            button["style"] = "danger"
-            button["confirm"] = {
-                "title": plain_text("Abandon this job?", 100),
-                "text": mrkdwn("No successor will be submitted.", 300),
-                "confirm": plain_text("Abandon", 30),
-                "deny": plain_text("Cancel", 30),
-                "style": "danger",
-            }
-        elements.append(button)
+    elements = [
+        button(
+            _LABELS[choice],
+            f"{ACTION_ID_PREFIX}{choice}",
+            job_id,
+            style={"resubmit": "primary", "abandon": "danger"}.get(choice),
+            confirm=(
+                ("Abandon this job?", "No successor will be submitted.", "Abandon", "Cancel")
+                if choice == "abandon"
+                else None
+            ),
+        )
+        for choice in choices
+    ]
     block_id = f"disposition_{re.sub(r'[^A-Za-z0-9_-]', '-', job_id)}"[:_MAX_BLOCK_ID]
-    return {"type": "actions", "block_id": block_id, "elements": elements}
+    return actions(block_id, elements)
 
 
 def abandoned_text(job_id: str, reason: str) -> str:
@@ -80,7 +74,7 @@ def abandoned_text(job_id: str, reason: str) -> str:
 
 def notice_blocks(text: str) -> list[Block]:
     """A message of one section (no buttons)."""
-    return [{"type": "section", "text": mrkdwn(text)}]
+    return [section(text)]
 
 
 def decision_text(

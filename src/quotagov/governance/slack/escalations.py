@@ -20,11 +20,13 @@ from quotagov.governance.impact_preview_model import ImpactPreview
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.slack.blocks import (
     Block,
+    actions,
+    button,
     clip,
     escape,
     format_seconds,
-    mrkdwn,
-    plain_text,
+    header,
+    section,
 )
 
 ACTION_PREFIX = "escalation_"
@@ -32,6 +34,9 @@ APPROVE_ACTION = "escalation_approve"
 DENY_ACTION = "escalation_deny"
 
 _MAX_REASON = 1000
+#: A preview lists at most this many victims by name (the rest as a count), which keeps
+#: the section within Block Kit's 3000 characters with both previews shown.
+MAX_LISTED_VICTIMS = 8
 
 
 def _when(epoch_seconds: float) -> str:
@@ -52,13 +57,17 @@ def preview_text(preview: ImpactPreview | None) -> str:
     """The impact preview as mrkdwn: the summary plus one line per preempted job."""
     if preview is None:
         return "_No impact preview._"
-    lines = [escape(preview.summary)]
-    for job in preview.preempted:
+    lines = [escape(clip(preview.summary, 600))]
+    for job in preview.preempted[:MAX_LISTED_VICTIMS]:
         kind = "in-share" if job.kind == "IN_SHARE" else "cross-share"
         lines.append(
             f"• *{escape(job.job_name)}* (`{job.job_id}`, {escape(job.quota_share_name)}, "
             f"{kind} preemption): {format_seconds(job.unsaved_seconds)} of unsaved work"
         )
+    rest = preview.preempted[MAX_LISTED_VICTIMS:]
+    if rest:
+        unsaved = format_seconds(sum(j.unsaved_seconds for j in rest))
+        lines.append(f"• and {len(rest)} more job(s) with {unsaved} of unsaved work in all")
     return "\n".join(lines)
 
 
@@ -68,25 +77,20 @@ def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
     current = level_names.get(escalation.current_priority)
     current_text = f"{escalation.current_priority}" + (f" ({current})" if current else "")
     return [
-        {
-            "type": "section",
-            "fields": [
-                mrkdwn(f"*Job*\n{escape(escalation.job_name)} (`{escalation.batch_job_id}`)"),
-                mrkdwn(f"*Requester*\n{_who(escalation)} ({escape(escalation.team)})"),
-                mrkdwn(f"*Quota share*\n{escape(escalation.quota_share_name)}"),
-                mrkdwn(f"*Expires*\n{_when(escalation.expires_at)}"),
-                mrkdwn(f"*Current priority*\n{current_text}"),
-                mrkdwn(
-                    f"*Requested priority*\n{escalation.requested_priority} "
-                    f"({escape(escalation.requested_level)})"
-                ),
+        section(
+            "",
+            fields=[
+                f"*Job*\n{escape(escalation.job_name)} (`{escalation.batch_job_id}`)",
+                f"*Requester*\n{_who(escalation)} ({escape(escalation.team)})",
+                f"*Quota share*\n{escape(escalation.quota_share_name)}",
+                f"*Expires*\n{_when(escalation.expires_at)}",
+                f"*Current priority*\n{current_text}",
+                f"*Requested priority*\n{escalation.requested_priority} "
+                f"({escape(escalation.requested_level)})",
             ],
-        },
-        {
-            "type": "section",
-            "text": mrkdwn(f"*Reason*\n>{escape(clip(escalation.reason, _MAX_REASON))}"),
-        },
-        {"type": "section", "text": mrkdwn(_if_approved(escalation))},
+        ),
+        section(f"*Reason*\n>{escape(clip(escalation.reason, _MAX_REASON))}"),
+        section(_if_approved(escalation)),
     ]
 
 
@@ -127,42 +131,27 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
         escalation: the PENDING request (its ``preview`` decides the confirm dialog).
         level_names: ``schedulingPriority`` -> level name, to name the current level.
     """
-    approve: Block = {
-        "type": "button",
-        "action_id": APPROVE_ACTION,
-        "value": escalation.escalation_id,
-        "style": "primary",
-        "text": plain_text("Approve", 75),
-    }
     preview = escalation.preview
+    confirm = None
     if preview is not None and preview.would_preempt:
-        names = ", ".join(job.job_name for job in preview.preempted)
-        approve["confirm"] = {
-            "title": plain_text("Preempt running jobs?", 100),
-            "text": mrkdwn(
-                f"Approving stops {escape(names)} and loses "
-                f"{format_seconds(preview.unsaved_seconds)} of unsaved work.",
-                300,
-            ),
-            "confirm": plain_text("Approve and preempt", 30),
-            "deny": plain_text("Cancel", 30),
-            "style": "danger",
-        }
-    deny: Block = {
-        "type": "button",
-        "action_id": DENY_ACTION,
-        "value": escalation.escalation_id,
-        "style": "danger",
-        "text": plain_text("Deny", 75),
-    }
+        names = ", ".join(job.job_name for job in preview.preempted[:MAX_LISTED_VICTIMS])
+        more = len(preview.preempted) - MAX_LISTED_VICTIMS
+        names += f" and {more} more" if more > 0 else ""
+        confirm = (
+            "Preempt running jobs?",
+            f"Approving stops {escape(names)} and loses "
+            f"{format_seconds(preview.unsaved_seconds)} of unsaved work.",
+            "Approve and preempt",
+            "Cancel",
+        )
+    approve = button(
+        "Approve", APPROVE_ACTION, escalation.escalation_id, style="primary", confirm=confirm
+    )
+    deny = button("Deny", DENY_ACTION, escalation.escalation_id, style="danger")
     return [
-        {"type": "header", "text": plain_text("Priority escalation request", 150)},
+        header("Priority escalation request"),
         *_facts(escalation, level_names),
-        {
-            "type": "actions",
-            "block_id": f"escalation:{escalation.escalation_id}"[:255],
-            "elements": [approve, deny],
-        },
+        actions(f"escalation:{escalation.escalation_id}"[:255], [approve, deny]),
     ]
 
 
@@ -207,7 +196,7 @@ def outcome_text(escalation: Escalation) -> str:
 def outcome_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
     """Blocks of the message once decided: the facts, no buttons, the outcome and decider."""
     return [
-        {"type": "header", "text": plain_text("Priority escalation request", 150)},
+        header("Priority escalation request"),
         *_facts(escalation, level_names),
-        {"type": "section", "text": mrkdwn(_outcome_line(escalation))},
+        section(_outcome_line(escalation)),
     ]
