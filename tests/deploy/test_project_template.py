@@ -192,7 +192,10 @@ def _indexes(table: str) -> dict[str, dict[str, str]]:
 
 def test_tables_have_the_keys_indexes_and_ttl_of_the_architecture_page() -> None:
     assert _keys("JobsTable") == {"pk": "HASH"}
-    assert _indexes("JobsTable") == {"byBatchJobId": {"batchJobId": "HASH"}}
+    assert _indexes("JobsTable") == {
+        "byBatchJobId": {"batchJobId": "HASH"},
+        "byTeam": {"teamKey": "HASH", "createdAt": "RANGE"},
+    }
     assert _keys("EscalationsTable") == {"pk": "HASH"}
     assert _indexes("EscalationsTable") == {"byStatus": {"status": "HASH", "expiresAt": "RANGE"}}
     assert _keys("AuditTable") == {"pk": "HASH", "sk": "RANGE"}
