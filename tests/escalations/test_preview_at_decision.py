@@ -7,7 +7,10 @@ victim of a raise of bg-2), bg-2 RUNNABLE, checkpoints every 600 s.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pytest
 
 from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations.recheck import material_change
@@ -131,3 +134,32 @@ def test_a_non_approver_cannot_make_quotagov_recompute_or_store_anything(world: 
     message = world.slack.messages[0]  # the request (the refusal notice is ephemeral)
     assert world.slack.message(message.channel, message.ts).edits == 0
     assert "impact changed" not in message_text(message.blocks)
+
+
+def _emf(out: str, name: str) -> list[dict[str, Any]]:
+    """The EMF documents on stdout that carry metric ``name``."""
+    found = []
+    for line in out.splitlines():
+        if line.startswith("{") and f'"{name}"' in line:
+            doc = json.loads(line)
+            if name in doc:
+                found.append(doc)
+    return found
+
+
+def test_requests_and_decisions_are_counted_per_team(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = _request(world)
+    world.clock.advance(240)
+    world.click(body["escalationId"], "U0ERIN")  # reconfirm
+    world.click(body["escalationId"], "U0ERIN")  # approved
+    out = capsys.readouterr().out
+    [request] = _emf(out, "EscalationRequests")
+    assert (request["team"], request["requester"], request["kind"]) == (
+        "research",
+        "alice",
+        "approval",
+    )
+    decisions = [(d["team"], d["outcome"]) for d in _emf(out, "EscalationDecisions")]
+    assert decisions == [("research", "reconfirm"), ("research", "approved")]

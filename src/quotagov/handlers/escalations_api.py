@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations import EscalationRequest
 from quotagov.handlers.api_errors import install_error_handlers, json_response
+from quotagov.handlers.escalation_metrics import count, requester_name
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
 
@@ -71,8 +72,14 @@ def create_escalation(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
     )
-    status = 201 if escalation.status is EscalationStatus.PENDING else 200
-    return json_response(status, escalation.to_api())
+    pending = escalation.status is EscalationStatus.PENDING
+    count(
+        "EscalationRequests",
+        team=escalation.team,
+        requester=requester_name(escalation.requester),
+        kind="approval" if pending else "direct",
+    )
+    return json_response(201 if pending else 200, escalation.to_api())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -48,6 +48,7 @@ from quotagov.governance.slack.interactions import (
     parse_block_actions,
     register_action,
 )
+from quotagov.handlers.escalation_metrics import count
 from quotagov.handlers.slack_signature import verify_slack_request
 from quotagov.wiring import services
 
@@ -105,6 +106,13 @@ def escalation_action(action: BlockAction) -> ActionReply:
         "escalation decision",
         extra={"escalationId": action.value, "outcome": result.outcome, "user": action.user_id},
     )
+    if result.escalation is not None and result.outcome in (
+        "approved",
+        "denied",
+        "reconfirm",
+        "expired",
+    ):
+        count("EscalationDecisions", team=result.escalation.team, outcome=result.outcome)
     if result.outcome in ("approved", "denied"):
         return ActionReply(None)
     return ActionReply(result.notice)
