@@ -65,6 +65,7 @@ AUDIT_FINDINGS = {
 API_ANSWERS = {
     "jobs_api-submit.json": (202, '"state":"QUEUED"'),
     "jobs_api-get.json": (404, "no submission 8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f"),
+    "jobs_api-list.json": (200, '"jobs":[],"nextToken":null'),
     "jobs_api-disposition.json": (404, "no job '8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f'"),
     "escalations_api-request.json": (422, "'sub-bg-2' is not a job submitted by quotagov"),
     # recorded long ago with another signing secret: stale, so refused
