@@ -16,10 +16,13 @@ t       what the demo does
 300     frank submits res-1 to the reserved share.
 600     dave submits med-1 to the medium share: medium reclaims its instance by
         cross-share preemption of bg-2.
-780     alice asks to escalate bg-2 to ``high``; the impact preview names bg-1 as
+780     alice asks why bg-2 waits (``GET /jobs/{id}``: position, reason, estimated
+        start), then to escalate bg-2 to ``high``; the impact preview names bg-1 as
         the in-share victim and its unsaved work; a forged Slack click gets 401.
 900     erin (an approver of team research) clicks Approve in Slack (signed request):
-        ``UpdateServiceJob`` sets bg-2 to 50, which preempts bg-1 in-share.
+        the preview is recomputed, bg-1's unsaved work grew from 180 s to 300 s, so
+        nothing is applied and the message asks to confirm; her second click applies
+        ``UpdateServiceJob``: bg-2 at 50, which preempts bg-1 in-share.
 1800    med-1 ends; bg-1 borrows medium's instance again.
 2000    (beyond the walkthrough) dave submits med-2 while every instance is busy
         (res-1 runs until 2100): medium reclaims its instance from bg-1 again.
@@ -34,6 +37,11 @@ t       what the demo does
         (``CAPACITY_LIMIT_BELOW_USE``).
 end     ``quotagov audit verify``: every hash chain intact.
 ======  =====================================================================
+
+After each step the owners' Slack DMs it caused are printed as the owner reads them
+(checked against the fake Slack), and at the end they are checked one to one against
+the preemptions, plus one each for the refusal, the priority change, the failure and
+the reclassification.
 
 Every step is checked against what the API, the fake Slack, the events and the audit
 table show; :class:`~quotagov.local.demo_driver.DemoResult` collects the failures.

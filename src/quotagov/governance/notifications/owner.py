@@ -97,7 +97,11 @@ class OwnerNotifier:
         except Exception:  # the log is unavailable: the event itself must not fail
             logger.exception("could not claim notification %s of %s", event.event_key, job.pk)
             return None
-        done = self._deliver(job, event, entry, settings)
+        try:
+            done = self._deliver(job, event, entry, settings)
+        except Exception as error:  # e.g. the digest could not be read: keep the event
+            logger.exception("could not deliver notification %s of %s", event.event_key, job.pk)
+            done = replace(entry, delivery="failed", error=type(error).__name__)
         try:
             self.log.complete(done)
         except Exception:
