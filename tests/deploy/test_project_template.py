@@ -263,6 +263,7 @@ def test_api_uses_iam_by_default_and_no_auth_only_for_slack() -> None:
                 routes[(p["Method"], p["Path"])] = (function, p.get("Auth", {}).get("Authorizer"))
     assert routes == {
         ("POST", "/jobs"): ("JobsApiFunction", None),
+        ("GET", "/jobs"): ("JobsApiFunction", None),
         ("GET", "/jobs/{jobId}"): ("JobsApiFunction", None),
         ("POST", "/jobs/{jobId}/disposition"): ("JobsApiFunction", None),
         ("POST", "/jobs/{jobId}/escalations"): ("EscalationsApiFunction", None),

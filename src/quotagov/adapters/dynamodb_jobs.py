@@ -70,6 +70,11 @@ def jobs_table_definition(table_name: str) -> dict[str, Any]:
     }
 
 
+def _record(item: Mapping[str, Any]) -> JobRecord:
+    """The record of a stored item, without the index key this adapter adds."""
+    return JobRecord.from_item({k: v for k, v in item.items() if k != TEAM_KEY})
+
+
 def with_index_keys(item: Mapping[str, Any]) -> dict[str, Any]:
     """``item`` plus ``teamKey`` (= ``team``) when it has a team: the ``byTeam`` index's
     key. An empty string may not be an index key in DynamoDB, so records without a team
@@ -144,7 +149,7 @@ class DynamoDBJobsRepository:
             TableName=self._table, Key={"pk": {"S": submission_id}}, ConsistentRead=True
         )
         item = response.get("Item")
-        return JobRecord.from_item(deserialize_item(item)) if item else None
+        return _record(deserialize_item(item)) if item else None
 
     def list_team(
         self,
@@ -184,7 +189,7 @@ class DynamoDBJobsRepository:
         while True:
             page = self._client.query(**kwargs)
             for item in page.get("Items", []):
-                record = JobRecord.from_item(deserialize_item(item))
+                record = _record(deserialize_item(item))
                 if keep is None or keep(record):
                     kept.append(record)
                 if len(kept) == limit:
@@ -206,7 +211,7 @@ class DynamoDBJobsRepository:
             Limit=1,
         )
         items = response.get("Items", [])
-        return JobRecord.from_item(deserialize_item(items[0])) if items else None
+        return _record(deserialize_item(items[0])) if items else None
 
     def update(
         self,
@@ -269,7 +274,7 @@ class DynamoDBJobsRepository:
             old: Any = exc.response.get("Item")
             if not isinstance(old, Mapping) or not old:
                 raise JobRecordNotFoundError(submission_id, "no such record") from None
-            current = JobRecord.from_item(deserialize_item(old))
+            current = _record(deserialize_item(old))
             raise JobRecordConflictError(
                 submission_id,
                 f"expected version {expected_version} and state in "
@@ -277,7 +282,7 @@ class DynamoDBJobsRepository:
                 f"and state {current.state}",
                 current,
             ) from None
-        return JobRecord.from_item(deserialize_item(response["Attributes"]))
+        return _record(deserialize_item(response["Attributes"]))
 
 
 def _plain(value: Any) -> Any:

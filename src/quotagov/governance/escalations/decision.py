@@ -121,6 +121,8 @@ def _recheck(deps: EscalationDeps, escalation: Escalation, user_id: str) -> Deci
         return None
     try:
         description = deps.batch.describe_service_job(jobId=escalation.batch_job_id)
+        if int(description.get("schedulingPriority") or 0) >= escalation.requested_priority:
+            return None  # raised meanwhile: applying supersedes it, there is nothing to preview
         fresh = deps.previewer.preview(job, description, escalation.requested_priority)
     except BatchError as error:
         return DecisionResult(
