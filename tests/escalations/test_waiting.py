@@ -37,6 +37,15 @@ def test_share_at_limit_with_nothing_to_borrow(world: World) -> None:
     assert waiting["estimate"]["computeSeconds"] >= 0
 
 
+def test_idle_reserved_capacity_is_not_borrowable(world: World) -> None:
+    world.batch.terminate_service_job(jobId=world.job_ids["res-1"], reason="done early")
+    world.batch.sync()
+    assert world.describe("bg-2")["status"] == "RUNNABLE"  # reserved never lends
+    waiting = _explain(world)
+    assert waiting["reason"]["code"] == WaitReason.BORROW_BLOCKED_BY_RESERVE
+    assert "RESERVE share(s) reserved" in waiting["reason"]["text"]
+
+
 def test_jobs_ahead_in_the_share(world: World) -> None:
     """bg-3 (same priority as bg-2, submitted later) waits behind bg-2."""
     payload = world.describe("bg-2")["serviceRequestPayload"]
