@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.slack.blocks import Block, mrkdwn
+from quotagov.governance.slack.blocks import Block, clip, context, header, section
 
-#: Characters of the findings list and of the difference list (under the 3000 limit).
-_MAX_LIST = 2900
+#: Findings and differences listed by name (the rest as a count); each value from the
+#: CloudTrail request is cut to :data:`_MAX_VALUE` characters, so every section stays
+#: under Block Kit's 3000 characters.
+_MAX_ITEMS = 10
+_MAX_VALUE = 120
 
 
 def risk_message(record: Mapping[str, Any]) -> tuple[str, list[Block]]:
@@ -20,34 +23,34 @@ def risk_message(record: Mapping[str, Any]) -> tuple[str, list[Block]]:
         f"Risky Batch change: {record['action']} on {resource['type']} {resource['name']} "
         f"by {who}: {len(record['findings'])} finding(s)"
     )
+    findings = record["findings"]
     lines = "\n".join(
-        f"• *{f['code']}* ({f['severity']}): {f['message']}" for f in record["findings"]
+        f"• *{f['code']}* ({f['severity']}): {clip(str(f['message']), 2 * _MAX_VALUE)}"
+        for f in findings[:_MAX_ITEMS]
     )
+    if len(findings) > _MAX_ITEMS:
+        lines += f"\n• and {len(findings) - _MAX_ITEMS} more finding(s)"
+    difference = record["difference"]
     changes = (
-        "\n".join(f"`{c['path']}`: {c['before']!r} → {c['after']!r}" for c in record["difference"])
+        "\n".join(
+            f"`{clip(str(c['path']), _MAX_VALUE)}`: {clip(repr(c['before']), _MAX_VALUE)} → "
+            f"{clip(repr(c['after']), _MAX_VALUE)}"
+            for c in difference[:_MAX_ITEMS]
+        )
         or "(no configuration difference)"
     )
+    if len(difference) > _MAX_ITEMS:
+        changes += f"\n… and {len(difference) - _MAX_ITEMS} more change(s)"
     blocks: list[Block] = [
-        {"type": "header", "text": {"type": "plain_text", "text": "Risky Batch policy change"}},
-        {
-            "type": "section",
-            "text": {
-                "type": "mrkdwn",
-                "text": f"*{record['action']}* on `{resource['name']}` by `{who}` "
-                f"at {record['time']}",
-            },
-        },
-        {"type": "section", "text": mrkdwn(lines, _MAX_LIST)},
-        {"type": "section", "text": mrkdwn(changes, _MAX_LIST)},
-        {
-            "type": "context",
-            "elements": [
-                {
-                    "type": "mrkdwn",
-                    "text": f"audit chain {record['chain']} record {record['seq']} "
-                    f"· event {record.get('eventId')}",
-                }
-            ],
-        },
+        header("Risky Batch policy change"),
+        section(
+            f"*{record['action']}* on `{clip(str(resource['name']), _MAX_VALUE)}` by "
+            f"`{clip(who, 2 * _MAX_VALUE)}` at {record['time']}"
+        ),
+        section(lines or "(no findings)"),
+        section(changes),
+        context(
+            f"audit chain {record['chain']} record {record['seq']} · event {record.get('eventId')}"
+        ),
     ]
     return text, blocks

@@ -1,7 +1,10 @@
 """Block Kit pieces shared by every Slack message quotagov sends.
 
 Limits from Block Kit (``../shared/reference/aws-and-slack-facts.md`` §7.5): section text
-at most 3000 characters; texts are clipped with an ellipsis, never rejected.
+at most 3000 characters, header 150, button 75, confirm text 300. The blocks are built
+with slack_sdk's models (below), which refuse a text over its limit; the messages keep
+their texts short by construction (bounded lists), and :func:`clip` cuts only free
+text that comes from people or CloudTrail (reasons, request values).
 """
 
 from __future__ import annotations
@@ -12,16 +15,6 @@ from typing import Any
 Block = dict[str, Any]
 #: Section text limit, characters.
 MAX_SECTION_TEXT = 3000
-
-
-def plain_text(text: str, limit: int) -> dict[str, Any]:
-    """A ``plain_text`` object (emoji on) with ``text`` clipped to ``limit`` characters."""
-    return {"type": "plain_text", "text": clip(text, limit), "emoji": True}
-
-
-def mrkdwn(text: str, limit: int = MAX_SECTION_TEXT) -> dict[str, Any]:
-    """A ``mrkdwn`` text object with ``text`` clipped to ``limit`` characters."""
-    return {"type": "mrkdwn", "text": clip(text, limit)}
 
 
 def clip(text: str, limit: int) -> str:

@@ -57,7 +57,7 @@ def preview_text(preview: ImpactPreview | None) -> str:
     """The impact preview as mrkdwn: the summary plus one line per preempted job."""
     if preview is None:
         return "_No impact preview._"
-    lines = [escape(clip(preview.summary, 600))]
+    lines = [escape(clip(preview.summary, 400))]
     for job in preview.preempted[:MAX_LISTED_VICTIMS]:
         kind = "in-share" if job.kind == "IN_SHARE" else "cross-share"
         lines.append(
@@ -90,13 +90,14 @@ def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
             ],
         ),
         section(f"*Reason*\n>{escape(clip(escalation.reason, _MAX_REASON))}"),
-        section(_if_approved(escalation)),
+        *(section(text) for text in _if_approved(escalation)),
     ]
 
 
-def _if_approved(escalation: Escalation) -> str:
+def _if_approved(escalation: Escalation) -> list[str]:
     """The preview with the time it was computed; after a materially changed recompute
-    at an Approve click, the new numbers first, then what the approvers saw before."""
+    at an Approve click, the new numbers first, then (a section of its own) what the
+    approvers saw before."""
     preview = escalation.preview
     when = (
         f" (computed {_when(preview.computed_at)})"
@@ -106,13 +107,13 @@ def _if_approved(escalation: Escalation) -> str:
     text = f"*If approved*{when}\n{preview_text(preview)}"
     old = escalation.previous_preview
     if old is None or escalation.status is not EscalationStatus.PENDING:
-        return text
+        return [text]
     old_when = f" at {_when(old.computed_at)}" if old.computed_at else ""
-    return (
-        f":warning: *The impact changed since the request.* Recomputed when Approve was "
-        f"clicked; click Approve again to confirm these numbers.\n{text}\n"
-        f"_Shown before{old_when}:_ {preview_text(old)}"
-    )
+    return [
+        ":warning: *The impact changed since the request.* Recomputed when Approve was "
+        f"clicked; click Approve again to confirm these numbers.\n{text}",
+        f"_Shown before{old_when}:_ {preview_text(old)}",
+    ]
 
 
 def request_text(escalation: Escalation) -> str:
@@ -134,8 +135,9 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
     preview = escalation.preview
     confirm = None
     if preview is not None and preview.would_preempt:
-        names = ", ".join(job.job_name for job in preview.preempted[:MAX_LISTED_VICTIMS])
-        more = len(preview.preempted) - MAX_LISTED_VICTIMS
+        # the dialog allows 300 characters: two names (each at most 80), then a count
+        names = ", ".join(clip(job.job_name, 80) for job in preview.preempted[:2])
+        more = len(preview.preempted) - 2
         names += f" and {more} more" if more > 0 else ""
         confirm = (
             "Preempt running jobs?",
