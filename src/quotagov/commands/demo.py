@@ -4,7 +4,9 @@ Replays the three-share walkthrough (``quotagov/examples/aws-walkthrough.json``)
 through the real API and handlers, in virtual time, and prints a timestamped story
 of what happened and why (see :mod:`quotagov.local.demo_story` for the timeline).
 ``--json`` prints one JSON document instead, with the keys ``submissions``,
-``preemptions``, ``escalations``, ``dispositions`` and ``audit``.
+``preemptions``, ``escalations``, ``dispositions``, ``notifications`` (the owners'
+Slack DMs), ``waiting`` (a waiting job's position, reason and estimated start) and
+``audit``.
 
 Exit code 0 only when every step happened as expected; otherwise 1, with the failed
 checks on stderr.
