@@ -150,7 +150,8 @@ class Demo(DemoDriver):
         self.say(
             "the submit worker sent both to Batch (SubmitServiceJob, one clientToken each); "
             "bg-1 runs on background's own instance, bg-2 borrows medium's idle one "
-            "(reserved never lends)"
+            "(reserved never lends)",
+            at=0,
         )
 
     def reserved_job(self) -> None:
@@ -168,7 +169,10 @@ class Demo(DemoDriver):
         self.rt.pump()
         self.at(301)
         self.check("res-1" in self.running(), "res-1 RUNNING on its reserved instance")
-        self.say("frank submits res-1 to the reserved share: it starts on reserved's instance")
+        self.say(
+            "frank submits res-1 to the reserved share: it starts on reserved's instance",
+            at=300,
+        )
 
     def medium_reclaims(self) -> None:
         """t=600: med-1 reclaims medium's instance from bg-2 (cross-share preemption)."""
