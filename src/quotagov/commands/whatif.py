@@ -46,9 +46,11 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_workload_arguments(p: argparse.ArgumentParser) -> None:
-    """The workload and governance-loop options (shared with ``simulate --policy``)."""
-    p.add_argument("workload", metavar="WORKLOAD", help="the workload file")
+def add_workload_arguments(p: argparse.ArgumentParser, *, positional: bool = True) -> None:
+    """The workload and governance-loop options (shared with ``simulate --policy``, whose
+    positional argument is its own)."""
+    if positional:
+        p.add_argument("workload", metavar="WORKLOAD", help="the workload file")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="scenario | history (quotagov history export) | openb | csv "
                    "(default: by extension: .jsonl history, .csv openb, else scenario)")
