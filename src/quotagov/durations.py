@@ -33,7 +33,7 @@ def human_duration(seconds: float | None, *, parts: int = 2) -> str:
     shown = _UNITS[first : first + parts]
     smallest = shown[-1][1]
     remaining = round(remaining / smallest) * smallest
-    out = []
+    out: list[str] = []
     for unit, size in shown:
         count, remaining = divmod(remaining, size)
         if count or not out:

@@ -45,10 +45,16 @@ def batch(clock: ManualClock) -> SimulatedBatch:
         clock=clock,
         seed=5,
     )
-    b.submit_service_job(**_tagged("p1", "team_a", "research", "exploratory",
-                                   run_seconds=600, checkpoint_interval=300))
-    b.submit_service_job(**_tagged("p2", "team_a", "research", "exploratory",
-                                   run_seconds=600, checkpoint_interval=300))
+    b.submit_service_job(
+        **_tagged(
+            "p1", "team_a", "research", "exploratory", run_seconds=600, checkpoint_interval=300
+        )
+    )
+    b.submit_service_job(
+        **_tagged(
+            "p2", "team_a", "research", "exploratory", run_seconds=600, checkpoint_interval=300
+        )
+    )
     b.advance(400)  # p2 borrowed team_b's instance and has run 400 s (300 s checkpointed)
     b.submit_service_job(**_tagged("b1", "team_b", "applied", "scheduled", run_seconds=100))
     b.advance(1)  # the pass at 400: b1 reclaims it, p2 is preempted CROSS_SHARE

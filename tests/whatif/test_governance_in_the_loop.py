@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import GPU, contention, small_policy, wjob
-
 from quotagov.whatif import LoopOptions, Workload, run_policy
+from support.whatif import GPU, contention, small_policy, wjob
 
 
 def _jobs(result: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +24,11 @@ def test_retries_exhausted_reclassifies_into_the_next_share(capacity: dict[str, 
     result = run_policy(small_policy(action="reclassify"), contention(), capacity)
     total = result["total"]
     assert total["dispositions"] == {
-        "resubmit": 0, "reclassify": 1, "askOwner": 0, "thrashGuard": 0, "abandon": 0,
+        "resubmit": 0,
+        "reclassify": 1,
+        "askOwner": 0,
+        "thrashGuard": 0,
+        "abandon": 0,
     }
     assert result["actions"] == [
         {
@@ -148,8 +151,11 @@ def test_refusals_are_counted_and_never_submitted(capacity: dict[str, int]) -> N
     assert reasons["workloadClass: team 'r' may not use class 'own' (allowed: exp)"] == 1
     assert reasons[f"instanceCount: 3 x {GPU} is larger than the environment (2 of that type)"] == 1
     assert sum(reasons.values()) == 3
-    assert any(r.startswith("serviceRequestPayload.CheckpointConfig") or
-               r.startswith("checkpointIntervalSeconds") for r in reasons)
+    assert any(
+        r.startswith("serviceRequestPayload.CheckpointConfig")
+        or r.startswith("checkpointIntervalSeconds")
+        for r in reasons
+    )
 
 
 def test_unknown_team_is_a_refusal(capacity: dict[str, int]) -> None:

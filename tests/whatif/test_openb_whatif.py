@@ -63,11 +63,23 @@ def test_whatif_compares_two_policies_on_the_sample(
     out = tmp_path / "report"
     code = main(
         [
-            "whatif", str(TRACE), "--format", "openb", "--compress", "50", "--limit", "4000",
+            "whatif",
+            str(TRACE),
+            "--format",
+            "openb",
+            "--compress",
+            "50",
+            "--limit",
+            "4000",
             *(a for m in MAPS for a in ("--map", m)),
-            "--policy", f"today={_example('whatif-today.yaml')}",
-            "--policy", f"candidate={_example('whatif-candidate.yaml')}",
-            "--out", str(out), "--workers", "2",
+            "--policy",
+            f"today={_example('whatif-today.yaml')}",
+            "--policy",
+            f"candidate={_example('whatif-candidate.yaml')}",
+            "--out",
+            str(out),
+            "--workers",
+            "2",
         ]
     )
     printed = capsys.readouterr().out
@@ -84,8 +96,14 @@ def test_whatif_compares_two_policies_on_the_sample(
             assert set(m["waitSeconds"]) == {"p50", "p95", "max"}
             assert set(m["completionSeconds"]) == {"p50", "p95"}
             assert set(m["preemptions"]) == {"CROSS_SHARE", "IN_SHARE"}
-            for key in ("utilization", "utilizationOfLimit", "lostInstanceSeconds", "goodput",
-                        "failedJobs", "refusedJobs"):
+            for key in (
+                "utilization",
+                "utilizationOfLimit",
+                "lostInstanceSeconds",
+                "goodput",
+                "failedJobs",
+                "refusedJobs",
+            ):
                 assert key in m
         assert {"resubmit", "reclassify", "askOwner"} <= set(entry["total"]["dispositions"])
     # the first policy's delta is zero; the other's is its difference
@@ -122,8 +140,7 @@ def test_bad_input_names_the_row_and_field(tmp_path: Path) -> None:
     with pytest.raises(WorkloadError) as caught:
         from_csv(trace, maps=parse_maps(MAPS), gpu_types=parse_gpu_types(["1=ml.g5.xlarge"]))
     assert caught.value.faults == [
-        "row 3, field qos: 'Weird' is not mapped to a team and class "
-        "(give --map Weird=TEAM:CLASS)",
+        "row 3, field qos: 'Weird' is not mapped to a team and class (give --map Weird=TEAM:CLASS)",
         "row 4, field num_gpu: 'x' is not a whole number",
         "row 5, field num_gpu: 3 GPUs have no --gpu-type (mapped: 1)",
     ]
@@ -143,8 +160,11 @@ def test_a_job_larger_than_the_environment_is_a_counted_refusal(tmp_path: Path) 
     trace = tmp_path / "t.csv"
     header = TRACE.read_text().splitlines()[0]
     trace.write_text(header + "\np0,1,1,8,0,,LS,Running,0,100,0\np1,1,1,1,0,,LS,Running,0,50,0\n")
-    workload = from_csv(trace, maps=parse_maps(MAPS),
-                        gpu_types=parse_gpu_types(["1=ml.g5.xlarge", "8=ml.g5.xlarge*8"]))
+    workload = from_csv(
+        trace,
+        maps=parse_maps(MAPS),
+        gpu_types=parse_gpu_types(["1=ml.g5.xlarge", "8=ml.g5.xlarge*8"]),
+    )
     policy = load_policy(_example("whatif-today.yaml").read_text())
     result = run_policy(policy, workload, {"ml.g5.xlarge": 4})
     assert result["total"]["refusedJobs"] == 1
@@ -156,8 +176,16 @@ def test_a_job_larger_than_the_environment_is_a_counted_refusal(tmp_path: Path) 
 
 def test_command_line_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
-        ["whatif", str(TRACE), "--map", "LS=research", "--policy", "x",
-         "--out", str(tmp_path / "o")]
+        [
+            "whatif",
+            str(TRACE),
+            "--map",
+            "LS=research",
+            "--policy",
+            "x",
+            "--out",
+            str(tmp_path / "o"),
+        ]
     )
     err = capsys.readouterr().err
     assert code == 2

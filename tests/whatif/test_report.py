@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import contention, small_policy
-
 from quotagov.durations import human_duration
 from quotagov.whatif import WhatIf, run_whatif
 from quotagov.whatif.perturb import perturbed
 from quotagov.whatif.report import aggregate, delta_block, verdicts, with_deltas
+from support.whatif import contention, small_policy
 
 
 def _run(p95: float, util: float, lost: float, team_p95: float) -> dict[str, Any]:

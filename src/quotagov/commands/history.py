@@ -28,11 +28,15 @@ def register(subparsers: Any) -> None:
         "export", help="ListServiceJobs + DescribeServiceJob to JSON lines (paginated)"
     )
     export.add_argument("--job-queue", required=True, metavar="ARN", help="the job queue")
-    export.add_argument("--since", default=None, metavar="T",
-                        help="only jobs created after T (ISO 8601, e.g. 2026-05-01T00:00:00Z, "
-                        "or epoch seconds)")
-    export.add_argument("--out", required=True, type=Path, metavar="FILE",
-                        help="the JSON-lines file to write")
+    export.add_argument(
+        "--since",
+        default=None,
+        metavar="T",
+        help="only jobs created after T (ISO 8601, e.g. 2026-05-01T00:00:00Z, or epoch seconds)",
+    )
+    export.add_argument(
+        "--out", required=True, type=Path, metavar="FILE", help="the JSON-lines file to write"
+    )
     export.add_argument("--region", default=None, help="AWS Region (default: the environment)")
     export.set_defaults(func=run)
 
@@ -75,16 +79,16 @@ def run(args: argparse.Namespace, batch: Any = None) -> int:
     try:
         handle = args.out.open("w", encoding="utf-8")
     except OSError as exc:
-        print(f"quotagov history export: {args.out}: cannot write: {exc.strerror}",
-              file=sys.stderr)
+        print(f"quotagov history export: {args.out}: cannot write: {exc.strerror}", file=sys.stderr)
         return 2
     with handle:
         try:
-            summary = export_history(batch, args.job_queue, handle, since=since,
-                                     sleep=time.sleep)
+            summary = export_history(batch, args.job_queue, handle, since=since, sleep=time.sleep)
         except BatchError as exc:
             print(f"quotagov history export: {exc}", file=sys.stderr)
             return 2
-    print(f"{args.out}: {summary.jobs} jobs from {summary.pages} page(s)"
-          f" ({summary.throttled} throttled call(s) retried)")
+    print(
+        f"{args.out}: {summary.jobs} jobs from {summary.pages} page(s)"
+        f" ({summary.throttled} throttled call(s) retried)"
+    )
     return 0

@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
-from quotagov.scheduler import ScenarioError, dump_output, load_scenario, simulate
+from quotagov.commands.progress import ProgressBar
 from quotagov.durations import human_duration
+from quotagov.scheduler import ScenarioError, dump_output, load_scenario, simulate
 from quotagov.scheduler.simulation import Progress
 
 #: Scenarios with at least this many jobs get a progress bar (on a terminal).
@@ -44,8 +45,10 @@ def register(subparsers: Any) -> None:
         "transitions, per-job outcomes and per-share metrics.",
     )
     parser.add_argument(
-        "scenario", metavar="SCENARIO", help="scenario file (.json or .yaml), or with "
-        "--policy any workload file of quotagov whatif"
+        "scenario",
+        metavar="SCENARIO",
+        help="scenario file (.json or .yaml), or with "
+        "--policy any workload file of quotagov whatif",
     )
     parser.add_argument(
         "--policy",
@@ -67,40 +70,10 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="table output: at most N timeline rows and N job rows (default 200)",
     )
-    from quotagov.commands.whatif import add_workload_arguments
+    from quotagov.commands.workload_options import add_workload_arguments
 
     add_workload_arguments(parser, positional=False)
     parser.set_defaults(func=run)
-
-
-class ProgressBar:
-    """A one-line text progress bar redrawn in place on ``stream``."""
-
-    def __init__(
-        self,
-        stream: TextIO,
-        width: int = 40,
-        *,
-        label: str = "simulating",
-        unit: str = "jobs settled",
-    ) -> None:
-        self.stream = stream
-        self.width = width
-        self.label = label
-        self.unit = unit
-
-    def __call__(self, done: int, total: int) -> None:
-        """Draw ``done`` of ``total`` (jobs settled, runs done...)."""
-        fraction = done / total if total else 1.0
-        filled = round(fraction * self.width)
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End the bar's line."""
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -323,7 +296,7 @@ def _run_governed(args: argparse.Namespace) -> int:
     """``simulate WORKLOAD --policy FILE``: one governed run, table or JSON."""
     import json
 
-    from quotagov.commands.whatif import load_policy_file, load_workload, loop_options
+    from quotagov.commands.workload_options import load_policy_file, load_workload, loop_options
     from quotagov.scheduler import InvalidConfigError
     from quotagov.whatif import WhatIfError, run_policy
     from quotagov.whatif.mapping import parse_capacity
@@ -369,11 +342,7 @@ def render_governed(name: str, policy: str, result: dict[str, Any], max_rows: in
         + ")",
         "",
         "Admin actions (the controller's decisions)",
-        *(
-            _table(("at", "action", "job", "successor", "share", "why"), rows)
-            if rows
-            else ["none"]
-        ),
+        *(_table(("at", "action", "job", "successor", "share", "why"), rows) if rows else ["none"]),
     ]
     if len(actions) > max_rows:
         lines.append(f"... {len(actions) - max_rows} more (use --output json for all)")

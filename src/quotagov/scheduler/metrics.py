@@ -137,7 +137,11 @@ def usage_of_shares(
             continue
         t = by_type.setdefault(
             u,
-            {"usedInstanceSeconds": 0.0, "borrowedInstanceSeconds": 0.0, "lentInstanceSeconds": 0.0},
+            {
+                "usedInstanceSeconds": 0.0,
+                "borrowedInstanceSeconds": 0.0,
+                "lentInstanceSeconds": 0.0,
+            },
         )
         t["usedInstanceSeconds"] += acc[USED]
         t["borrowedInstanceSeconds"] += acc[BORROWED]
@@ -163,7 +167,11 @@ def usage_of_jobs(jobs: Sequence[JobView], held: Mapping[str, float]) -> Usage:
     for j in jobs:
         t = by_type.setdefault(
             j.instanceType,
-            {"usedInstanceSeconds": 0.0, "borrowedInstanceSeconds": 0.0, "lentInstanceSeconds": 0.0},
+            {
+                "usedInstanceSeconds": 0.0,
+                "borrowedInstanceSeconds": 0.0,
+                "lentInstanceSeconds": 0.0,
+            },
         )
         t["usedInstanceSeconds"] += held.get(j.jobName, 0.0) * j.instanceCount
     used = sum(t["usedInstanceSeconds"] for t in by_type.values())

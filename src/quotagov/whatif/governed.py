@@ -32,6 +32,7 @@ action in ``actions`` (time, kind, job, successor, share, why).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -138,8 +139,15 @@ class _Router:
     ) -> tuple[str | None, int, int | None, list[str]]:
         """``(share, schedulingPriority, retries, refusal reasons)`` for the job."""
         level = self.level_of(job)
-        key = (job.team, job.workloadClass, level, share, job.instanceType, job.instanceCount,
-               job.checkpointIntervalSeconds is not None)
+        key = (
+            job.team,
+            job.workloadClass,
+            level,
+            share,
+            job.instanceType,
+            job.instanceCount,
+            job.checkpointIntervalSeconds is not None,
+        )
         found = self._cache.get(key)
         if found is None:
             found = self._route(job, share, level)
@@ -219,8 +227,8 @@ class _UsedSeries:
             return []
         width = end / bins
         sums = [0.0] * bins
-        steps = self.steps + [(end, 0)]
-        for (t0, used), (t1, _) in zip(steps, steps[1:], strict=False):
+        steps = [*self.steps, (end, 0)]
+        for (t0, used), (t1, _) in itertools.pairwise(steps):
             a, b = max(0.0, t0), min(end, t1)
             while a < b and used:
                 i = min(bins - 1, int(a / width))
@@ -275,8 +283,9 @@ class GovernedRun:
         self.jobs: dict[str, _Job] = {}
         self.counts: dict[str, int] = {}
         self.refused: list[tuple[WorkloadJob, str]] = []
-        self.dispositions = {k: 0 for k in ("resubmit", "reclassify", "askOwner", "thrashGuard",
-                                            "abandon")}
+        self.dispositions = {
+            k: 0 for k in ("resubmit", "reclassify", "askOwner", "thrashGuard", "abandon")
+        }
         self.actions: list[dict[str, Any]] = []
         self.successor_of: dict[str, str] = {}
         self.clock = JobClock()
@@ -288,8 +297,14 @@ class GovernedRun:
     # -- submission ------------------------------------------------------------------
 
     def _submit(
-        self, job: WorkloadJob, name: str, at: float, share: str | None, generation: int,
-        original: str, run_seconds: float,
+        self,
+        job: WorkloadJob,
+        name: str,
+        at: float,
+        share: str | None,
+        generation: int,
+        original: str,
+        run_seconds: float,
     ) -> str | None:
         """Route and schedule one submission; the refusal reason, or None when submitted."""
         env = self.capacity.get(job.instanceType, 0)
@@ -339,12 +354,21 @@ class GovernedRun:
         choices = choices_for_generation(info.generation, klass, info.share)
         why = f"FAILED after {len(info.preempted_at)} preemption(s): retries exhausted"
         if action in ("resubmit", "reclassify") and Choice(action) in choices:
-            self._successor(t.jobName, info, Choice(action), t.at + self.options.reaction_seconds,
-                            f"{why}; class policy {action}")
+            self._successor(
+                t.jobName,
+                info,
+                Choice(action),
+                t.at + self.options.reaction_seconds,
+                f"{why}; class policy {action}",
+            )
         elif choices == (Choice.ABANDON,):
             self.dispositions["abandon"] += 1
-            self._log(t.at, "abandon", t.jobName,
-                      f"{why}; maxResubmits={klass.onRetriesExhausted.maxResubmits} reached")
+            self._log(
+                t.at,
+                "abandon",
+                t.jobName,
+                f"{why}; maxResubmits={klass.onRetriesExhausted.maxResubmits} reached",
+            )
         else:
             self.dispositions["askOwner"] += 1
             self._log(t.at, "askOwner", t.jobName, f"{why}; owner asked ({', '.join(choices)})")
@@ -374,23 +398,29 @@ class GovernedRun:
             return
         info.thrashing = True
         name = t.jobName
-        why = (f"thrash guard: {guard.preemptions} preemptions within {guard.windowSeconds} s "
-               f"in share {info.share!r}")
+        why = (
+            f"thrash guard: {guard.preemptions} preemptions within {guard.windowSeconds} s "
+            f"in share {info.share!r}"
+        )
 
         def terminate_and_reclassify(engine: Engine) -> None:
             if engine.job(name).status in ("SUCCEEDED", "FAILED"):
                 return
             self.dispositions["thrashGuard"] += 1
             self._log(engine.now, "thrashGuard", name, why)
-            self._successor(name, info, Choice.RECLASSIFY, engine.now, why,
-                            terminate_first=True)
+            self._successor(name, info, Choice.RECLASSIFY, engine.now, why, terminate_first=True)
 
-        self.engine.schedule_action(t.at + self.options.reaction_seconds,
-                                    terminate_and_reclassify)
+        self.engine.schedule_action(t.at + self.options.reaction_seconds, terminate_and_reclassify)
 
     def _successor(
-        self, name: str, info: _Job, choice: Choice, at: float, why: str,
-        *, terminate_first: bool = False,
+        self,
+        name: str,
+        info: _Job,
+        choice: Choice,
+        at: float,
+        why: str,
+        *,
+        terminate_first: bool = False,
     ) -> None:
         """Submit the successor of ``name`` (at ``at``, >= now) in its target share."""
         engine = self.engine
@@ -402,8 +432,15 @@ class GovernedRun:
             target = next_share(info.workload_class, info.share) or info.share
         successor = f"{info.original}-r{info.generation + 1}"
         work = remaining if remaining is not None and remaining > 0 else info.source.runSeconds
-        refused = self._submit(info.source, successor, max(at, engine.now), target,
-                               info.generation + 1, info.original, work)
+        refused = self._submit(
+            info.source,
+            successor,
+            max(at, engine.now),
+            target,
+            info.generation + 1,
+            info.original,
+            work,
+        )
         if refused is not None:
             # the chain ends with the predecessor's failure (counted in failedJobs)
             self._log(engine.now, "successorRefused", name, refused, share=target)
@@ -417,8 +454,9 @@ class GovernedRun:
     def run(self) -> dict[str, Any]:
         """Submit the workload, run until nothing is pending, return :attr:`result`."""
         for job in self.workload.jobs:
-            refused = self._submit(job, job.name, job.submittedAt, job.quotaShareName, 0,
-                                   job.name, job.runSeconds)
+            refused = self._submit(
+                job, job.name, job.submittedAt, job.quotaShareName, 0, job.name, job.runSeconds
+            )
             if refused is not None:
                 self.refused.append((job, refused))
         with cyclic_gc_paused():
@@ -454,8 +492,15 @@ class GovernedRun:
             by_team.setdefault(job.team, [])
 
         def block(jobs: list[Any], usage: Any, refused: int = 0) -> dict[str, Any]:
-            return metrics_block(jobs, usage, waits, cap_seconds, origins=origins,
-                                 carried_on=carried, refused=refused)
+            return metrics_block(
+                jobs,
+                usage,
+                waits,
+                cap_seconds,
+                origins=origins,
+                carried_on=carried,
+                refused=refused,
+            )
 
         total = block(views, usage_of_shares(integrals, share_names), len(self.refused))
         total["dispositions"] = dict(self.dispositions)
@@ -476,7 +521,7 @@ class GovernedRun:
                 start = origins.get(v.jobName, v.submittedAt)
                 completions.setdefault(team, []).append(v.stoppedAt - start)
         all_waits = [w for ws in waits.values() for w in ws]
-        return normalize(
+        result: dict[str, Any] = normalize(
             {
                 "durationSeconds": end,
                 "capacity": dict(self.capacity),
@@ -493,6 +538,7 @@ class GovernedRun:
                 },
             }
         )
+        return result
 
 
 def run_policy(

@@ -41,9 +41,7 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _group_rows(
-    policies: Mapping[str, Mapping[str, Any]], part: str
-) -> list[list[str]]:
+def _group_rows(policies: Mapping[str, Mapping[str, Any]], part: str) -> list[list[str]]:
     names = list(policies)
     groups: list[str] = []
     for entry in policies.values():
@@ -68,8 +66,9 @@ def _group_rows(
         util = []
         for n in names:
             m = policies[n][part].get(g)
-            util.append(f"{m['utilization'] * 100:.1f} %" if m and m["utilization"] is not None
-                        else "-")
+            util.append(
+                f"{m['utilization'] * 100:.1f} %" if m and m["utilization"] is not None else "-"
+            )
         rows.append([g, "utilization (of the environment)", *util])
     return rows
 
@@ -105,8 +104,9 @@ def render(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
         if name in plots:
             data = base64.b64encode(plots[name]).decode()
             parts.append(f"<h3>{html.escape(_CAPTIONS[name])}</h3>")
-            parts.append(f"<img alt='{html.escape(_CAPTIONS[name])}' "
-                         f"src='data:image/png;base64,{data}'>")
+            parts.append(
+                f"<img alt='{html.escape(_CAPTIONS[name])}' src='data:image/png;base64,{data}'>"
+            )
     if seeds > 1:
         parts.append("<p>Plots show the first seed's run of each policy.</p>")
     parts.append("</body></html>\n")

@@ -178,13 +178,25 @@ def from_csv(
         missing = [c for c in wanted if c not in header]
         if missing:
             raise WorkloadError(
-                [f"{path}: unknown column {c!r} (the file has: {', '.join(header)})" for c in missing]
+                [
+                    f"{path}: unknown column {c!r} (the file has: {', '.join(header)})"
+                    for c in missing
+                ]
             )
         for index, row in enumerate(reader):
             if limit is not None and index >= limit:
                 break
-            job = _csv_job(row, index + 2, columns, maps, gpu_types, compress,
-                           checkpoint_interval, faults, notes)
+            job = _csv_job(
+                row,
+                index + 2,
+                columns,
+                maps,
+                gpu_types,
+                compress,
+                checkpoint_interval,
+                faults,
+                notes,
+            )
             if job is not None:
                 jobs.append(job)
     faults.raise_any()
@@ -193,8 +205,15 @@ def from_csv(
 
 def vars_of(columns: Columns) -> list[str | None]:
     """The column names a :class:`Columns` refers to."""
-    return [columns.name, columns.group, columns.gpus, columns.submitted, columns.started,
-            columns.ended, columns.phase]
+    return [
+        columns.name,
+        columns.group,
+        columns.gpus,
+        columns.submitted,
+        columns.started,
+        columns.ended,
+        columns.phase,
+    ]
 
 
 def _gpus_per_instance(gpu_types: Mapping[int, GpuType] | None) -> dict[str, int]:
@@ -340,9 +359,21 @@ def from_scenario(path: str | Path, *, maps: Mapping[str, Placement]) -> Workloa
 
 #: Keys of one history line (``quotagov history export``).
 HISTORY_KEYS = (
-    "jobName", "jobId", "team", "workloadClass", "priorityLevel", "quotaShareName",
-    "schedulingPriority", "instanceType", "instanceCount", "submittedAt", "startedAt",
-    "stoppedAt", "status", "attempts", "checkpointIntervalSeconds",
+    "jobName",
+    "jobId",
+    "team",
+    "workloadClass",
+    "priorityLevel",
+    "quotaShareName",
+    "schedulingPriority",
+    "instanceType",
+    "instanceCount",
+    "submittedAt",
+    "startedAt",
+    "stoppedAt",
+    "status",
+    "attempts",
+    "checkpointIntervalSeconds",
 )
 
 
@@ -406,8 +437,11 @@ def _history_job(
         if key not in item:
             faults.add(f"{where}, field {key}: missing")
             return None
-    attempts = [a for a in item["attempts"] if a.get("startedAt") is not None
-                and a.get("stoppedAt") is not None]
+    attempts = [
+        a
+        for a in item["attempts"]
+        if a.get("startedAt") is not None and a.get("stoppedAt") is not None
+    ]
     if not attempts:
         notes["neverStartedDropped"] = notes.get("neverStartedDropped", 0) + 1
         return None

@@ -21,8 +21,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 #: File names of the plots, in the order the report shows them.
 PLOT_FILES = ("wait-cdf.png", "used-capacity.png", "lost-work.png", "completion-by-team.png")
@@ -48,8 +48,9 @@ def wait_cdf(series: Mapping[str, Mapping[str, Any]]) -> bytes:
         if not values:
             continue
         n = len(values)
-        ax.step([_hours(v) for v in values], [(i + 1) / n for i in range(n)], where="post",
-                label=name)
+        ax.step(
+            [_hours(v) for v in values], [(i + 1) / n for i in range(n)], where="post", label=name
+        )
     ax.set_xscale("symlog", linthresh=0.1)
     ax.set_xlabel("wait in RUNNABLE (hours)")
     ax.set_ylabel("fraction of waits")
@@ -103,8 +104,14 @@ def completion_by_team(series: Mapping[str, Mapping[str, Any]]) -> bytes:
     for i, (name, s) in enumerate(series.items()):
         data = [[_hours(v) for v in s["completionByTeam"].get(t, [])] or [0.0] for t in teams]
         positions = [j + i * width for j in range(len(teams))]
-        parts = ax.boxplot(data, positions=positions, widths=width * 0.9, whis=(5, 95),
-                           showfliers=False, patch_artist=True)
+        parts = ax.boxplot(
+            data,
+            positions=positions,
+            widths=width * 0.9,
+            whis=(5, 95),
+            showfliers=False,
+            patch_artist=True,
+        )
         color = f"C{i}"
         for box in parts["boxes"]:
             box.set_facecolor(color)

@@ -150,7 +150,9 @@ def verdict(name: str, entry: Mapping[str, Any], base_name: str, base: Mapping[s
         pct = d.get("completionSeconds", {}).get("p95", {}).get("percent")
         if pct is not None:
             noise = _overlaps(entry, base, ("teams", team, "completionSeconds", "p95"))
-            teams.append((abs(pct), f"{pct:+.0f} % for {team}" + (" (within noise)" if noise else "")))
+            teams.append(
+                (abs(pct), f"{pct:+.0f} % for {team}" + (" (within noise)" if noise else ""))
+            )
     if teams:
         teams.sort(reverse=True)
         parts.append("p95 completion " + ", ".join(t for _, t in teams[:3]))

@@ -65,8 +65,9 @@ def _run_one(policy_name: str, seed: int) -> dict[str, Any]:
     assert config is not None, "the comparison is set before the runs start"
     workload = config.workload
     if seed:
-        workload = perturbed(workload, seed, jitter_seconds=config.jitter_seconds,
-                             run_noise=config.run_noise)
+        workload = perturbed(
+            workload, seed, jitter_seconds=config.jitter_seconds, run_noise=config.run_noise
+        )
     return run_policy(config.policies[policy_name], workload, config.capacity, config.options)
 
 
@@ -76,8 +77,9 @@ def _executor(workers: int) -> Executor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
-def run_whatif(config: WhatIf, progress: Progress | None = None) -> tuple[dict[str, Any],
-                                                                         dict[str, Any]]:
+def run_whatif(
+    config: WhatIf, progress: Progress | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every run of ``config``; returns ``(report, series)``.
 
     ``report`` is the ``report.json`` document (:mod:`.report`); ``series`` holds, per
@@ -91,8 +93,12 @@ def run_whatif(config: WhatIf, progress: Progress | None = None) -> tuple[dict[s
         raise OptionError([f"--seeds: {config.seeds} must be >= 1"])
     seeds = [0] if config.seeds == 1 else list(range(1, config.seeds + 1))
     if config.seeds > 1:  # check the perturbation options here, not in a worker
-        perturbed(Workload("check", ()), 0, jitter_seconds=config.jitter_seconds,
-                  run_noise=config.run_noise)
+        perturbed(
+            Workload("check", ()),
+            0,
+            jitter_seconds=config.jitter_seconds,
+            run_noise=config.run_noise,
+        )
     tasks = [(name, seed) for name in config.policies for seed in seeds]
     workers = min(len(tasks), config.workers or os.cpu_count() or 1)
     results: dict[tuple[str, int], dict[str, Any]] = {}
@@ -141,7 +147,7 @@ def environment_size(report: Mapping[str, Any]) -> int:
     capacity = report["workload"]["capacity"]
     values = list(capacity.values())
     if values and isinstance(values[0], dict):
-        return max(sum(v.values()) for v in values)
+        return int(max(sum(v.values()) for v in values))
     return int(sum(values))
 
 
