@@ -5,7 +5,8 @@
   the environment's size;
 - ``lost-work.png``: instance-hours of work lost to preemptions, per share and policy;
 - ``completion-by-team.png``: completion time (submission to success) per team and
-  policy, as box plots (whiskers 5th-95th percentile).
+  policy, as box plots (whiskers 5th-95th percentile);
+- ``overview.png``: the four on one page with the verdicts (:func:`overview`).
 
 Input: per policy the ``series`` of one run (:func:`quotagov.whatif.governed.run_policy`)
 and the environment's capacity. Needs the ``plot`` extra (``pip install quotagov[plot]``).
@@ -14,7 +15,7 @@ and the environment's capacity. Needs the ``plot`` extra (``pip install quotagov
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -133,3 +134,15 @@ def all_plots(series: Mapping[str, Mapping[str, Any]], capacity: int) -> dict[st
         "lost-work.png": lost_work(series),
         "completion-by-team.png": completion_by_team(series),
     }
+
+
+def overview(plots: Mapping[str, bytes], verdict_lines: Sequence[str]) -> bytes:
+    """The four plots in a 2 x 2 grid under the verdict lines (one picture of the report)."""
+    import matplotlib.image
+
+    fig, axes = plt.subplots(2, 2, figsize=(14, 8.8))
+    for ax, name in zip(axes.flat, PLOT_FILES, strict=True):
+        ax.imshow(matplotlib.image.imread(io.BytesIO(plots[name]), format="png"))
+        ax.axis("off")
+    fig.suptitle("\n".join(verdict_lines), fontsize=9, family="monospace", x=0.01, ha="left")
+    return _png(fig)

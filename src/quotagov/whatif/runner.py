@@ -152,9 +152,10 @@ def environment_size(report: Mapping[str, Any]) -> int:
 
 
 def write_report(report: Mapping[str, Any], series: Mapping[str, Any], out: Path) -> list[Path]:
-    """Write ``report.json``, the PNG plots and ``report.html`` into ``out``; their paths."""
+    """Write ``report.json``, the PNG plots (and ``overview.png``, all four with the
+    verdicts) and ``report.html`` into ``out``; returns their paths."""
     from quotagov.whatif.html import render
-    from quotagov.whatif.plots import all_plots
+    from quotagov.whatif.plots import all_plots, overview
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -165,6 +166,8 @@ def write_report(report: Mapping[str, Any], series: Mapping[str, Any], out: Path
     for name, data in plots.items():
         (out / name).write_bytes(data)
         written.append(out / name)
+    (out / "overview.png").write_bytes(overview(plots, list(report["verdicts"].values())))
+    written.append(out / "overview.png")
     page = out / "report.html"
     page.write_text(render(report, plots), encoding="utf-8")
     written.append(page)
