@@ -8,8 +8,10 @@ rate that offers ``--load`` of the 24-instance environment. The 4 policies are
 of today's (in-share preemption on in background; background's borrow limit 100 %).
 
 Prints, for one process and for the pool (``--workers``, default the cores): wall
-time, peak memory (the parent's peak RSS, and the largest worker's), and the pool's
-speed-up. Targets on the 2-core machine: under 60 s and 4 GB.
+time, CPU seconds (this process and its workers), peak memory (the parent's peak RSS,
+and the largest worker's), the load average before the run (the machine may be
+shared: then wall time is not what the code costs), and the pool's speed-up (wall
+over wall). Targets on the 2-core machine: under 60 s and 4 GB.
 
 Usage: ``python benchmarks/whatif.py [--jobs 100000] [--workers 2] [--skip-serial]``
 """
@@ -85,6 +87,13 @@ def workload(n_jobs: int, compress: float, load: float, seed: int = 11) -> Workl
     return Workload(f"openb-resampled-{n_jobs}", tuple(jobs), notes=dict(sample.notes))
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished workers."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _peak_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
@@ -105,13 +114,15 @@ def main() -> None:
     )
     timings = {}
     for workers in ([] if args.skip_serial else [1]) + [args.workers]:
+        load = os.getloadavg()[0]
+        cpu0 = _cpu_seconds()
         start = time.perf_counter()
         report, _ = run_whatif(replace(config, workers=workers))
         timings[workers] = time.perf_counter() - start
         print(
-            f"workers={workers}: wall {timings[workers]:.1f} s, peak RSS parent "
-            f"{_peak_mb(resource.RUSAGE_SELF):.0f} MB, largest worker "
-            f"{_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB"
+            f"workers={workers}: wall {timings[workers]:.1f} s, CPU {_cpu_seconds() - cpu0:.1f} s, "
+            f"peak RSS parent {_peak_mb(resource.RUSAGE_SELF):.0f} MB, largest worker "
+            f"{_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB (load average before: {load:.1f})"
         )
     if 1 in timings and args.workers in timings and args.workers != 1:
         print(f"pool speed-up over one process: {timings[1] / timings[args.workers]:.2f}x")

@@ -25,6 +25,7 @@ def _tagged(name: str, share_name: str, team: str, klass: str, **kwargs: Any) ->
     request = submit_request(name, share_name, **kwargs)
     request["tags"].update(
         {
+            "quotagov:submissionId": f"sub-{name}",
             "quotagov:team": team,
             "quotagov:workloadClass": klass,
             "quotagov:priorityLevel": "standard",
@@ -142,3 +143,28 @@ def test_a_bad_since_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert history.run(args, batch=object()) == 2
     assert "--since: 'yesterday' is neither ISO 8601 nor epoch seconds" in capsys.readouterr().err
     assert history.parse_since("2026-05-01T00:00:00Z") == 1777593600.0
+
+
+def test_tags_of_a_job_submitted_around_quotagov_are_not_trusted(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    # The attacker submits straight to Batch with quotagov's team tags but no
+    # submission: the export keeps no team or class, and whatif places the job by share.
+    b = SimulatedBatch(
+        capacity={GPU: 2}, shares=[share("team_a", 2)], job_queue=QUEUE, clock=clock, seed=1
+    )
+    forged = submit_request("sneaky", "team_a", run_seconds=50)
+    forged["tags"].update({"quotagov:team": "release", "quotagov:workloadClass": "release"})
+    b.submit_service_job(**forged)
+    b.advance(100)
+    path = tmp_path / "h.jsonl"
+    with path.open("w") as handle:
+        export_history(b, QUEUE, handle, sleep=lambda s: None)
+    line = json.loads(path.read_text())
+    assert (line["submissionId"], line["team"], line["workloadClass"]) == (None, None, None)
+    from quotagov.whatif.mapping import parse_maps
+
+    workload = from_history(path, maps=parse_maps(["team_a=research:exploratory"]))
+    assert [(j.name, j.team, j.workloadClass) for j in workload.jobs] == [
+        ("sneaky", "research", "exploratory")
+    ]

@@ -15,14 +15,17 @@ Any other Batch error stops the export (lines already written stay, each complet
 
 One line per job (seconds since the epoch, floats)::
 
-    {"jobName", "jobId", "status", "team", "workloadClass", "priorityLevel",
+    {"jobName", "jobId", "submissionId", "status", "team", "workloadClass", "priorityLevel",
      "quotaShareName", "schedulingPriority", "instanceType", "instanceCount",
      "submittedAt", "startedAt", "stoppedAt", "attempts": [{"startedAt", "stoppedAt"}],
      "preemptions", "checkpointIntervalSeconds"}
 
 ``team``, ``workloadClass``, ``priorityLevel`` and ``checkpointIntervalSeconds`` come
-from quotagov's tags (null for a job submitted around quotagov); instance type and
-count from the payload's ``ResourceConfig``.
+from quotagov's tags, and only for a job quotagov submitted (it carries
+``quotagov:submissionId``, in ``submissionId``): a job submitted around quotagov gets
+nulls there, whatever tags it carries, so a forged ``quotagov:team`` tag cannot place
+it in a team (``whatif`` places such jobs by share with ``--map``). Instance type and
+count come from the payload's ``ResourceConfig``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from quotagov.governance.ports import BatchPort, BatchThrottledError
+from quotagov.governance.submission.to_batch import CHECKPOINT_TAG, SUBMISSION_TAG
 
 #: ``maxResults`` of each ``ListServiceJobs`` page (Batch's ceiling).
 PAGE_SIZE = 100
@@ -54,6 +58,9 @@ def _seconds(ms: Any) -> float | None:
 def history_line(job: Mapping[str, Any]) -> dict[str, Any]:
     """The history record of one ``DescribeServiceJob`` response."""
     tags = job.get("tags") or {}
+    submission = tags.get(SUBMISSION_TAG)
+    if not submission:
+        tags = {}  # submitted around quotagov: its tags say nothing about team or class
     resources: Mapping[str, Any] = {}
     try:
         payload = json.loads(job.get("serviceRequestPayload") or "{}")
@@ -61,10 +68,11 @@ def history_line(job: Mapping[str, Any]) -> dict[str, Any]:
     except (TypeError, ValueError):
         pass
     usage = (job.get("capacityUsage") or [{}])[0]
-    interval = tags.get("quotagov:checkpointIntervalSeconds")
+    interval = tags.get(CHECKPOINT_TAG)
     return {
         "jobName": job.get("jobName"),
         "jobId": job.get("jobId"),
+        "submissionId": submission or None,
         "status": job.get("status"),
         "team": tags.get("quotagov:team"),
         "workloadClass": tags.get("quotagov:workloadClass"),
