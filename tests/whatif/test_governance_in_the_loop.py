@@ -163,3 +163,26 @@ def test_unknown_team_is_a_refusal(capacity: dict[str, int]) -> None:
     result = run_policy(small_policy(), workload, capacity)
     assert result["refusals"] == {"team: unknown team 'ghost'": 1}
     assert result["total"]["refusedJobs"] == 1
+
+
+def test_a_successor_name_taken_by_a_workload_job_gets_another(capacity: dict[str, int]) -> None:
+    # a workload job is already called r2-r1: the successor of r2 must not collide
+    workload = Workload("clash", (*contention().jobs, wjob("r2-r1", "r", "exp", 5000, 10)))
+    result = run_policy(small_policy(action="reclassify"), workload, capacity)
+    assert result["actions"][0]["successor"] == "r2-r1'"
+    assert result["total"]["jobs"] == {"SUCCEEDED": 4, "FAILED": 1}
+
+
+def test_repeated_job_names_are_made_unique_on_import(tmp_path: Any) -> None:
+    from quotagov.whatif.importers import from_history
+
+    line = {"jobName": "train", "instanceType": GPU, "instanceCount": 1, "submittedAt": 0,
+            "attempts": [{"startedAt": 0, "stoppedAt": 10}], "team": "r",
+            "workloadClass": "exp"}  # fmt: skip
+    path = tmp_path / "h.jsonl"
+    import json
+
+    path.write_text("\n".join(json.dumps(line) for _ in range(3)) + "\n")
+    workload = from_history(path, maps={})
+    assert [j.name for j in workload.jobs] == ["train", "train#2", "train#3"]
+    assert workload.notes == {"renamedDuplicates": 2}

@@ -48,7 +48,7 @@ from quotagov.governance.dispositions.rules import (
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission_request import SubmissionRequest, schema_faults
 from quotagov.policy.models import Policy, WorkloadClass
-from quotagov.scheduler import Engine, JobSpec, Options, ShareConfig, Transition
+from quotagov.scheduler import Engine, EngineError, JobSpec, Options, ShareConfig, Transition
 from quotagov.scheduler.metrics import (
     JobClock,
     capacity_instance_seconds,
@@ -288,6 +288,7 @@ class GovernedRun:
         }
         self.actions: list[dict[str, Any]] = []
         self.successor_of: dict[str, str] = {}
+        self.names = {j.name for j in workload.jobs}
         self.clock = JobClock()
         self.series = _UsedSeries(self.counts)
         self.engine.add_listener(self.clock)
@@ -328,9 +329,12 @@ class GovernedRun:
             checkpointIntervalSeconds=job.checkpointIntervalSeconds,
             submittedAt=at,
         )
+        try:
+            self.engine.schedule_submission(spec)
+        except EngineError as exc:  # a value the scheduler refuses: a refusal, not a crash
+            return f"{job.origin or name}: {exc}"
         self.jobs[name] = _Job(job, klass, routed, generation, original)
         self.counts[name] = job.instanceCount
-        self.engine.schedule_submission(spec)
         return None
 
     # -- the loop --------------------------------------------------------------------
@@ -431,6 +435,8 @@ class GovernedRun:
         if choice is Choice.RECLASSIFY:
             target = next_share(info.workload_class, info.share) or info.share
         successor = f"{info.original}-r{info.generation + 1}"
+        while successor in self.jobs or successor in self.names:
+            successor += "'"  # a workload job already has that name
         work = remaining if remaining is not None and remaining > 0 else info.source.runSeconds
         refused = self._submit(
             info.source,

@@ -122,9 +122,31 @@ class _Faults:
 
 
 def _sorted(name: str, jobs: list[WorkloadJob], **kwargs: Any) -> Workload:
-    """The workload with its jobs in submission order, times shifted to start at 0."""
+    """The workload with its jobs in submission order, times shifted to start at 0.
+
+    Job names are made unique (Batch job names need not be): a repeated name gets
+    ``#2``, ``#3``... in file order, counted in ``notes["renamedDuplicates"]``.
+    """
     if not jobs:
         raise WorkloadError([f"{name}: no job to replay (notes: {kwargs.get('notes', {})})"])
+    seen: dict[str, int] = {}
+    taken = {j.name for j in jobs}
+    renamed = 0
+    for i, job in enumerate(jobs):
+        n = seen.get(job.name, 0) + 1
+        seen[job.name] = n
+        if n > 1:
+            new = f"{job.name}#{n}"
+            while new in taken:
+                n += 1
+                new = f"{job.name}#{n}"
+            taken.add(new)
+            jobs[i] = replace(job, name=new)
+            renamed += 1
+    if renamed:
+        notes = dict(kwargs.get("notes") or {})
+        notes["renamedDuplicates"] = renamed
+        kwargs["notes"] = notes
     jobs.sort(key=lambda j: j.submittedAt)
     t0 = jobs[0].submittedAt
     if t0:

@@ -124,7 +124,7 @@ def run_whatif(
     for name in config.policies:
         runs = [results[(name, s)] for s in seeds]
         policies[name] = aggregate(runs)
-        policies[name]["actions"] = len(runs[0]["actions"])
+        policies[name]["adminActions"] = len(runs[0]["actions"])
         series[name] = runs[0]["series"]
         capacities[name] = runs[0]["capacity"]
     with_deltas(policies)
