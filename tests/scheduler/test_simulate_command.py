@@ -192,3 +192,13 @@ def test_simulate_with_a_policy_and_an_unmapped_share_exits_2(
     assert main(["simulate", str(walkthrough), "--policy", str(policy)]) == 2
     err = capsys.readouterr().err
     assert "jobs[0].quotaShareName: share 'background' is not mapped" in err
+
+
+def test_a_policy_given_as_the_scenario_says_how_to_use_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    policy = Path(__file__).resolve().parents[2] / "src/quotagov/examples/policy.yaml"
+    assert main(["simulate", str(policy)]) == 2
+    err = capsys.readouterr().err
+    assert "this is a governance policy, not a scenario" in err
+    assert f"quotagov simulate WORKLOAD --policy {policy}" in err

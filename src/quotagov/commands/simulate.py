@@ -84,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
         scenario = load_scenario(args.scenario)
     except ScenarioError as exc:
         print(f"quotagov simulate: invalid scenario {args.scenario}:", file=sys.stderr)
+        if _looks_like_policy(args.scenario):
+            print(
+                "  (document): this is a governance policy, not a scenario: replay a "
+                f"workload under it with quotagov simulate WORKLOAD --policy {args.scenario}",
+                file=sys.stderr,
+            )
         for fault in exc.faults:
             print(f"  {fault}", file=sys.stderr)
         return 2
@@ -101,6 +107,18 @@ def run(args: argparse.Namespace) -> int:
         actions = [{"at": a.at, "type": a.type, **a.fields} for a in scenario.actions]
         sys.stdout.write(render_table(document, max_rows=args.max_rows, actions=actions))
     return 0
+
+
+def _looks_like_policy(path: str) -> bool:
+    """True when ``path`` holds a governance policy document (quota shares and classes)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and {"quotaShares", "workloadClasses"} <= set(data)
 
 
 def _fmt(value: Any) -> str:
