@@ -186,3 +186,14 @@ def test_repeated_job_names_are_made_unique_on_import(tmp_path: Any) -> None:
     workload = from_history(path, maps={})
     assert [j.name for j in workload.jobs] == ["train", "train#2", "train#3"]
     assert workload.notes == {"renamedDuplicates": 2}
+
+
+def test_dispositions_are_counted_per_share_and_team(capacity: dict[str, int]) -> None:
+    # r2's reclassification is counted where r2 was (share bg, team r)
+    result = run_policy(small_policy(action="reclassify"), contention(), capacity)
+    assert result["shares"]["bg"]["dispositions"]["reclassify"] == 1
+    assert result["shares"]["med"]["dispositions"]["reclassify"] == 0
+    assert result["teams"]["r"]["dispositions"]["reclassify"] == 1
+    assert result["teams"]["a"]["dispositions"] == {
+        "resubmit": 0, "reclassify": 0, "askOwner": 0, "thrashGuard": 0, "abandon": 0,
+    }  # fmt: skip

@@ -105,7 +105,7 @@ def test_whatif_compares_two_policies_on_the_sample(
                 "refusedJobs",
             ):
                 assert key in m
-        assert {"resubmit", "reclassify", "askOwner"} <= set(entry["total"]["dispositions"])
+            assert {"resubmit", "reclassify", "askOwner"} <= set(m["dispositions"])
     # the first policy's delta is zero; the other's is its difference
     today, candidate = report["policies"]["today"], report["policies"]["candidate"]
     assert today["delta"]["total"]["utilization"]["change"] == 0

@@ -63,6 +63,8 @@ from quotagov.whatif.workload import Workload, WorkloadJob
 
 OwnerChoice = Literal["resubmit", "reclassify", "abandon"]
 
+#: Kinds of ``dispositions`` counted (successors by kind, asks, early terminations).
+DISPOSITION_KINDS = ("resubmit", "reclassify", "askOwner", "thrashGuard", "abandon")
 #: ``statusReason`` of a job the thrash guard terminated.
 REASON_THRASH_GUARD = "THRASH_GUARD"
 #: Points kept of the sorted waits and completions for the plots (quantiles).
@@ -283,9 +285,8 @@ class GovernedRun:
         self.jobs: dict[str, _Job] = {}
         self.counts: dict[str, int] = {}
         self.refused: list[tuple[WorkloadJob, str]] = []
-        self.dispositions = {
-            k: 0 for k in ("resubmit", "reclassify", "askOwner", "thrashGuard", "abandon")
-        }
+        #: Disposition counts by ``("total",)``, ``("share", name)``, ``("team", name)``.
+        self.dispositions: dict[tuple[str, ...], dict[str, int]] = {}
         self.actions: list[dict[str, Any]] = []
         self.successor_of: dict[str, str] = {}
         self.names = {j.name for j in workload.jobs}
@@ -349,6 +350,12 @@ class GovernedRun:
         elif t.to == "RUNNABLE":
             self._thrash_check(t, info)
 
+    def _count(self, kind: str, info: _Job) -> None:
+        """Count a disposition in the total, the job's share and its team."""
+        for key in (("total",), ("share", info.share), ("team", info.source.team)):
+            counts = self.dispositions.setdefault(key, dict.fromkeys(DISPOSITION_KINDS, 0))
+            counts[kind] += 1
+
     def _log(self, at: float, action: str, job: str, why: str, **extra: Any) -> None:
         self.actions.append({"at": at, "action": action, "jobName": job, "reason": why, **extra})
 
@@ -366,7 +373,7 @@ class GovernedRun:
                 f"{why}; class policy {action}",
             )
         elif choices == (Choice.ABANDON,):
-            self.dispositions["abandon"] += 1
+            self._count("abandon", info)
             self._log(
                 t.at,
                 "abandon",
@@ -374,7 +381,7 @@ class GovernedRun:
                 f"{why}; maxResubmits={klass.onRetriesExhausted.maxResubmits} reached",
             )
         else:
-            self.dispositions["askOwner"] += 1
+            self._count("askOwner", info)
             self._log(t.at, "askOwner", t.jobName, f"{why}; owner asked ({', '.join(choices)})")
             at = t.at + self.options.decision_delay_seconds
             wanted = Choice(self.options.owner_choice)
@@ -383,7 +390,7 @@ class GovernedRun:
 
             def decide(engine: Engine) -> None:
                 if choice is Choice.ABANDON:
-                    self.dispositions["abandon"] += 1
+                    self._count("abandon", info)
                     self._log(engine.now, "abandon", name, "the owner abandoned it")
                 else:
                     self._successor(name, info, choice, engine.now, f"the owner chose {choice}")
@@ -410,7 +417,7 @@ class GovernedRun:
         def terminate_and_reclassify(engine: Engine) -> None:
             if engine.job(name).status in ("SUCCEEDED", "FAILED"):
                 return
-            self.dispositions["thrashGuard"] += 1
+            self._count("thrashGuard", info)
             self._log(engine.now, "thrashGuard", name, why)
             self._successor(name, info, Choice.RECLASSIFY, engine.now, why, terminate_first=True)
 
@@ -452,7 +459,7 @@ class GovernedRun:
             self._log(engine.now, "successorRefused", name, refused, share=target)
             return
         self.successor_of[name] = successor
-        self.dispositions[str(choice)] += 1
+        self._count(str(choice), info)
         self._log(at, str(choice), name, why, successor=successor, share=target)
 
     # -- running ---------------------------------------------------------------------
@@ -497,8 +504,10 @@ class GovernedRun:
             refused_by_team[job.team] = refused_by_team.get(job.team, 0) + 1
             by_team.setdefault(job.team, [])
 
-        def block(jobs: list[Any], usage: Any, refused: int = 0) -> dict[str, Any]:
-            return metrics_block(
+        def block(
+            jobs: list[Any], usage: Any, key: tuple[str, ...], refused: int = 0
+        ) -> dict[str, Any]:
+            out = metrics_block(
                 jobs,
                 usage,
                 waits,
@@ -507,17 +516,23 @@ class GovernedRun:
                 carried_on=carried,
                 refused=refused,
             )
+            out["dispositions"] = dict(
+                self.dispositions.get(key) or dict.fromkeys(DISPOSITION_KINDS, 0)
+            )
+            return out
 
-        total = block(views, usage_of_shares(integrals, share_names), len(self.refused))
-        total["dispositions"] = dict(self.dispositions)
+        total = block(views, usage_of_shares(integrals, share_names), ("total",), len(self.refused))
         gpus = {**KNOWN_GPUS, **self.workload.gpusPerInstance}
         if all(v.instanceType in gpus for v in views):
             total["lostGpuSeconds"] = sum(
                 v.lostSeconds * v.instanceCount * gpus[v.instanceType] for v in views
             )
-        shares = {n: block(by_share[n], usage_of_shares(integrals, [n])) for n in share_names}
+        shares = {
+            n: block(by_share[n], usage_of_shares(integrals, [n]), ("share", n))
+            for n in share_names
+        }
         teams = {
-            t: block(jobs, usage_of_jobs(jobs, held), refused_by_team.get(t, 0))
+            t: block(jobs, usage_of_jobs(jobs, held), ("team", t), refused_by_team.get(t, 0))
             for t, jobs in sorted(by_team.items())
         }
         completions: dict[str, list[float]] = {}
