@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from quotagov.durations import human_duration
 from quotagov.whatif import WhatIf, run_whatif
 from quotagov.whatif.perturb import perturbed
@@ -110,3 +112,21 @@ def test_human_durations() -> None:
     assert human_duration(3599.6) == "1 h"
     assert human_duration(0) == "0 s"
     assert human_duration(None) == "-"
+
+
+def test_the_pool_works_without_fork_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # where workers are spawned (macOS, Windows), they get the comparison pickled
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    config = WhatIf(
+        policies={"a": small_policy()},
+        workload=contention(),
+        capacity={"ml.g5.xlarge": 2},
+        seeds=2,
+        jitter_seconds=0,
+        run_noise=0,
+        workers=2,
+    )
+    report, _ = run_whatif(config)
+    assert report["policies"]["a"]["total"]["dispositions"]["reclassify"] == 1

@@ -13,7 +13,8 @@ Each ``M`` is a :func:`quotagov.scheduler.metrics.metrics_block` (``total`` adds
 ``dispositions``); with ``K > 1`` seeds every number of ``M`` is the **median** over
 the seeds and ``spread`` holds ``[min, max]`` at the same place. ``D`` holds, for the
 compared figures (:data:`COMPARED`), ``{"change": this - first, "percent": change
-over |first| x 100}`` (``percent`` null when the first is 0 or null).
+over |first| x 100}`` (``percent`` null when the first is 0 or null). ``refusals``
+counts jobs per refusal reason (with seeds, the largest count over the seeds).
 """
 
 from __future__ import annotations

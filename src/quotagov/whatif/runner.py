@@ -71,10 +71,18 @@ def _run_one(policy_name: str, seed: int) -> dict[str, Any]:
     return run_policy(config.policies[policy_name], workload, config.capacity, config.options)
 
 
-def _executor(workers: int) -> Executor:
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+def _set_current(config: WhatIf) -> None:
+    """Worker initializer where workers are not forked (they get the comparison pickled)."""
+    global _CURRENT
+    _CURRENT = config
+
+
+def _executor(workers: int, config: WhatIf) -> Executor:
+    if "fork" in multiprocessing.get_all_start_methods():
+        return ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("fork")
+        )
+    return ProcessPoolExecutor(max_workers=workers, initializer=_set_current, initargs=(config,))
 
 
 def run_whatif(
@@ -110,7 +118,7 @@ def run_whatif(
                 if progress:
                     progress(i + 1, len(tasks))
         else:
-            with _executor(workers) as pool:
+            with _executor(workers, config) as pool:
                 futures = {pool.submit(_run_one, n, s): (n, s) for n, s in tasks}
                 for done, future in enumerate(as_completed(futures), start=1):
                     results[futures[future]] = future.result()
