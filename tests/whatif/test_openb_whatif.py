@@ -191,3 +191,33 @@ def test_command_line_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 2
     assert "--policy 'x': expected NAME=FILE" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_any_csv_with_a_column_mapping(tmp_path: Path) -> None:
+    from quotagov.whatif.importers import Columns
+
+    path = tmp_path / "tasks.csv"
+    path.write_text(
+        "id,queue,gpus,t_submit,t_start,t_end\nx,gpu-a,2,100,160,1060\ny,gpu-b,1,0,0,50\n"
+    )
+    columns = Columns.parse(
+        ["name=id", "group=queue", "gpus=gpus", "submitted=t_submit", "started=t_start",
+         "ended=t_end"]
+    )  # fmt: skip
+    workload = from_csv(
+        path,
+        columns=columns,
+        maps=parse_maps(["gpu-a=research:exploratory", "gpu-b=applied:scheduled:low"]),
+        compress=10,
+    )
+    # sorted by submission, times / 10: y at 0 for 5 s, x at 10 for 90 s on 2 instances
+    assert [(j.name, j.submittedAt, j.runSeconds, j.instanceCount) for j in workload.jobs] == [
+        ("y", 0, 5, 1),
+        ("x", 10, 90, 2),
+    ]
+    assert workload.jobs[0].priorityLevel == "low"
+    with pytest.raises(WorkloadError) as caught:
+        Columns.parse(["name=id", "color=red"])
+    assert caught.value.faults[-1] == (
+        "--column: no column given for group, gpus, submitted, started, ended"
+    )
