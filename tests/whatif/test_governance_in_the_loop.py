@@ -197,3 +197,19 @@ def test_dispositions_are_counted_per_share_and_team(capacity: dict[str, int]) -
     assert result["teams"]["a"]["dispositions"] == {
         "resubmit": 0, "reclassify": 0, "askOwner": 0, "thrashGuard": 0, "abandon": 0,
     }  # fmt: skip
+
+
+def test_a_thrashing_job_terminated_while_running_keeps_only_its_checkpoint(
+    capacity: dict[str, int],
+) -> None:
+    # The controller reacts 700 s late: the guard trips at r2's preemption (100) and acts
+    # at 800. r2 borrowed med again at 600 (a1 ended) and ran 200 s, none of it
+    # checkpointed (every 300 s), so the termination loses it: r2-r1 needs all 1000 s.
+    policy = small_policy(retries=None, thrash={"preemptions": 1, "windowSeconds": 60})
+    late = run_policy(policy, contention(), capacity, LoopOptions(reaction_seconds=700))
+    assert [(a["at"], a["action"]) for a in late["actions"]] == [
+        (800, "thrashGuard"),
+        (800, "reclassify"),
+    ]
+    # r2-r1 submitted at 800 to med (free: r2 released it), runs 800-1800
+    assert late["teams"]["r"]["completionSeconds"]["p95"] == 1800

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from quotagov.batch_semantics import saved_seconds
 from quotagov.governance.dispositions.record import Choice
 from quotagov.governance.dispositions.rules import (
     choices_for_generation,
@@ -435,7 +436,12 @@ class GovernedRun:
     ) -> None:
         """Submit the successor of ``name`` (at ``at``, >= now) in its target share."""
         engine = self.engine
-        remaining = engine.job(name).remainingSeconds
+        view = engine.job(name)
+        remaining = view.remainingSeconds
+        if remaining is not None and view.status == "RUNNING" and view.runningSince is not None:
+            # terminated while running: only what the last checkpoint saved is kept
+            ran = engine.now - view.runningSince
+            remaining += ran - saved_seconds(ran, info.source.checkpointIntervalSeconds)
         if terminate_first:
             engine.terminate(name, REASON_THRASH_GUARD)
         target = info.share
