@@ -213,3 +213,27 @@ def test_a_thrashing_job_terminated_while_running_keeps_only_its_checkpoint(
     ]
     # r2-r1 submitted at 800 to med (free: r2 released it), runs 800-1800
     assert late["teams"]["r"]["completionSeconds"]["p95"] == 1800
+
+
+def test_best_effort_fifo_lets_a_small_job_pass_a_blocked_head() -> None:
+    # bg: r1 (0-100) holds bg's instance; r-big (at 1, 2 instances) needs both, so it
+    # waits for r1; r-small (at 2) could borrow med's idle instance.
+    workload = Workload(
+        "fifo",
+        (
+            wjob("r1", "r", "exp", 0, 100),
+            wjob("r-big", "r", "exp", 1, 100, count=2),
+            wjob("r-small", "r", "exp", 2, 10),
+        ),
+    )
+    capacity = {GPU: 2}
+    strict = run_policy(small_policy(), workload, capacity, LoopOptions(queueing="STRICT_FIFO"))
+    # STRICT_FIFO: r-small waits behind the blocked head: r-big 100-200, r-small 200-210;
+    # waits [0, 99, 198], completions [100, 199, 208]
+    assert strict["total"]["waitSeconds"] == {"p50": 99, "p95": 198, "max": 198}
+    assert strict["teams"]["r"]["completionSeconds"] == {"p50": 199, "p95": 208}
+    loose = run_policy(small_policy(), workload, capacity, LoopOptions(queueing="BEST_EFFORT_FIFO"))
+    # BEST_EFFORT_FIFO: r-small borrows at once (2-12); r-big still 100-200;
+    # waits [0, 99, 0], completions [10, 100, 199]
+    assert loose["total"]["waitSeconds"] == {"p50": 0, "p95": 99, "max": 99}
+    assert loose["teams"]["r"]["completionSeconds"] == {"p50": 100, "p95": 199}

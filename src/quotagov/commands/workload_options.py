@@ -96,6 +96,12 @@ def add_workload_arguments(p: argparse.ArgumentParser, *, positional: bool = Tru
         help="the controller's delay from a job event to its action (default 0)",
     )
     p.add_argument(
+        "--queueing",
+        choices=("STRICT_FIFO", "BEST_EFFORT_FIFO"),
+        default="STRICT_FIFO",
+        help="how a share's queue treats a head that cannot start (default STRICT_FIFO)",
+    )
+    p.add_argument(
         "--startup-seconds",
         type=float,
         default=0.0,
@@ -151,6 +157,7 @@ def loop_options(args: argparse.Namespace) -> Any:
         owner_choice=args.owner_choice,
         reaction_seconds=args.reaction,
         startup_seconds=args.startup_seconds,
+        queueing=args.queueing,
     )
 
 
