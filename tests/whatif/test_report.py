@@ -130,3 +130,15 @@ def test_the_pool_works_without_fork_too(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     report, _ = run_whatif(config)
     assert report["policies"]["a"]["total"]["dispositions"]["reclassify"] == 1
+
+
+def test_the_environment_is_named_once_when_the_policies_agree() -> None:
+    from quotagov.whatif.html import _environment
+    from quotagov.whatif.runner import _one_or_each
+
+    same = {"a": {"ml.g5.xlarge": 2}, "b": {"ml.g5.xlarge": 2}}
+    assert _one_or_each(same) == {"ml.g5.xlarge": 2}
+    differ = {"a": {"ml.g5.xlarge": 2}, "b": {"ml.g5.xlarge": 3}}
+    assert _one_or_each(differ) == differ
+    assert _environment({"ml.g5.xlarge": 2}) == "2 x ml.g5.xlarge"
+    assert _environment(differ) == "a: 2 x ml.g5.xlarge; b: 3 x ml.g5.xlarge"

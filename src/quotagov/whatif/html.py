@@ -73,6 +73,14 @@ def _group_rows(policies: Mapping[str, Mapping[str, Any]], part: str) -> list[li
     return rows
 
 
+def _environment(capacity: Mapping[str, Any]) -> str:
+    """``24 x ml.g5.xlarge``, or per policy when each policy brings its own."""
+    values = list(capacity.values())
+    if values and isinstance(values[0], Mapping):
+        return "; ".join(f"{name}: {_environment(c)}" for name, c in capacity.items())
+    return ", ".join(f"{n} x {t}" for t, n in capacity.items())
+
+
 def render(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
     """The HTML page of a what-if ``report`` (see :mod:`.report`) with its ``plots``."""
     workload = report["workload"]
@@ -86,7 +94,7 @@ def render(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
         f"<h1>What-if: {html.escape(str(workload['name']))}</h1>",
         f"<p>{workload['jobs']} jobs, submissions over "
         f"{html.escape(human_duration(workload['submissionSpanSeconds']))}; environment "
-        f"{html.escape(', '.join(f'{n} x {t}' for t, n in workload['capacity'].items()))}; "
+        f"{html.escape(_environment(workload['capacity']))}; "
         f"{seeds} seed(s)"
         + (" (figures are medians, [min..max] over the seeds)" if seeds > 1 else "")
         + f". Left out by the import: {html.escape(notes)}.</p>",

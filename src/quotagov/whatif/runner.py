@@ -139,7 +139,7 @@ def run_whatif(
     workload = {
         **config.workload.summary(),
         "seeds": config.seeds,
-        "capacity": config.capacity or config.workload.capacity or capacities,
+        "capacity": config.capacity or config.workload.capacity or _one_or_each(capacities),
         "options": {
             **asdict(config.options),
             "jitterSeconds": config.jitter_seconds if config.seeds > 1 else 0,
@@ -148,6 +148,12 @@ def run_whatif(
     }
     report = {"workload": workload, "policies": policies, "verdicts": verdicts(policies)}
     return report, series
+
+
+def _one_or_each(capacities: dict[str, Any]) -> Any:
+    """The policies' environment: one mapping when they agree, else one per policy."""
+    values = list(capacities.values())
+    return values[0] if all(v == values[0] for v in values) else capacities
 
 
 def environment_size(report: Mapping[str, Any]) -> int:
