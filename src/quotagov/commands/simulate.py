@@ -344,7 +344,7 @@ def render_governed(name: str, policy: str, result: dict[str, Any], max_rows: in
     actions = result["actions"]
     rows = [
         (
-            human_duration(a["at"]),
+            f"{_fmt(a['at'])} ({human_duration(a['at'])})",
             a["action"],
             a["jobName"],
             a.get("successor") or "",
@@ -360,7 +360,11 @@ def render_governed(name: str, policy: str, result: dict[str, Any], max_rows: in
         + ")",
         "",
         "Admin actions (the controller's decisions)",
-        *(_table(("at", "action", "job", "successor", "share", "why"), rows) if rows else ["none"]),
+        *(
+            _table(("t (s)", "action", "job", "successor", "share", "why"), rows)
+            if rows
+            else ["none"]
+        ),
     ]
     if len(actions) > max_rows:
         lines.append(f"... {len(actions) - max_rows} more (use --output json for all)")
