@@ -6,8 +6,10 @@ body field. Answers:
 
 - 201 with the escalation (status PENDING, impact preview, Slack message) when it
   waits for approval;
-- 200 with the escalation (status APPLIED, ``direct``) for a level the team may set
-  itself;
+- 202 with the escalation (status APPROVED, ``direct``) for a level the team may set
+  itself: the apply function (the only caller of ``UpdateServiceJob``) applies it and
+  ``GET /jobs/{jobId}`` shows the new priority; 200 (status APPLIED) when this
+  function runs without the hand-off (``APPLY_QUEUE_URL`` unset) and applied it;
 - 422 ``{"message": reason}`` for a refused request (see
   :mod:`quotagov.governance.escalations`), or Powertools' validation detail for a
   malformed body; 400 ``{"message": "body: ..."}`` for a body nested too deeply to
@@ -71,7 +73,9 @@ def create_escalation(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
     )
-    status = 201 if escalation.status is EscalationStatus.PENDING else 200
+    status = {EscalationStatus.PENDING: 201, EscalationStatus.APPROVED: 202}.get(
+        escalation.status, 200
+    )
     return json_response(status, escalation.to_api())
 
 
