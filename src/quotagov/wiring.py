@@ -221,6 +221,15 @@ class Services:
 
         return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
 
+    @dependency()
+    def decision_idempotency(self) -> DynamoDBPersistenceLayer:
+        """Powertools Idempotency of the apply function's hand-offs, on
+        ``IDEMPOTENCY_TABLE`` too: its own persistence layer, because a layer keeps
+        the first configuration (key path) it was used with."""
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
+
     # --- escalations ------------------------------------------------------------------
 
     @dependency()

@@ -62,9 +62,9 @@ logger = Logger()
 tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
-#: Idempotency: key = the hand-off's kind and record id; a day covers SQS redelivery.
+#: Idempotency: key = ``<kind>:<record id>``; a day covers SQS redelivery.
 IDEMPOTENCY_CONFIG = IdempotencyConfig(
-    event_key_jmespath="[kind, recordId]",
+    event_key_jmespath="key",
     raise_on_no_idempotency_key=True,
     expires_after_seconds=86_400,
 )
@@ -92,7 +92,7 @@ def _settle(work: dict[str, Any]) -> dict[str, Any]:
 
 def _settle_once(kind: str, record_id: str) -> dict[str, Any]:
     """:func:`_settle` behind Powertools Idempotency (persistence from wiring)."""
-    store = services().idempotency
+    store = services().decision_idempotency
     settle = _idempotent_settle.get(id(store))
     if settle is None:
         settle = idempotent_function(
@@ -100,7 +100,7 @@ def _settle_once(kind: str, record_id: str) -> dict[str, Any]:
         )(_settle)
         _idempotent_settle.clear()
         _idempotent_settle[id(store)] = settle
-    return settle(work={"kind": kind, "recordId": record_id})
+    return settle(work={"key": f"{kind}:{record_id}", "kind": kind, "recordId": record_id})
 
 
 def record_handler(record: SQSRecord) -> dict[str, Any]:
@@ -122,7 +122,14 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         assert message.decision is not None
         services().audit.record_decision(message.decision)
         return {"kind": AUDIT, "recordId": message.record_id, "status": "recorded"}
-    result = _settle_once(message.kind, message.record_id)
+    try:
+        result = _settle_once(message.kind, message.record_id)
+    except Exception:
+        logger.exception(
+            "could not settle a decision; SQS delivers it again",
+            extra={"messageId": record.message_id, "kind": message.kind, "id": message.record_id},
+        )
+        raise
     logger.info("settled a decision", extra=result)
     return result
 
