@@ -21,6 +21,7 @@ from quotagov.governance.ports import (
     JobRecordExistsError,
     SubmissionQueueError,
 )
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, route
 from quotagov.governance.submission.deps import (
@@ -276,35 +277,38 @@ def record_unusable_message(
     reasons: list[str],
     deps: SubmissionDeps,
     *,
-    principal: str = "",
+    claimed_principal: str = "",
     fields: Mapping[str, str] | None = None,
-    state: SubmissionState = SubmissionState.FAILED,
 ) -> JobRecord:
-    """Store the outcome of a queue message that can never be submitted.
+    """Store and audit a queue message that is not a reference to a stored submission.
 
-    Used for malformed direct submissions (``FAILED``, schema faults as reasons) and
-    for callers who may not submit for the team (``REFUSED``). The record id is
+    The submit worker submits only what the API stored; any other message (a whole
+    submission sent straight to the queue, a reference to no record, a malformed body)
+    is stored ``REFUSED`` with ``reasons`` and audited ``SubmissionRefused``. The
+    record has no ``principal``: a message attribute proves nothing about the sender,
+    so what it claims is kept as ``claimedPrincipal`` only. The record id is
     deterministic in ``message_id``, so a redelivery stores nothing new.
 
     Returns:
         The stored record (the earlier one on a redelivery).
     """
-    submission_id = submission_id_for(principal, None, message_id)
+    submission_id = submission_id_for("", None, message_id)
     now = int(deps.clock.now())
     known = dict(fields or {})
     record = JobRecord(
         pk=submission_id,
-        state=state,
+        state=SubmissionState.REFUSED,
         team=known.get("team", ""),
         workloadClass=known.get("workloadClass", ""),
         priorityLevel=known.get("priorityLevel", ""),
         jobName=known.get("jobName", ""),
-        principal=principal,
+        principal="",
         reasons=list(reasons),
         createdAt=now,
         updatedAt=now,
         source="sqs",
         messageId=message_id,
+        claimedPrincipal=claimed_principal,
     )
     try:
         stored = deps.jobs.create(record)
@@ -313,12 +317,17 @@ def record_unusable_message(
         if existing is None:  # pragma: no cover - storage fault
             raise
         return existing
-    action = "SubmissionRefused" if state is SubmissionState.REFUSED else "SubmissionFailed"
     audit_decision(
         deps,
-        action,
-        principal or "quotagov",
+        "SubmissionRefused",
+        QUOTAGOV_ACTOR,
         submission_id,
-        {"team": record.team, "reasons": list(reasons), "source": "sqs"},
+        {
+            "team": record.team,
+            "reasons": list(reasons),
+            "source": "sqs",
+            "messageId": message_id,
+            "claimedPrincipal": claimed_principal,
+        },
     )
     return stored
