@@ -10,7 +10,7 @@ import pytest
 
 from quotagov.governance.dispositions import (
     DispositionConflictError,
-    DispositionForbiddenError,
+    DispositionNotFoundError,
     InvalidChoiceError,
     decide_disposition,
 )
@@ -130,8 +130,9 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     assert disposition["status"] == "pending-owner"
     assert disposition["choices"] == ["resubmit", "abandon"]  # reserved is release's only share
     assert submitted(world.batch) == []
-    with pytest.raises(DispositionForbiddenError, match="actor"):
+    with pytest.raises(DispositionNotFoundError, match=r"^jobId: no job 'sub-3'$"):
         decide_disposition("sub-3", "resubmit", "U0ALICE", deps=world.disposition_deps())
+    assert world.store.get("sub-3") == item
     with pytest.raises(InvalidChoiceError, match="reclassify"):
         decide_disposition("sub-3", "reclassify", "U0FRANK", deps=world.disposition_deps())
     outcome = decide_disposition(

@@ -410,10 +410,15 @@ def test_get_of_unknown_or_foreign_submission(stack: Stack) -> None:
     assert status == 404 and view == {"message": "no submission does-not-exist"}
     _, reply = post_jobs(submission())
     assert get_job(reply["submissionId"], BOB)[0] == 200  # same team
-    status, view = get_job(reply["submissionId"], DAVE)
-    assert status == 403
-    assert view["message"] == f"{DAVE} may not see submission {reply['submissionId']}"
-    assert get_job(reply["submissionId"], FRANK)[0] == 403
+    # Fault 5: another team's caller gets the answer of a submission that does not
+    # exist, word for word, so ids (uuid5 of principal and clientRequestId) leak nothing.
+    sid = reply["submissionId"]
+    missing = "00000000-0000-5000-8000-000000000000"
+    assert get_job(sid, DAVE) == (404, {"message": f"no submission {sid}"})
+    assert get_job(missing, DAVE) == (404, {"message": f"no submission {missing}"})
+    assert get_job(sid, FRANK) == (404, {"message": f"no submission {sid}"})
+    record = stack.jobs.get(sid)
+    assert record is not None and record.state is SubmissionState.QUEUED
 
 
 def test_get_of_a_waiting_job_shows_status_reason_and_front_of_share(

@@ -13,8 +13,9 @@ body field. Answers:
 - 422 ``{"message": reason}`` for a refused request (see
   :mod:`quotagov.governance.escalations`), or Powertools' validation detail for a
   malformed body; 400 ``{"message": "body: ..."}`` for a body nested too deeply to
-  decode (``RecursionError`` in the JSON decoder); 403 for a caller outside the
-  job's team; 401 without a caller; 503 when Batch or Slack cannot be reached
+  decode (``RecursionError`` in the JSON decoder); for a caller outside the job's
+  team the very 422 of an unknown job (authorization before existence); 401 without
+  a caller; 503 when Batch or Slack cannot be reached
   (nothing is left changed).
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`

@@ -12,6 +12,7 @@ from quotagov.governance.dispositions import notify, steps
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.errors import (
     DispositionConflictError,
+    DispositionForbiddenError,
     DispositionNotFoundError,
     InvalidChoiceError,
 )
@@ -61,8 +62,8 @@ def decide_disposition(
 
     Raises:
         InvalidChoiceError: choice unknown or not offered.
-        DispositionNotFoundError: unknown job.
-        DispositionForbiddenError: actor not allowed.
+        DispositionNotFoundError: unknown job, or one ``actor`` may not decide for
+            (the same answer, so that ids cannot be probed across teams).
         DispositionConflictError: nothing pending, or decided differently already.
 
     A Batch failure while submitting the successor does not raise: the decision is kept
@@ -72,9 +73,14 @@ def decide_disposition(
     if name not in CHOICES:
         raise InvalidChoiceError(f"choice: {name!r} is not one of {', '.join(CHOICES)}")
     item = deps.store.get(job_id)
+    not_found = DispositionNotFoundError(f"jobId: no job {job_id!r}")
     if item is None:
-        raise DispositionNotFoundError(f"jobId: no job {job_id!r}")
-    authorize(JobRecord.from_item(item), actor, deps.policy)
+        raise not_found
+    try:
+        authorize(JobRecord.from_item(item), actor, deps.policy)
+    except DispositionForbiddenError:
+        # Authorization before existence: the same answer as for an unknown job.
+        raise not_found from None
     for _ in range(MAX_DECISION_ATTEMPTS):
         job, current = JobRecord.from_item(item), steps.disposition_of(item)
         if current is None:

@@ -93,11 +93,11 @@ class Escalations:
             EscalationPolicyRefusedError: a rule refuses it (see :mod:`.checks`), the
                 team's budget is spent, the job has an open escalation, or Batch
                 refused a direct level.
-            EscalationForbiddenError: the caller is not a member of the job's team.
+            (A caller outside the job's team gets the refusal of an unknown job.)
             EscalationUnavailableError: Batch or Slack could not be reached (nothing
                 is left changed).
 
-            All three are :class:`~.errors.EscalationRefusedError`.
+            Both are :class:`~.errors.EscalationRefusedError`.
         """
         return requesting.request_escalation(self.deps, request)
 
