@@ -150,7 +150,7 @@ def test_update_item_on_another_table_is_allowed(fixture_project: FixtureProject
     assert _iam_with(fixture_project, "AuditFunction", planted) == []
 
 
-def test_planted_update_service_job_outside_the_escalation_functions_fails(
+def test_planted_update_service_job_outside_the_apply_function_fails(
     fixture_project: FixtureProject,
 ) -> None:
     planted = {
@@ -163,8 +163,7 @@ def test_planted_update_service_job_outside_the_escalation_functions_fails(
         Finding(
             "iam",
             "JobsApiFunction",
-            "statement Planted: batch:UpdateServiceJob is reserved for "
-            "EscalationExpiryFunction, EscalationsApiFunction, SlackInteractionsFunction",
+            "statement Planted: batch:UpdateServiceJob is reserved for ApplyDecisionsFunction",
         )
     ]
 
