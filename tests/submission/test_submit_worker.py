@@ -382,3 +382,38 @@ def test_priority_change_in_policy_applies_at_submission(stack: Stack, batch: An
     record = stack.jobs.get(reply["submissionId"])
     assert record is not None and record.schedulingPriority == 15
     assert batch.describe_service_job(jobId=record.batchJobId)["schedulingPriority"] == 15
+
+
+def test_a_redelivery_does_not_adopt_an_impostor_carrying_the_submissions_tags(
+    stack: Stack, batch: Any
+) -> None:
+    """Fault 3, submit side: before the worker's redelivery, someone submits straight to
+    Batch a job with the submission's name and ``quotagov:*`` tags. The worker's
+    recheck finds it by name and tag, sees another request, and submits its own."""
+    status, reply = post_jobs(submission())
+    record = stack.jobs.get(reply["submissionId"])
+    assert status == 202 and record is not None
+    first = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"][0]
+    impostor = batch.submit_service_job(
+        jobName=record.jobName,
+        jobQueue="ml-gov-queue",
+        serviceJobType="SAGEMAKER_TRAINING",
+        serviceRequestPayload=json.dumps(training_payload("other-work")),
+        quotaShareName="background",
+        schedulingPriority=10,
+        tags={"quotagov:submissionId": record.pk, "quotagov:team": "research"},
+    )
+    stack.sqs.change_message_visibility(
+        QueueUrl=stack.queue_url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0
+    )
+
+    report = drain(stack)
+
+    assert report.failures == []
+    after = stack.jobs.get(reply["submissionId"])
+    assert after is not None and after.state is SubmissionState.SUBMITTED
+    assert after.batchJobId and after.batchJobId != impostor["jobId"]
+    own = batch.describe_service_job(jobId=after.batchJobId)
+    assert json.loads(own["serviceRequestPayload"]) == json.loads(record.serviceRequestPayload)
+    tokens = [r.get("clientToken") for r in _submits(batch)]
+    assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own
