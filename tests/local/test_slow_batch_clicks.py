@@ -110,3 +110,9 @@ def test_clicks_are_acknowledged_in_under_3_s_while_batch_takes_5_s(
     assert shown is not None and shown.edits >= 1
     assert "approved" in shown.text.lower() or "applied" in shown.text.lower(), shown.text
     assert not any(b.get("type") == "actions" for b in shown.blocks), "buttons still shown"
+    # The Slack function has no audit table: its EscalationApproved record travelled on
+    # the ApplyQueue and the apply function appended it, once.
+    assert "AUDIT_TABLE" not in runtime.environments["SlackInteractionsFunction"]
+    actions = [r.get("action") for r in runtime.audit_records()]
+    assert actions.count("EscalationApproved") == 1
+    assert actions.count("EscalationApplied") == 1
