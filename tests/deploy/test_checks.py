@@ -359,6 +359,30 @@ def test_sample_event_missing_the_route_fails(fixture_project: FixtureProject) -
     ]
 
 
+def test_payload_2_events_count_as_the_same_api_request(fixture_project: FixtureProject) -> None:
+    """HTTP API (v2) and function URL samples of an Api-triggered function are checked
+    against its routes like REST ones."""
+    v2 = {
+        "version": "2.0",
+        "rawPath": "/jobs/j-1",
+        "requestContext": {"http": {"method": "GET", "path": "/jobs/j-1"}},
+        "body": None,
+        "isBase64Encoded": False,
+    }
+    fixture_project.write_event("jobs_api-v2.json", v2)
+    fixture_project.write_event(
+        "jobs_api-v2-post.json", {**v2, "requestContext": {"http": {"method": "POST"}}}
+    )
+    assert _events(fixture_project) == [
+        Finding(
+            "event",
+            "JobsApiFunction",
+            "jobs_api-v2-post.json POST /jobs/j-1 hits none of the function's routes "
+            "(GET /jobs/{jobId})",
+        )
+    ]
+
+
 def test_eventbridge_sample_must_match_the_rule_pattern(fixture_project: FixtureProject) -> None:
     other_call = {
         **CLOUDTRAIL_EVENT,
