@@ -11,6 +11,7 @@ from quotagov.clock import Clock
 from quotagov.governance.dispositions.successor import submit_with_batch
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
+from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
 from quotagov.policy.models import Policy
 
@@ -30,6 +31,9 @@ class DispositionDeps:
         platform_channel: where to ask when the owner has no Slack user id.
         submit: how successors reach Batch; default :func:`submit_with_batch`.
         notifier: tells the owner when a successor was submitted (None: nobody).
+        handoff: when set (the Slack function), an owner's decision is only recorded
+            and handed to the apply function, which submits the successor and updates
+            the question (:func:`~quotagov.governance.dispositions.settle_disposition`).
     """
 
     store: JobStateStore
@@ -42,6 +46,7 @@ class DispositionDeps:
     platform_channel: str = ""
     submit: SuccessorSubmitter | None = None
     notifier: OwnerNotifier | None = None
+    handoff: DecisionHandoff | None = None
 
     @property
     def audit_job_queue(self) -> str:

@@ -16,6 +16,7 @@ from quotagov.governance.ports.escalations import (
     GovernedJobs,
     ImpactPreviewer,
 )
+from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.policy.models import Policy
 
 #: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
@@ -50,6 +51,9 @@ class EscalationDeps:
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids.
         notifier: tells the job's owner when its priority changed (None: nobody).
+        handoff: when set (the Slack and escalation API functions), a decided or
+            direct escalation is recorded and handed to the apply function, the only
+            one that calls ``UpdateServiceJob``; None: applied in this process.
     """
 
     policy: Policy
@@ -63,6 +67,7 @@ class EscalationDeps:
     default_channel: str = ""
     new_id: Callable[[], str] = field(default=new_escalation_id)
     notifier: OwnerNotifier | None = None
+    handoff: DecisionHandoff | None = None
 
     def record(
         self, action: str, actor: str, resource: str, decision_id: str, **details: Any
