@@ -100,5 +100,5 @@ def test_the_route_shows_it_to_the_team_and_no_one_else(world: World) -> None:
     status, view = get(ALICE)
     assert status == 200
     assert view["batch"]["waiting"]["reason"]["code"] == "SHARE_AT_LIMIT"
-    status, refused = get(DAVE)  # applied team: not his job, nothing of it shown
-    assert status == 403 and "waiting" not in json.dumps(refused)
+    status, refused = get(DAVE)  # applied team: not his job; told as if it did not exist
+    assert status == 404 and "waiting" not in json.dumps(refused)
