@@ -38,7 +38,10 @@ def test_escalation_request_with_deeply_nested_body_is_400(world: World) -> None
     )
     response = escalations_api.handler(event, LambdaContext())  # type: ignore[arg-type]
     assert response["statusCode"] == 400
-    assert json.loads(response["body"]) == {"message": "body: JSON is nested too deeply to decode"}
+    assert json.loads(response["body"]) == {
+        "message": "invalid request",
+        "faults": [{"path": "(body)", "fault": "nested too deeply to decode"}],
+    }
     assert world.escalations.with_status(EscalationStatus.PENDING) == []
     assert world.slack.messages == []
 

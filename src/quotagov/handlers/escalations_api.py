@@ -16,7 +16,7 @@ body field. Answers:
   (nothing is left changed).
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
-(``install_error_handlers(app, listed_faults=False)``: this API's validation and
+(``install_error_handlers(app)``: this API's validation and
 too-deep answers are kept as they are).
 """
 
@@ -40,7 +40,7 @@ from quotagov.wiring import services
 logger = Logger()
 tracer = Tracer()
 app = APIGatewayRestResolver(enable_validation=True)
-install_error_handlers(app, listed_faults=False)
+install_error_handlers(app)
 
 
 class EscalationBody(BaseModel):

@@ -7,8 +7,10 @@ Order of work, per Slack's request-signing guide (reference §7.1-7.2):
    ``SignatureVerifier`` over the raw body as Slack sent it, a 300 s timestamp window
    on the injectable clock). A missing, malformed, stale or wrong signature is a 401
    and changes nothing; nothing in this step can raise.
-2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise,
-   also for JSON nested too deeply to decode).
+2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise, in
+   the one error format of :mod:`quotagov.handlers.api_errors`: each fault with its
+   ``path``, e.g. ``payload`` missing, ``payload.user.id``, a body that is not UTF-8,
+   JSON nested too deeply to decode).
 3. Route each action by ``action_id`` prefix through
    :mod:`quotagov.governance.slack.interactions`: ``escalation_`` ->
    :func:`escalation_action` (the escalations use case), ``disposition_`` ->
@@ -48,6 +50,7 @@ from quotagov.governance.slack.interactions import (
     parse_block_actions,
     register_action,
 )
+from quotagov.handlers.api_errors import invalid_request
 from quotagov.handlers.slack_signature import verify_slack_request
 from quotagov.wiring import services
 
@@ -68,6 +71,36 @@ app = APIGatewayRestResolver()
 
 def _text(status: int, message: str) -> Response[str]:
     return Response(status, content_types.APPLICATION_JSON, json.dumps({"message": message}))
+
+
+def _unusable(path: str, fault: str) -> Response[str]:
+    """400 in the one error format (``quotagov.handlers.api_errors``)."""
+    logger.warning("unusable Slack interaction", extra={"path": path, "fault": fault})
+    return invalid_request([(path, fault)])
+
+
+def _payload_of(body: bytes) -> dict[str, Any] | Response[str]:
+    """The decoded ``payload`` form field of ``body``, or the 400 naming what is wrong."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _unusable("(body)", f"not UTF-8 form data ({error.reason} at byte {error.start})")
+    form = parse_qs(text, keep_blank_values=True)
+    if not form.get("payload"):
+        return _unusable(
+            "payload",
+            "missing: Slack sends a click as the form field 'payload' "
+            "(application/x-www-form-urlencoded)",
+        )
+    try:
+        payload = json.loads(form["payload"][0])
+    except RecursionError:
+        return _unusable("payload", "JSON nested too deeply to decode")
+    except ValueError as error:
+        return _unusable("payload", f"not valid JSON: {error}")
+    if not isinstance(payload, dict):
+        return _unusable("payload", "must be a JSON object")
+    return payload
 
 
 #: Longest ``value`` taken as a record id. DynamoDB refuses partition keys over
@@ -146,18 +179,16 @@ def interactions() -> Response[str]:
     if body is None:
         logger.warning("refused a Slack request with a missing, stale or invalid signature")
         return _text(401, "invalid Slack request signature")
+    payload = _payload_of(body)
+    if isinstance(payload, Response):
+        return payload
     try:
-        form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-        payload = json.loads(form["payload"][0])
-        if not isinstance(payload, dict):
-            raise ValueError("payload: not a JSON object")
         actions = parse_block_actions(payload)
     except RecursionError:
-        logger.warning("unusable Slack interaction: payload nested too deeply")
-        return _text(400, "unusable Slack interaction: payload: JSON is nested too deeply")
-    except (UnicodeDecodeError, KeyError, IndexError, ValueError) as error:
-        logger.warning("unusable Slack interaction", extra={"error": str(error)})
-        return _text(400, f"unusable Slack interaction: {error}")
+        return _unusable("payload", "JSON nested too deeply to decode")
+    except ValueError as error:
+        path, _, fault = str(error).partition(": ")
+        return _unusable(path, fault) if fault else _unusable("payload", path)
     for action in actions:
         handler = handler_for(action.action_id)
         if handler is None:

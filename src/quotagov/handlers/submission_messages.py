@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from quotagov.governance.submission_request import SubmissionRequest, schema_faults
+from quotagov.handlers.submission_checks import submission_faults
 
 #: Message attribute naming the caller of a direct submission.
 PRINCIPAL_ATTRIBUTE = "principal"
@@ -53,7 +54,8 @@ def parse_message(body: str, attributes: dict[str, Any]) -> ParsedMessage:
     """Parse a message ``body`` and its SQS ``messageAttributes`` (Lambda event shape).
 
     Never raises: an unusable body (not JSON, nested too deeply, not an object, a
-    schema fault) comes back with ``faults`` set, one ``"<field path>: <fault>"`` each.
+    schema fault, a fault of :func:`~quotagov.handlers.submission_checks.submission_faults`)
+    comes back with ``faults`` set, one ``"<field path>: <fault>"`` each.
     """
     principal = _principal(attributes)
     try:
@@ -82,6 +84,10 @@ def parse_message(body: str, attributes: dict[str, Any]) -> ParsedMessage:
         return ParsedMessage(principal=principal, faults=schema_faults(exc.errors()), fields=kept)
     except RecursionError:
         return ParsedMessage(principal=principal, faults=[TOO_DEEP_FAULT], fields=kept)
+    checked = submission_faults(request)
+    if checked:
+        faults = [f"{path}: {fault}" for path, fault in checked]
+        return ParsedMessage(principal=principal, faults=faults, fields=kept)
     return ParsedMessage(request=request, principal=principal, fields=kept)
 
 

@@ -49,7 +49,10 @@ def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str
     from quotagov.governance.records import SubmissionState
     from quotagov.governance.submission import receive_submission
 
+    from quotagov.handlers.submission_checks import check_submission
+
     principal = caller_of(router.current_event.raw_event)
+    check_submission(submission)
     record = receive_submission(submission, principal, services().submission(queue=True)).record
     if record.state in (SubmissionState.REFUSED, SubmissionState.FAILED):
         return json_response(
