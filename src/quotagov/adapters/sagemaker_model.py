@@ -69,6 +69,8 @@ def extract_operation_input(operation: str = OPERATION) -> dict[str, Any]:
 
     model = botocore.session.get_session().get_service_model("sagemaker")
     root = model.operation_model(operation).input_shape
+    if root is None:
+        raise ValueError(f"sagemaker {operation} has no input shape")
     shapes: dict[str, dict[str, Any]] = {}
 
     def visit(shape: Any) -> None:
@@ -161,7 +163,7 @@ def _describe(value: Any) -> str:
     return type(value).__name__  # pragma: no cover - not a JSON value
 
 
-def _check(  # noqa: C901 - one branch per model type, kept together
+def _check(
     shapes: Mapping[str, Any], name: str, value: Any, path: str, faults: list[Fault]
 ) -> None:
     shape = shapes[name]

@@ -25,7 +25,8 @@ Errors (:mod:`~quotagov.governance.submission.errors`, typed by kind in
 ``governance/errors.py``): :class:`SubmissionUnavailableError` (an ``UnavailableError``:
 the queue refused the message), :class:`TransientSubmitError` (an ``UnavailableError``:
 Batch throttled or failed), :class:`IdempotencyMismatchError` (a ``ConflictError``: a
-``clientRequestId`` reused for another request), and routing's ``NotATeamMemberError`` (a ``ForbiddenError``).
+``clientRequestId`` reused for another request), and routing's ``NotATeamMemberError``
+(a ``ForbiddenError``).
 This package is the public surface; import from it, not from its modules.
 """
 

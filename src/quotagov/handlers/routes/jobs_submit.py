@@ -48,7 +48,6 @@ def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str
     """Receive ``submission`` from the caller in the request context."""
     from quotagov.governance.records import SubmissionState
     from quotagov.governance.submission import receive_submission
-
     from quotagov.handlers.submission_checks import check_submission
 
     principal = caller_of(router.current_event.raw_event)
