@@ -64,5 +64,7 @@ def handler(event: Any, context: LambdaContext) -> dict[str, Any]:
         "expired": [e.escalation_id for e in expired],
         "retried": {e.escalation_id: e.status.value for e in retried},
     }
-    logger.info("escalation housekeeping", extra={"scheduledAt": tick.time, "eventId": tick.id, **result})
+    logger.info(
+        "escalation housekeeping", extra={"scheduledAt": tick.time, "eventId": tick.id, **result}
+    )
     return result
