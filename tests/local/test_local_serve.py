@@ -233,14 +233,20 @@ def test_slack_click_command_denies_over_http(
     )
     assert status == 201, escalation
     click = ["slack-click", escalation["escalationId"], "--url", base_url, "--secret"]
-    # alice may not decide her own request (four-eyes): Slack gets 200 and a private notice
-    assert main([*click, SECRET, "--user", "U0ALICE", "--action", "deny"]) == 0
+    # alice may not decide her own request (four-eyes): Slack gets 200 and a private
+    # notice; the command says so and exits 1
+    capsys.readouterr()
+    assert main([*click, SECRET, "--user", "U0ALICE", "--action", "deny"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith("refused: ") and "U0ALICE" in out.err, out.err
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
     assert message["edits"] == 0 and "DENIED" not in message["text"]
     assert main([*click, "forged", "--user", "U0CAROL", "--action", "deny"]) == 1
-    assert "HTTP 401" in capsys.readouterr().out
+    assert "refused: HTTP 401" in capsys.readouterr().err
     assert main([*click, SECRET, "--user", "U0CAROL", "--action", "deny"]) == 0
+    assert capsys.readouterr().out.startswith("applied: ")
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
     assert "DENIED by U0CAROL" in message["text"]
@@ -252,7 +258,10 @@ def test_slack_click_command_denies_over_http(
 
 def test_local_endpoints_refuse_bad_input(base_url: str) -> None:
     status, answer = call(base_url, "POST", "/_local/clock", {"advance": -5})
-    assert status == 400 and "clock" in answer["message"]
+    assert (status, answer["faults"]) == (
+        400,
+        [{"path": "advance", "fault": "advance: seconds must be >= 0, got -5"}],
+    )
     status, _ = call(base_url, "POST", "/_local/batch/UpdateQuotaShare", {})
     assert status == 403
     status, _ = call(base_url, "GET", "/nowhere")

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations import EscalationRequest
+from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import install_error_handlers, json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
@@ -56,6 +57,39 @@ class EscalationBody(BaseModel):
     "/jobs/<jobId>/escalations",
     summary="Request a higher schedulingPriority for a job",
     tags=["escalations"],
+    operation_id="requestEscalation",
+    responses=api_contract.responses(
+        400,
+        401,
+        403,
+        415,
+        422,
+        503,
+        s200=api_contract.ok(
+            api_contract.EscalationAnswer,
+            "applied at once: a level the team may set directly",
+            {
+                "escalationId": "esc-1",
+                "jobId": "sub-bg-2",
+                "status": "APPLIED",
+                "direct": True,
+                "requestedLevel": "standard",
+                "requestedPriority": 10,
+            },
+        ),
+        s201=api_contract.ok(
+            api_contract.EscalationAnswer,
+            "PENDING: posted to the share's approval channel with the impact preview",
+            {
+                "escalationId": "esc-2",
+                "jobId": "sub-bg-2",
+                "status": "PENDING",
+                "direct": False,
+                "requestedLevel": "high",
+                "requestedPriority": 50,
+            },
+        ),
+    ),
 )
 def create_escalation(
     jobId: Annotated[str, Path(min_length=1, max_length=256)],

@@ -50,6 +50,7 @@ from quotagov.governance.slack.interactions import (
     parse_block_actions,
     register_action,
 )
+from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import invalid_request
 from quotagov.handlers.slack_signature import verify_slack_request
 from quotagov.wiring import services
@@ -169,7 +170,21 @@ register_action(ACTION_PREFIX, escalation_action)
 register_action(DISPOSITION_PREFIX, disposition_action)
 
 
-@app.post("/slack/interactions")
+@app.post(
+    "/slack/interactions",
+    summary="Slack button clicks (block_actions), signed by Slack",
+    tags=["slack"],
+    operation_id="slackInteractions",
+    responses=api_contract.responses(
+        400,
+        s200={"description": "read; refusals go to the clicker through response_url"},
+        s401=api_contract.error(
+            401,
+            "missing, stale or wrong X-Slack-Signature",
+            {"message": "invalid Slack request signature"},
+        ),
+    ),
+)
 def interactions() -> Response[str]:
     """Verify, parse, route; 401 for a bad signature, 400 for a bad payload, else 200."""
     current = services()
