@@ -79,9 +79,9 @@ def test_the_running_runtime_refuses_non_loopback_names_and_addresses(
     runtime: LocalRuntime,
 ) -> None:
     assert LoopbackGuard.installed()
-    with pytest.raises(NonLoopbackError, match="'hooks.slack.com' is not loopback"):
+    with pytest.raises(NonLoopbackError, match=r"'hooks\.slack\.com' is not loopback"):
         socket.getaddrinfo("hooks.slack.com", 443)
-    with socket.socket() as sock, pytest.raises(NonLoopbackError, match="192.0.2.1"):
+    with socket.socket() as sock, pytest.raises(NonLoopbackError, match=r"192\.0\.2\.1"):
         sock.connect(("192.0.2.1", 443))
     # loopback still works: the fake Slack answers
     assert runtime.slack is not None and runtime.slack.base_url.startswith("http://127.0.0.1")
@@ -124,5 +124,5 @@ def test_is_loopback(host: str, loopback: bool) -> None:
 def test_serve_refuses_a_non_loopback_host() -> None:
     from quotagov.local.http_server import LocalServer
 
-    with pytest.raises(ValueError, match="'0.0.0.0' is not a loopback address"):
+    with pytest.raises(ValueError, match=r"'0\.0\.0\.0' is not a loopback address"):
         LocalServer(None, host="0.0.0.0", port=0)  # type: ignore[arg-type]
