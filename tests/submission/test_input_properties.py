@@ -3,7 +3,8 @@ exception, and never leave a half-written record.
 
 After every example the store is checked whole: each item of the jobs table reads back
 as a :class:`~quotagov.governance.records.JobRecord`; an accepted (``QUEUED``) record is
-routed (share, priority, client token) and its id is on the submission queue; a ``REFUSED`` one carries its reasons.
+routed (share, priority, client token) and its id is on the submission queue; a
+``REFUSED`` one carries its reasons.
 """
 
 from __future__ import annotations
