@@ -201,6 +201,9 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
       Powertools would otherwise read as fields) answers 415 with the fault on
       ``headers.Content-Type`` (also when its fields happened to validate: a middleware
       checks every request with a body);
+    - a path no route of the resolver matches (an empty ``jobId``) answers 404
+      ``{"message": "no route <method> <path> in this API"}`` (Powertools' own 404 body
+      has another shape);
     - a body nested too deeply for the JSON decoder (``RecursionError``, e.g. 2 KB of
       ``[``) answers 400 with :data:`TOO_DEEP_FAULT`, instead of escaping as a Lambda
       error (API Gateway 502).
@@ -228,6 +231,13 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
             return unsupported_media(content_type())
         return next_middleware(resolver)
 
+    def no_route(exc: Exception) -> Response[str]:
+        event = app.current_event
+        return json_response(
+            404, {"message": f"no route {event.http_method} {event.path} in this API"}
+        )
+
+    app.not_found(no_route)
     app.exception_handler(list(HANDLED_ERRORS))(error_response)
     app.exception_handler(RequestUnsupportedContentType)(on_unsupported)
     app.exception_handler(RequestValidationError)(on_validation)
