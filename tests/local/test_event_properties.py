@@ -10,6 +10,7 @@ every item of the jobs table must read back as a
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,10 +81,9 @@ def test_mutated_events_never_raise_nor_answer_5xx(
 ) -> None:
     function, sample = case
     if function == "SlackInteractionsFunction" and isinstance(sample, dict):
-        try:
+        # a body the signer cannot read is sent as mutated
+        with contextlib.suppress(TypeError, ValueError, AttributeError):
             sample = sign_event(sample, runtime.signing_secret, runtime.clock.now())
-        except (TypeError, ValueError, AttributeError):
-            pass  # a body the signer cannot read: sent as mutated
     record = runtime.invoke(function, sample)
     event(f"{function} {'ok' if record.ok else 'raised'}")
     assert record.ok, (function, record.error)
