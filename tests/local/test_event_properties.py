@@ -1,5 +1,6 @@
 """Property (issue 17): each handler, given mutated versions of the events its trigger
-sends (``events/*.json``), never raises and never answers an API request with a 5xx;
+sends (``events/*.json``, mutated where the sender has a say, see
+:func:`mutated_events`), never raises and never answers an API request with a 5xx;
 and whatever it stored reads back whole.
 
 One local runtime (the real template, moto, the simulated Batch) for the module; the
@@ -48,15 +49,43 @@ def runtime() -> Iterator[LocalRuntime]:
         yield rt
 
 
+#: The parts of an API Gateway REST event a client controls; API Gateway writes the rest
+#: (``path``, ``httpMethod``, ``resource``, the request context) itself.
+CLIENT_PARTS = ("headers", "multiValueHeaders", "queryStringParameters", "pathParameters")
+
+
 @st.composite
 def mutated_events(draw: st.DrawFn) -> tuple[str, Any]:
+    """A sample event with mutations where its sender has a say.
+
+    API requests: the body (inside its JSON, or replaced), the headers, the query string,
+    the path parameters and the caller identity. SQS batches: each record's body and
+    message attributes. EventBridge events (job state, CloudTrail, the schedule): anywhere.
+    """
     function, sample = draw(st.sampled_from(SAMPLES))
-    if draw(st.booleans()) and isinstance(sample.get("body"), str) and sample["body"][:1] in "{[":
-        # mutate inside the JSON body (API requests, SQS records keep theirs in Records)
-        changed = dict(sample)
-        changed["body"] = json.dumps(draw(mutated(json.loads(sample["body"]))))
+    changed = json.loads(json.dumps(sample))
+    if function in API_FUNCTIONS:
+        part = draw(st.sampled_from(["body", "body", *CLIENT_PARTS, "identity"]))
+        if part == "body" and str(changed.get("body") or "").startswith(("{", "[")):
+            changed["body"] = json.dumps(draw(mutated(json.loads(changed["body"]))))
+        elif part == "body":
+            changed["body"] = draw(st.one_of(st.none(), st.text(max_size=60)))
+        elif part == "identity":
+            identity = changed["requestContext"]["identity"]
+            changed["requestContext"]["identity"] = draw(mutated(identity, max_changes=2))
+        else:
+            changed[part] = draw(mutated(changed.get(part) or {"x": "y"}, max_changes=2))
         return function, changed
-    return function, draw(mutated(sample, max_changes=2))
+    if "Records" in changed:
+        for record in changed["Records"]:
+            if draw(st.booleans()) and str(record.get("body", ""))[:1] == "{":
+                record["body"] = json.dumps(draw(mutated(json.loads(record["body"]))))
+            else:
+                record["messageAttributes"] = draw(
+                    mutated(record.get("messageAttributes") or {"x": {}}, max_changes=2)
+                )
+        return function, changed
+    return function, draw(mutated(changed, max_changes=2))
 
 
 def _records_read_back_whole(runtime: LocalRuntime) -> None:
