@@ -58,7 +58,7 @@ def _check(world: World) -> None:
 
 @pytest.mark.slow
 @settings(
-    max_examples=80,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -106,7 +106,7 @@ CLICK = {
 
 @pytest.mark.slow
 @settings(
-    max_examples=60,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -46,7 +46,7 @@ def _post(job_id: str, principal: str | None, body: str) -> tuple[int, Any]:
 
 @pytest.mark.slow
 @settings(
-    max_examples=80,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

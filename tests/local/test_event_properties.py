@@ -100,7 +100,7 @@ def _records_read_back_whole(runtime: LocalRuntime) -> None:
 
 @pytest.mark.slow
 @settings(
-    max_examples=150,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -86,7 +86,7 @@ def _check_store(stack: Stack, queued: dict[str, int]) -> None:
 
 @pytest.mark.slow
 @settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
