@@ -126,3 +126,36 @@ def test_serve_refuses_a_non_loopback_host() -> None:
 
     with pytest.raises(ValueError, match=r"'0\.0\.0\.0' is not a loopback address"):
         LocalServer(None, host="0.0.0.0", port=0)  # type: ignore[arg-type]
+
+
+# -- numbers DynamoDB cannot store, in a CloudTrail event (found by the property test) --
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [(10**40, "1" + "0" * 40), (1e300, "1E+300"), (10**200, "1" + "0" * 200)],
+    ids=["41-digit-int", "1e300", "201-digit-int"],
+)
+def test_a_cloudtrail_call_with_an_unstorable_number_is_still_audited(
+    runtime: LocalRuntime, value: Any, stored: str
+) -> None:
+    """An admin's (refused) UpdateQuotaShare with ``maxCapacity`` beyond DynamoDB's
+    numbers once failed the audit function on every retry, so the call never reached
+    the hash chain. Now it is recorded, the number kept as its text, the chain intact."""
+    import boto3
+
+    from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+    from quotagov.governance.audit.chain import verify_chain
+
+    event = json.loads((ROOT / "events/audit_trail-update-quota-share.json").read_text())
+    event["id"] = event["detail"]["eventID"] = f"unstorable-{stored[:8]}-{len(stored)}"
+    limits = [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": value}]
+    event["detail"]["requestParameters"]["capacityLimits"] = limits
+    result = _invoke(runtime, "AuditFunction", event)
+    assert result["status"] == "recorded", result
+    table = runtime.environments["AuditFunction"]["AUDIT_TABLE"]
+    store = DynamoDBChainStore(table, boto3.client("dynamodb"))
+    records = list(store.records(result["chain"]))
+    assert f'"maxCapacity": "{stored}"' in json.dumps(records[result["seq"] - 1], default=str)
+    count, broken = verify_chain(result["chain"], records, store.markers(result["chain"]))
+    assert (count, broken) == (len(records), None)
