@@ -210,11 +210,10 @@ def test_slack_body_that_is_not_utf8_is_refused_and_changes_nothing(world: World
     from quotagov.handlers.slack_interactions import _payload_of
 
     _, body = world.request("sub-bg-2", "high", REASON)
-    # slack_sdk's verifier reads the body as text: a body that is not UTF-8 fails it
-    assert send(world.raw_click_event(body["escalationId"], b"payload=\xff\xfe")) == 401
+    # the signature is over the raw bytes: a signed body that is not UTF-8 is a 400
+    assert send(world.raw_click_event(body["escalationId"], b"payload=\xff\xfe")) == 400
     stored = world.escalations.get(body["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.PENDING
-    # past the signature (verified over raw bytes), the body step names the fault
     answer = _payload_of(b"payload=\xff\xfe")
     assert isinstance(answer, Response) and answer.status_code == 400
     assert json.loads(str(answer.body)) == {

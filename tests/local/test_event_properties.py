@@ -31,6 +31,7 @@ from support.mutations import mutated
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = sorted((ROOT / "events").glob("*.json"))
 FUNCTION_OF = {
+    "apply_decisions": "ApplyDecisionsFunction",
     "audit_trail": "AuditFunction",
     "escalation_expiry": "EscalationExpiryFunction",
     "escalations_api": "EscalationsApiFunction",

@@ -64,12 +64,12 @@ def test_the_submit_worker_leaves_out_records_it_cannot_report(runtime: LocalRun
 def test_the_expiry_schedule_runs_on_every_event_shape(
     runtime: LocalRuntime, event: dict[str, Any]
 ) -> None:
-    assert _invoke(runtime, "EscalationExpiryFunction", event) == {"expired": [], "retried": {}}
+    assert _invoke(runtime, "EscalationExpiryFunction", event) == {"expired": []}
 
 
 def test_the_shipped_scheduled_event_still_runs(runtime: LocalRuntime) -> None:
     event = json.loads((ROOT / "events/escalation_expiry-scheduled.json").read_text())
-    assert _invoke(runtime, "EscalationExpiryFunction", event) == {"expired": [], "retried": {}}
+    assert _invoke(runtime, "EscalationExpiryFunction", event) == {"expired": []}
 
 
 # -- loopback only ------------------------------------------------------------------------

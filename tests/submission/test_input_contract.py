@@ -11,11 +11,11 @@ from importlib import resources
 from typing import Any
 
 from quotagov.adapters import sagemaker_model
-from support.principals import ALICE, BOB, assumed_role
+from support.principals import BOB, assumed_role
 
 from .api import post_jobs
 from .conftest import Stack, submission, training_payload
-from .sqs_driver import drain, queue_depth, send_direct
+from .sqs_driver import queue_depth
 
 MALLORY = assumed_role("researcher", "mallory")  # in no team of the policy
 
@@ -171,28 +171,6 @@ def test_the_model_reports_every_fault_by_path(stack: Stack) -> None:
         },
     ]
     _nothing_changed(stack)
-
-
-def test_a_bad_training_request_on_the_queue_is_failed_once_not_parked_in_the_dlq(
-    stack: Stack, batch: Any
-) -> None:
-    payload = training_payload("a" * 30)
-    payload["ResourceConfig"]["InstanceCount"] = 10**40
-    message_id = send_direct(stack, submission(serviceRequestPayload=payload), ALICE)
-
-    report = drain(stack)
-
-    assert (report.failures, report.processed) == ([], 1)
-    assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (0, 0)
-    items = _items(stack)
-    assert [(i["state"]["S"], i["messageId"]["S"]) for i in items] == [("FAILED", message_id)]
-    record = stack.jobs.get(items[0]["pk"]["S"])
-    assert record is not None
-    assert record.reasons == [
-        f"serviceRequestPayload.ResourceConfig.InstanceCount: {10**40} is outside the range "
-        "-2147483648 to 2147483647"
-    ]
-    assert batch.list_service_jobs(jobQueue=stack.settings.job_queue)["jobSummaryList"] == []
 
 
 def test_the_extract_matches_the_installed_botocore_model() -> None:

@@ -30,6 +30,7 @@ from quotagov.policy.models import (
     Team,
     WorkloadClass,
 )
+from quotagov.policy.roles import role_pattern_fault
 
 
 class PolicyError(ValueError):
@@ -96,6 +97,7 @@ def _cross_reference_faults(policy: Policy, faulty: _Faulty | None = None) -> li
         *_level_faults(policy),
         *_class_faults(policy, faulty),
         *_team_faults(policy, faulty),
+        *_role_faults(policy),
     ]
 
 
@@ -228,6 +230,22 @@ def _team_faults(policy: Policy, faulty: _Faulty) -> list[str]:
                 faults.append(
                     f"teams.{tname}.members[{j}].principal: {principal!r} is listed twice"
                 )
+    return faults
+
+
+def _role_faults(policy: Policy) -> list[str]:
+    """Every ``executionRoles`` entry is an IAM role ARN or a bounded pattern
+    (:func:`quotagov.policy.roles.role_pattern_fault`)."""
+    owners = [(f"teams.{name}", team.executionRoles) for name, team in policy.teams.items()]
+    owners += [
+        (f"workloadClasses.{name}", c.executionRoles) for name, c in policy.workloadClasses.items()
+    ]
+    faults: list[str] = []
+    for where, patterns in owners:
+        for j, pattern in enumerate(patterns):
+            fault = role_pattern_fault(pattern)
+            if fault is not None:
+                faults.append(f"{where}.executionRoles[{j}]: {fault}")
     return faults
 
 
