@@ -216,3 +216,20 @@ def test_redelivery_after_its_record_was_deleted_reports_the_tampering(
                 decision_id="refuse-sub-0005",
             )
         )
+
+
+@pytest.mark.parametrize(
+    ("value", "canonical"),
+    [
+        (10**38 - 1, str(10**38 - 1)),  # 38 digits: a number
+        (10**38, '"' + str(10**38) + '"'),  # 39 digits: boto3 would refuse it
+        (1e300, '"1E+300"'),
+        (1e-200, '"1E-200"'),
+        (1.5e125, '"1.5E+125"'),  # integral, 126 digits written out
+        (2.5, "2.5"),
+    ],
+)
+def test_numbers_dynamodb_cannot_store_are_kept_as_text(value: Any, canonical: str) -> None:
+    from quotagov.governance.canonical import canonical_json
+
+    assert canonical_json({"n": value}) == '{"n":' + canonical + "}"

@@ -11,7 +11,8 @@ import pytest
 
 from quotagov import wiring
 from quotagov.governance.escalation_records import EscalationStatus
-from quotagov.policy import parse_policy
+from quotagov.policy import PolicyError, parse_policy
+from quotagov.policy.models import Policy
 
 from .world import ERIN, World, build_world, walkthrough_policy
 
@@ -21,12 +22,18 @@ REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 @pytest.fixture
 def erin_without_slack_id(dynamodb_endpoint: str, aws_env: None) -> Iterator[World]:
     """The walkthrough world where Erin (research member and approver U0ERIN) has no
-    ``slackUserId`` on her member entry."""
+    ``slackUserId`` on her member entry.
+
+    ``policy validate`` refuses such a policy (issue 17); the models alone accept it, and
+    the request-time check stays as a second line for a policy loaded without the
+    cross-field rules."""
     data = walkthrough_policy().model_dump(mode="json", exclude_none=True)
     for member in data["teams"]["research"]["members"]:
         if member["principal"] == ERIN:
             member.pop("slackUserId", None)
-    built = build_world(parse_policy(data), dynamodb_endpoint)
+    with pytest.raises(PolicyError, match=r"teams\.research\.members\[2\]\.slackUserId: required"):
+        parse_policy(data)
+    built = build_world(Policy.model_validate(data), dynamodb_endpoint)
     try:
         yield built
     finally:

@@ -40,7 +40,12 @@ def test_a_signed_body_that_is_not_utf8_is_verified_then_refused_as_unusable(
     raw = b"payload=%7B%22type%22%3A%22block_actions%22%7D\xff\xfe"
     response = _send(world.raw_click_event(escalation_id, raw))
     assert response["statusCode"] == 400
-    assert json.loads(response["body"])["message"].startswith("unusable Slack interaction: ")
+    assert json.loads(response["body"]) == {
+        "message": "invalid request",
+        "faults": [
+            {"path": "(body)", "fault": "not UTF-8 form data (invalid start byte at byte 46)"}
+        ],
+    }
     stored = world.escalations.get(escalation_id)
     assert stored is not None and stored.status is EscalationStatus.PENDING
     assert world.update_calls == []

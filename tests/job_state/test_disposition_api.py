@@ -46,7 +46,7 @@ def test_owner_decides_once_over_the_api_and_the_chain_shows_both_jobs(world: Wo
     assert "not offered" in reply["message"]
     status, reply = call("POST", "rel-1", FRANK, {"choice": "later"})
     assert status == 400
-    assert reply["faults"][0].startswith("choice:")
+    assert reply["faults"][0]["path"] == "choice"
     assert call("POST", "nope", FRANK, {"choice": "abandon"})[0] == 404
     status, reply = call("POST", "rel-1", FRANK, {"choice": "resubmit"})
     assert status == 200
@@ -79,5 +79,5 @@ def test_deeply_nested_disposition_body_is_400_naming_the_body(world: World) -> 
     before = world.store.get("rel-1")
     status, reply = call("POST", "rel-1", FRANK, '{"choice":' + "[" * 1000 + "]" * 1000 + "}")
     assert status == 400
-    assert reply["faults"] == ["(body): nested too deeply to decode"]
+    assert reply["faults"] == [{"path": "(body)", "fault": "nested too deeply to decode"}]
     assert world.store.get("rel-1") == before

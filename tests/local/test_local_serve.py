@@ -233,14 +233,22 @@ def test_slack_click_command_denies_over_http(
     )
     assert status == 201, escalation
     click = ["slack-click", escalation["escalationId"], "--url", base_url, "--secret"]
-    # alice may not decide her own request (four-eyes): Slack gets 200 and a private notice
-    assert main([*click, SECRET, "--user", "U0ALICE", "--action", "deny"]) == 0
+    # alice may not decide her own request (four-eyes): Slack gets 200 and a private
+    # notice; the command says so and exits 1
+    capsys.readouterr()
+    assert main([*click, SECRET, "--user", "U0ALICE", "--action", "deny"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        "refused: You cannot deny this request: four-eyes: you cannot decide your own request.\n"
+    )
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
     assert message["edits"] == 0 and "DENIED" not in message["text"]
     assert main([*click, "forged", "--user", "U0CAROL", "--action", "deny"]) == 1
-    assert "HTTP 401" in capsys.readouterr().out
+    assert "refused: HTTP 401" in capsys.readouterr().err
     assert main([*click, SECRET, "--user", "U0CAROL", "--action", "deny"]) == 0
+    assert capsys.readouterr().out.startswith("applied: ")
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
     assert "DENIED by U0CAROL" in message["text"]
@@ -252,8 +260,127 @@ def test_slack_click_command_denies_over_http(
 
 def test_local_endpoints_refuse_bad_input(base_url: str) -> None:
     status, answer = call(base_url, "POST", "/_local/clock", {"advance": -5})
-    assert status == 400 and "clock" in answer["message"]
+    assert (status, answer["faults"]) == (
+        400,
+        [{"path": "advance", "fault": "advance: seconds must be >= 0, got -5"}],
+    )
     status, _ = call(base_url, "POST", "/_local/batch/UpdateQuotaShare", {})
     assert status == 403
     status, _ = call(base_url, "GET", "/nowhere")
     assert status == 404
+
+
+# -- issue 17: serve robustness --------------------------------------------------------
+
+
+def _raw(base_url: str, request: bytes) -> tuple[int, Any]:
+    """Send ``request`` bytes as they are on one connection; (status, JSON body)."""
+    import http.client
+
+    host, port = urllib.parse.urlsplit(base_url).netloc.split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(request)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        body = response.read()
+    return response.status, json.loads(body) if body else None
+
+
+def _example_body() -> bytes:
+    example = json.loads((ROOT / "src/quotagov/examples/job.json").read_text())
+    example["clientRequestId"] = "chunked-1"
+    return json.dumps(example).encode()
+
+
+def test_a_chunked_body_is_read(base_url: str) -> None:
+    body = _example_body()
+    chunks = b"".join(
+        f"{len(body[i : i + 100]):x}\r\n".encode() + body[i : i + 100] + b"\r\n"
+        for i in range(0, len(body), 100)
+    )
+    request = (
+        b"POST /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + f"X-Quotagov-Principal: {ALICE}\r\n".encode()
+        + b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + chunks
+        + b"0\r\n\r\n"
+    )
+    status, answer = _raw(base_url, request)
+    assert status == 202, answer
+    assert answer["state"] == "QUEUED"
+
+
+def test_a_body_that_is_not_utf8_is_answered_not_dropped(base_url: str) -> None:
+    body = b'{"team": "research\xff\xfe"}'
+    request = (
+        b"POST /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + f"X-Quotagov-Principal: {ALICE}\r\nContent-Length: {len(body)}\r\n".encode()
+        + b"Connection: close\r\n\r\n"
+        + body
+    )
+    status, answer = _raw(base_url, request)
+    assert status == 400
+    assert {"path": "workloadClass", "fault": "Field required"} in answer["faults"]
+    assert {"path": "team", "fault": "String should match pattern '^[A-Za-z0-9_-]{1,128}$'"} in (
+        answer["faults"]
+    )
+
+
+def test_a_malformed_chunk_is_400(base_url: str) -> None:
+    request = (
+        b"POST /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"
+    )
+    assert _raw(base_url, request) == (
+        400,
+        {
+            "message": "invalid request",
+            "faults": [{"path": "(body)", "fault": "chunk size b'zz' is not hex"}],
+        },
+    )
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_clock_values_are_refused_and_the_server_keeps_answering(
+    base_url: str, value: str
+) -> None:
+    _, before = call(base_url, "GET", "/_local/clock")
+    for key in ("advance", "to"):
+        status, answer = call(
+            base_url,
+            "POST",
+            "/_local/clock",
+            f'{{"{key}": {value}}}',
+            {"Content-Type": "application/json"},
+        )
+        assert (status, answer) == (
+            400,
+            {
+                "message": "invalid request",
+                "faults": [{"path": key, "fault": "must be a finite number"}],
+            },
+        )
+    status, answer = call(base_url, "POST", "/_local/clock", {"advance": "nan"})
+    assert (status, answer["faults"]) == (
+        400,
+        [{"path": "advance", "fault": 'must be a number of seconds, not "nan"'}],
+    )
+    assert call(base_url, "GET", "/_local/clock") == (200, before)
+
+
+def test_fifty_concurrent_clients_are_all_answered(base_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> int:
+        path = "/_local/clock" if i % 2 else "/jobs/no-such-job"
+        return call(base_url, "GET", path, headers=as_alice())[0]
+
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        statuses = list(pool.map(one, range(50)))
+    assert sorted(statuses) == [200] * 25 + [404] * 25
+
+
+def test_the_openapi_document_is_served(base_url: str) -> None:
+    status, document = call(base_url, "GET", "/openapi.json")
+    assert status == 200
+    assert document == json.loads((ROOT / "docs/openapi.json").read_text())

@@ -163,7 +163,11 @@ def test_invalid_share_name() -> None:
     data = _example()
     data["quotaShares"][0]["quotaShareName"] = "team vision!"
     faults = _faults(data)
-    assert [f.split(":")[0] for f in faults] == ["quotaShares[0].quotaShareName"]
+    # the cross-field rules run too: the class still names the share's old name
+    assert faults == [
+        "quotaShares[0].quotaShareName: String should match pattern '^[A-Za-z0-9_-]{1,128}$'",
+        "workloadClasses.exploratory.shares[0]: unknown share 'background'",
+    ]
 
 
 def test_team_with_unknown_class_and_levels() -> None:

@@ -68,11 +68,11 @@ def test_answer_bodies() -> None:
     assert error_body(ForbiddenError("no"), 403) == {"message": "no"}
     assert error_body(InvalidRequestError("bad", [("body.level", "unknown")]), 400) == {
         "message": "bad",
-        "faults": ["body.level: unknown"],
+        "faults": [{"path": "body.level", "fault": "unknown"}],
     }
     assert error_body(InvalidChoiceError("choice: x"), 400) == {
         "message": "choice: x",
-        "faults": ["choice: x"],
+        "faults": [{"path": "choice", "fault": "x"}],
     }
     assert error_body(SubmissionUnavailableError("SQS down", "sub-1"), 503) == {
         "message": "try again later: SQS down",

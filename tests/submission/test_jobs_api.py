@@ -64,7 +64,7 @@ def test_caller_without_identity_is_not_authenticated(stack: Stack) -> None:
 def test_identity_in_the_body_is_a_schema_fault(stack: Stack) -> None:
     status, reply = post_jobs(submission(principal=BOB))
     assert status == 400
-    assert reply["faults"] == ["principal: Extra inputs are not permitted"]
+    assert reply["faults"] == [{"path": "principal", "fault": "Extra inputs are not permitted"}]
 
 
 def test_schema_faults_are_400_naming_each_field(stack: Stack) -> None:
@@ -77,7 +77,7 @@ def test_schema_faults_are_400_naming_each_field(stack: Stack) -> None:
     status, reply = post_jobs(body)
     assert status == 400
     assert reply["message"] == "invalid request"
-    assert sorted(f.split(":")[0] for f in reply["faults"]) == [
+    assert sorted(f["path"] for f in reply["faults"]) == [
         "checkpointIntervalSeconds",
         "priorityLevel",
         "serviceRequestPayload.ResourceConfig.InstanceCount",
@@ -89,7 +89,13 @@ def test_schema_faults_are_400_naming_each_field(stack: Stack) -> None:
 def test_body_that_is_not_json_is_400(stack: Stack) -> None:
     status, reply = post_jobs(None, raw="{not json")
     assert status == 400
-    assert reply["faults"]
+    assert reply["faults"] == [
+        {
+            "path": "(body)",
+            "fault": "not valid JSON: Expecting property name enclosed in double quotes "
+            "at line 1 column 2 (character 1)",
+        }
+    ]
 
 
 def test_payload_over_10_kib_is_400(stack: Stack) -> None:
@@ -97,8 +103,9 @@ def test_payload_over_10_kib_is_400(stack: Stack) -> None:
     status, reply = post_jobs(submission(serviceRequestPayload=payload))
     assert status == 400
     assert len(reply["faults"]) == 1
-    assert reply["faults"][0].startswith("serviceRequestPayload: Value error, the request is ")
-    assert "Batch accepts at most 10240" in reply["faults"][0]
+    assert reply["faults"][0]["path"] == "serviceRequestPayload"
+    assert reply["faults"][0]["fault"].startswith("Value error, the request is ")
+    assert "Batch accepts at most 10240" in reply["faults"][0]["fault"]
 
 
 def test_instance_groups_are_refused(stack: Stack) -> None:
@@ -106,9 +113,8 @@ def test_instance_groups_are_refused(stack: Stack) -> None:
     payload["ResourceConfig"] = {"InstanceGroups": [{"InstanceType": "ml.g5.xlarge"}]}
     status, reply = post_jobs(submission(serviceRequestPayload=payload))
     assert status == 400
-    assert reply["faults"][0].startswith(
-        "serviceRequestPayload.ResourceConfig: Value error, InstanceGroups is not supported"
-    )
+    assert reply["faults"][0]["path"] == "serviceRequestPayload.ResourceConfig"
+    assert reply["faults"][0]["fault"].startswith("Value error, InstanceGroups is not supported")
 
 
 def _no_checkpoint(**changes: Any) -> dict[str, Any]:
@@ -388,7 +394,7 @@ def test_deeply_nested_body_is_400_naming_the_body(stack: Stack) -> None:
     assert status == 400
     assert reply == {
         "message": "invalid request",
-        "faults": ["(body): nested too deeply to decode"],
+        "faults": [{"path": "(body)", "fault": "nested too deeply to decode"}],
     }
     assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
     assert queue_depth(stack) == (0, 0)

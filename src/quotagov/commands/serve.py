@@ -50,12 +50,13 @@ def run(args: argparse.Namespace) -> int:
     runtime = LocalRuntime(options).start()
     try:
         server = LocalServer(runtime, host=args.host, port=args.port)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         runtime.stop()
         print(f"quotagov serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
     print(f"quotagov serve: listening on {server.url}", flush=True)
     print(f"  identity header: {PRINCIPAL_HEADER}: <principal ARN>", flush=True)
+    print(f"  OpenAPI document: {server.url}/openapi.json", flush=True)
     if secret is None:
         print(f"  SLACK_SIGNING_SECRET (random): {runtime.signing_secret}", flush=True)
     for route in runtime.routes:

@@ -5,8 +5,17 @@ A client of a running ``quotagov serve``: finds the fake Slack message whose but
 submission id for ``resubmit``/``reclassify``/``abandon``), builds the ``block_actions``
 request Slack would send for ``--user`` clicking it, signs it with
 ``SLACK_SIGNING_SECRET`` (or ``--secret``) at the server's virtual time, posts it to
-``/slack/interactions`` and prints the HTTP status and the reply. Exit 0 on a 2xx
-answer, 1 on any other answer, 2 when no such button exists or the server is down.
+``/slack/interactions`` and says what happened.
+
+Slack's endpoint answers 200 to every click it could read; a click that changed
+nothing (not an approver, the requester approving their own request, already decided)
+is told to the clicker alone, through the click's ``response_url``. So the command
+reads those answers back (``GET /_local/slack/responses``):
+
+- exit 0: the click was applied; prints ``applied: <the message as it now reads>``;
+- exit 1: refused; prints ``refused: <why>`` on stderr (the ephemeral answer), or the
+  HTTP status and reply when the endpoint did not answer 2xx (a bad signature: 401);
+- exit 2: no such button, or the server cannot be reached.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import json
 import os
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -92,10 +102,35 @@ def run(args: argparse.Namespace) -> int:
                 status, text = response.status, response.read().decode()
         except urllib.error.HTTPError as exc:
             status, text = exc.code, exc.read().decode()
-        print(f"HTTP {status} {text}".rstrip())
-        return 0 if 200 <= status < 300 else 1
+        if not 200 <= status < 300:
+            print(f"refused: HTTP {status} {text}".rstrip(), file=sys.stderr)
+            return 1
+        return _outcome(base, reply_to, message)
     print(
         f"quotagov slack-click: no message has a {action_id!r} button for {args.id!r}",
         file=sys.stderr,
     )
     return 2
+
+
+def _outcome(base: str, reply_to: str, clicked: dict[str, Any]) -> int:
+    """Exit code and report of a click the endpoint answered 2xx (module doc)."""
+    key = urllib.parse.urlsplit(reply_to).path
+    try:
+        answers = [
+            r for r in _call(f"{base}/_local/slack/responses")["responses"] if r.get("url") == key
+        ]
+        messages = _call(f"{base}/_local/slack/messages")["messages"]
+    except (urllib.error.URLError, OSError, ValueError, KeyError) as exc:
+        print(f"quotagov slack-click: cannot read the outcome from {base}: {exc}", file=sys.stderr)
+        return 2
+    if answers:
+        for answer in answers:
+            print(f"refused: {answer.get('text') or '(no text)'}", file=sys.stderr)
+        return 1
+    now = next(
+        (m for m in messages if (m["channel"], m["ts"]) == (clicked["channel"], clicked["ts"])),
+        clicked,
+    )
+    print(f"applied: {now.get('text') or '(message without text)'}")
+    return 0

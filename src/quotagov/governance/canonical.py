@@ -3,15 +3,20 @@
 Keys sorted, no whitespace, UTF-8 (non-ASCII kept as is), numbers normalized so that a
 value written as ``int``/``float`` and read back from DynamoDB as ``Decimal`` hashes
 the same (integral numbers as integers, others as the shortest decimal form). ``NaN``
-and infinities are refused (DynamoDB refuses them too). Used by the audit chain's
-hashes and by the adapters that store audit values.
+and infinities are refused (DynamoDB refuses them too). A finite number DynamoDB cannot
+store (more than 38 significant digits, or a magnitude above 9.99E+125 or below
+1E-130: DynamoDB developer guide, "Supported data types") is kept as its decimal text
+(a string), so that a CloudTrail event carrying one, e.g. a refused
+``UpdateQuotaShare`` with ``maxCapacity: 1e300``, is still recorded instead of
+failing the audit function. Used by the audit chain's hashes and by the adapters that
+store audit values.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 
@@ -19,15 +24,43 @@ class CanonicalFormError(ValueError):
     """A value cannot be put in canonical JSON form (names the path and the fault)."""
 
 
-def _normal_number(value: int | float | Decimal, path: str) -> int | Decimal:
+#: DynamoDB numbers: at most 38 significant digits, magnitude 1E-130 to 9.99...E+125.
+DYNAMODB_DIGITS = 38
+DYNAMODB_MAX_EXPONENT = 125
+DYNAMODB_MIN_EXPONENT = -130
+
+
+def storable(number: Decimal) -> bool:
+    """Whether DynamoDB can store the finite ``number`` exactly (see the module doc).
+
+    An integral number is written out in full (boto3's serializer turns ``10**40`` into
+    41 digits and refuses it), so it must have at most 38 digits.
+    """
+    if number.is_zero():
+        return True
+    if number == number.to_integral_value():
+        return len(str(abs(int(number)))) <= DYNAMODB_DIGITS
+    digits = number.normalize().as_tuple().digits
+    exponent = number.adjusted()
+    return (
+        len(digits) <= DYNAMODB_DIGITS
+        and DYNAMODB_MIN_EXPONENT <= exponent <= DYNAMODB_MAX_EXPONENT
+    )
+
+
+def _normal_number(value: int | float | Decimal, path: str) -> int | Decimal | str:
     if isinstance(value, bool):  # pragma: no cover - handled by caller
         raise CanonicalFormError(f"{path}: a boolean is not a number")
-    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite():
-        raise CanonicalFormError(f"{path}: {value!r} is not a finite number")
-    if number == number.to_integral_value():
-        return int(number)
-    return number.normalize()
+    with localcontext() as context:
+        context.prec = 2 * DYNAMODB_DIGITS + 10  # exact for anything storable
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        if not number.is_finite():
+            raise CanonicalFormError(f"{path}: {value!r} is not a finite number")
+        if not storable(number):
+            return str(value) if isinstance(value, int) else format(number.normalize(), "E")
+        if number == number.to_integral_value():
+            return int(number)
+        return number.normalize()
 
 
 def normalize(value: Any, path: str = "$") -> Any:

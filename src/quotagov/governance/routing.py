@@ -38,18 +38,31 @@ class NotATeamMemberError(ForbiddenError):
     one error table, ``quotagov.handlers.api_errors``). The rule is
     :func:`quotagov.governance.access.team_member`.
 
+    The message says which: ``team: no team 'x' in the governance policy (teams: a, b)``
+    when the policy has no such team (team names are not secret: the policy lists them
+    for every member), else ``team: <principal> is not a member of team 'x' ...``.
+
     Attributes:
         principal: the caller.
         team: the team named in the request.
+        known_team: whether the policy has that team.
     """
 
-    def __init__(self, principal: str, team: str) -> None:
-        super().__init__(
-            f"team: {principal or '(anonymous)'} is not a member of team {team!r} "
-            "and may not submit for it"
-        )
+    def __init__(
+        self, principal: str, team: str, *, known_team: bool = True, teams: tuple[str, ...] = ()
+    ) -> None:
+        if known_team:
+            message = (
+                f"team: {principal or '(anonymous)'} is not a member of team {team!r} "
+                "and may not submit for it"
+            )
+        else:
+            listed = f" (teams: {', '.join(teams)})" if teams else ""
+            message = f"team: no team {team!r} in the governance policy{listed}"
+        super().__init__(message)
         self.principal = principal
         self.team = team
+        self.known_team = known_team
 
 
 @dataclass(frozen=True)
@@ -90,7 +103,12 @@ def authorize(policy: Policy, team_name: str, principal: str) -> Team:
             listed in the team's members.
     """
     if team_member(policy, team_name, principal) is None:
-        raise NotATeamMemberError(principal, team_name)
+        raise NotATeamMemberError(
+            principal,
+            team_name,
+            known_team=team_name in policy.teams,
+            teams=tuple(sorted(policy.teams)),
+        )
     return policy.teams[team_name]
 
 

@@ -83,7 +83,7 @@ class TrainingJobRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    TrainingJobName: str = Field(pattern=_TRAINING_JOB_NAME)
+    TrainingJobName: str = Field(min_length=1, max_length=63, pattern=_TRAINING_JOB_NAME)
     RoleArn: str = Field(min_length=20, max_length=2048)
     AlgorithmSpecification: dict[str, Any]
     OutputDataConfig: dict[str, Any]
@@ -143,6 +143,69 @@ class SubmissionRequest(BaseModel):
     def batch_job_name(self) -> str:
         """The Batch ``jobName``: ``jobName`` or the payload's ``TrainingJobName``."""
         return self.jobName or self.serviceRequestPayload.TrainingJobName
+
+
+#: Longest ``MaxRuntimeInSeconds`` SageMaker accepts without a raised quota (28 days).
+MAX_RUNTIME_SECONDS = 2_419_200
+
+
+def training_rule_faults(payload: TrainingJobRequest) -> list[tuple[str, str]]:
+    """The ``CreateTrainingJob`` rules botocore's model does not carry, as ``(path, fault)``.
+
+    From the SageMaker API reference, ``StoppingCondition`` and ``CreateTrainingJob``:
+
+    - ``StoppingCondition.MaxWaitTimeInSeconds`` is for managed spot training only: it
+      needs ``EnableManagedSpotTraining: true``, and spot training needs it;
+    - it must be at least ``MaxRuntimeInSeconds`` (the wait includes the run);
+    - ``MaxRuntimeInSeconds`` is at most 2,419,200 s (28 days).
+
+    Paths are relative to the payload (``StoppingCondition.MaxWaitTimeInSeconds``).
+    Values of the wrong type are left to the model check
+    (:mod:`quotagov.adapters.sagemaker_model`), which reports them.
+    """
+    extra = payload.model_extra or {}
+    spot = extra.get("EnableManagedSpotTraining") is True
+    stopping = extra.get("StoppingCondition")
+    stopping = stopping if isinstance(stopping, dict) else {}
+
+    def number(name: str) -> int | None:
+        value = stopping.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    runtime, wait = number("MaxRuntimeInSeconds"), number("MaxWaitTimeInSeconds")
+    faults: list[tuple[str, str]] = []
+    if "MaxWaitTimeInSeconds" in stopping and not spot:
+        faults.append(
+            (
+                "StoppingCondition.MaxWaitTimeInSeconds",
+                "only for managed spot training: set EnableManagedSpotTraining to true "
+                "or leave MaxWaitTimeInSeconds out",
+            )
+        )
+    if spot and "MaxWaitTimeInSeconds" not in stopping:
+        faults.append(
+            (
+                "StoppingCondition.MaxWaitTimeInSeconds",
+                "required with EnableManagedSpotTraining (how long to wait for spot capacity "
+                "and run, in seconds)",
+            )
+        )
+    if runtime is not None and wait is not None and wait < runtime:
+        faults.append(
+            (
+                "StoppingCondition.MaxWaitTimeInSeconds",
+                f"{wait} s is shorter than MaxRuntimeInSeconds ({runtime} s); it must be at "
+                "least as long",
+            )
+        )
+    if runtime is not None and runtime > MAX_RUNTIME_SECONDS:
+        faults.append(
+            (
+                "StoppingCondition.MaxRuntimeInSeconds",
+                f"{runtime} s is above SageMaker's limit of {MAX_RUNTIME_SECONDS} s (28 days)",
+            )
+        )
+    return faults
 
 
 def error_path(loc: tuple[int | str, ...] | list[int | str]) -> str:

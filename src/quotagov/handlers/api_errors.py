@@ -17,26 +17,32 @@ error (and its subclasses)      code  e.g.
 ``UnavailableError``             503  the submission queue refused the message
 ==============================  ====  ==============================================
 
-Answer body: ``{"message": str(error)}``; a 400 adds ``"faults"`` (``"<path>: <fault>"``
-per :attr:`~quotagov.governance.errors.InvalidRequestError.faults`, else the message);
-an error's :meth:`~quotagov.governance.errors.GovernanceError.facts` add their own fields
-(``submissionId``, ``disposition``).
+Answer body, the same on every route (README "Errors", ``docs/openapi.json``
+``ErrorAnswer``): ``{"message": str}``; a 400 (and a 415) adds ``"faults"``, a list of
+``{"path": "<field path>", "fault": "<what is wrong>"}`` (``path`` is ``(body)`` for the
+body as a whole, ``headers.Content-Type`` for the media type); an error's
+:meth:`~quotagov.governance.errors.GovernanceError.facts` add their own fields
+(``submissionId``, ``disposition``, ``clientRequestId``, ``field``).
 
-Requests the resolver cannot use (Powertools request validation, a body nested too
-deeply for the JSON decoder) are answered here too, see :func:`install_error_handlers`.
-Outcomes that are not errors (a ``REFUSED`` submission, a recorded disposition whose
-successor is not submitted yet) are shaped by their routes.
+Requests the resolver cannot use are answered here too, see
+:func:`install_error_handlers`: a body that fails the route's schema or is not JSON
+(400), a media type other than JSON (415), a body nested too deeply for the JSON decoder
+(400). Outcomes that are not errors (a ``REFUSED`` submission, a recorded disposition
+whose successor is not submitted yet) are shaped by their routes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 
 from quotagov.governance.errors import (
     ConflictError,
@@ -89,12 +95,17 @@ def status_for(error: Exception) -> int:
     raise LookupError(f"no status code for {type(error).__name__}")
 
 
+def fault_items(faults: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
+    """``[{"path", "fault"}, ...]`` of ``(path, fault)`` pairs, in order."""
+    return [{"path": path, "fault": fault} for path, fault in faults]
+
+
 def error_body(error: Exception, status: int) -> dict[str, Any]:
     """The answer body of ``error`` answered with ``status`` (see the module docstring)."""
     body: dict[str, Any] = {"message": str(error)}
     if status == 400:
-        faults = getattr(error, "faults", None) or []
-        body["faults"] = [f"{path}: {fault}" for path, fault in faults] or [str(error)]
+        faults = list(getattr(error, "faults", None) or []) or [("(body)", str(error))]
+        body["faults"] = fault_items(faults)
     if isinstance(error, GovernanceError):
         body.update(error.facts())
     return body
@@ -110,71 +121,125 @@ def error_response(error: Exception) -> Response[str]:
     return json_response(status, error_body(error, status))
 
 
-def validation_faults(errors: list[Any]) -> list[str]:
-    """``path: message`` per Powertools/pydantic validation error.
+def _json_fault(error: Mapping[str, Any], body: Any) -> str:
+    """The fault of a body the JSON decoder refused, with where (line, column)."""
+    ctx = error.get("ctx") or {}
+    reason = str(ctx.get("error") or error.get("msg") or "invalid")
+    loc = list(error.get("loc", ()))
+    position = loc[-1] if loc and isinstance(loc[-1], int) else None
+    if position is None:
+        return f"not valid JSON: {reason}"
+    text = body if isinstance(body, str) else ""
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"not valid JSON: {reason} at line {line} column {column} (character {position})"
+
+
+def validation_faults(errors: list[Any], body: Any = None) -> list[tuple[str, str]]:
+    """``(path, fault)`` per Powertools/pydantic validation error.
 
     The ``body`` prefix of the location is dropped (``team``,
     ``serviceRequestPayload.ResourceConfig.InstanceCount``); ``path``/``query`` are
-    kept (``path.jobId``).
+    kept (``path.jobId``). A body that is not JSON is one fault on ``(body)`` saying
+    where the decoder stopped (``body``: the raw body, for the line and column).
     """
     faults = []
     for error in errors:
         loc = list(error.get("loc", ()))
+        if error.get("type") == "json_invalid":
+            faults.append(("(body)", _json_fault(error, body)))
+            continue
         if loc and loc[0] == "body":
             loc = loc[1:]
-        message = str(error.get("msg", "invalid"))
-        if error.get("type") == "json_invalid":
-            message = "the body is not valid JSON"
-        faults.append(f"{error_path(loc)}: {message}")
+        faults.append((error_path(loc), str(error.get("msg", "invalid"))))
     return faults
+
+
+def invalid_request(faults: Iterable[tuple[str, str]], status: int = 400) -> Response[str]:
+    """``{"message": "invalid request", "faults": [{"path", "fault"}, ...]}``."""
+    return json_response(status, {"message": "invalid request", "faults": fault_items(faults)})
 
 
 def bad_request(exc: RequestValidationError) -> Response[str]:
     """The 400 reply for a request validation error, listing each fault's field path."""
-    return json_response(
-        400, {"message": "invalid request", "faults": validation_faults(list(exc.errors()))}
+    return invalid_request(validation_faults(list(exc.errors()), getattr(exc, "body", None)))
+
+
+#: Media types the JSON routes accept (API Gateway passes ``Content-Type`` through).
+JSON_MEDIA_TYPES = ("application/json",)
+
+
+def unsupported_media(content_type: str) -> Response[str]:
+    """The 415 reply for a body that is not JSON (form data and text included)."""
+    shown = content_type.split(";", 1)[0].strip() or "(none)"
+    return invalid_request(
+        [("headers.Content-Type", f"{shown!r} is not accepted: send the body as application/json")],
+        415,
     )
 
 
 #: The fault reported for a body the JSON decoder cannot nest into.
-TOO_DEEP_FAULT = "(body): nested too deeply to decode"
+TOO_DEEP_FAULT = ("(body)", "nested too deeply to decode")
 
 
 def too_deep(exc: RecursionError) -> Response[str]:
     """The 400 reply for a body nested too deeply to decode (``RecursionError``)."""
     logger.warning("request body nested too deeply", extra={"error": str(exc)})
-    return json_response(400, {"message": "invalid request", "faults": [TOO_DEEP_FAULT]})
+    return invalid_request([TOO_DEEP_FAULT])
 
 
-def too_deep_message(exc: RecursionError) -> Response[str]:
-    """The escalations API's 400 reply for a body nested too deeply to decode.
-
-    ``{"message": "body: JSON is nested too deeply to decode"}`` (its tests pin it).
-    """
-    logger.warning("request body nested too deeply", extra={"error": str(exc)})
-    return json_response(400, {"message": "body: JSON is nested too deeply to decode"})
-
-
-def install_error_handlers(app: APIGatewayRestResolver, *, listed_faults: bool = True) -> None:
-    """Answer use-case errors with :func:`error_response`, and unusable requests with 400.
+def install_error_handlers(app: APIGatewayRestResolver) -> None:
+    """Answer use-case errors with :func:`error_response`, and unusable requests in the
+    same format.
 
     Powertools looks a handler up along the raised exception's MRO, so one registration
-    per class in :data:`HANDLED_ERRORS` covers their subclasses.
+    per class in :data:`HANDLED_ERRORS` covers their subclasses. Besides:
 
-    Args:
-        app: the resolver.
-        listed_faults: True (jobs API): request validation errors answer 400
-            ``{"message": "invalid request", "faults": ["<field path>: <fault>", ...]}``
-            (Powertools' default is 422) and a body nested too deeply for the JSON
-            decoder (``RecursionError``, e.g. 2 KB of ``[``) answers 400 with the fault
-            :data:`TOO_DEEP_FAULT`, instead of escaping as a Lambda error (API Gateway
-            502). False (escalations API, as its answers stand): validation errors keep
-            Powertools' 422 detail, and a too deeply nested body answers
-            :func:`too_deep_message`.
+    - request validation errors answer 400 ``invalid request`` with every fault
+      (Powertools' default is a 422 with its own detail);
+    - a body that is not JSON by its ``Content-Type`` (``text/plain``, form data, which
+      Powertools would otherwise read as fields) answers 415 with the fault on
+      ``headers.Content-Type`` (also when its fields happened to validate: a middleware
+      checks every request with a body);
+    - a path no route of the resolver matches (an empty ``jobId``) answers 404
+      ``{"message": "no route <method> <path> in this API"}`` (Powertools' own 404 body
+      has another shape);
+    - a body nested too deeply for the JSON decoder (``RecursionError``, e.g. 2 KB of
+      ``[``) answers 400 with :data:`TOO_DEEP_FAULT`, instead of escaping as a Lambda
+      error (API Gateway 502).
     """
+
+    def content_type() -> str:
+        headers = app.current_event.headers or {}
+        return str(next((v for k, v in headers.items() if k.lower() == "content-type"), ""))
+
+    def is_json(value: str) -> bool:
+        media = value.split(";", 1)[0].strip().lower()
+        return not media or media in JSON_MEDIA_TYPES or media.endswith("+json")
+
+    def on_validation(exc: RequestValidationError) -> Response[str]:
+        if not is_json(content_type()):
+            return unsupported_media(content_type())
+        return bad_request(exc)
+
+    def on_unsupported(exc: RequestUnsupportedContentType) -> Response[str]:
+        return unsupported_media(content_type())
+
+    def json_only(resolver: Any, next_middleware: Callable[[Any], Response[Any]]) -> Response[Any]:
+        # after validation: a form body whose fields happened to validate is refused too
+        if resolver.current_event.body and not is_json(content_type()):
+            return unsupported_media(content_type())
+        return next_middleware(resolver)
+
+    def no_route(exc: Exception) -> Response[str]:
+        event = app.current_event
+        return json_response(
+            404, {"message": f"no route {event.http_method} {event.path} in this API"}
+        )
+
+    app.not_found(no_route)
     app.exception_handler(list(HANDLED_ERRORS))(error_response)
-    if listed_faults:
-        app.exception_handler(RequestValidationError)(bad_request)
-        app.exception_handler(RecursionError)(too_deep)
-    else:
-        app.exception_handler(RecursionError)(too_deep_message)
+    app.exception_handler(RequestUnsupportedContentType)(on_unsupported)
+    app.exception_handler(RequestValidationError)(on_validation)
+    app.exception_handler(RecursionError)(too_deep)
+    app.use(middlewares=[json_only])

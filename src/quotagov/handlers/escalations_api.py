@@ -19,7 +19,7 @@ body field. Answers:
   (nothing is left changed).
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
-(``install_error_handlers(app, listed_faults=False)``: this API's validation and
+(``install_error_handlers(app)``: this API's validation and
 too-deep answers are kept as they are).
 """
 
@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations import EscalationRequest
+from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import install_error_handlers, json_response
 from quotagov.handlers.escalation_metrics import count, requester_name
 from quotagov.handlers.identity import caller_of
@@ -44,7 +45,7 @@ from quotagov.wiring import services
 logger = Logger()
 tracer = Tracer()
 app = APIGatewayRestResolver(enable_validation=True)
-install_error_handlers(app, listed_faults=False)
+install_error_handlers(app)
 
 
 class EscalationBody(BaseModel):
@@ -60,6 +61,39 @@ class EscalationBody(BaseModel):
     "/jobs/<jobId>/escalations",
     summary="Request a higher schedulingPriority for a job",
     tags=["escalations"],
+    operation_id="requestEscalation",
+    responses=api_contract.responses(
+        400,
+        401,
+        403,
+        415,
+        422,
+        503,
+        s200=api_contract.ok(
+            api_contract.EscalationAnswer,
+            "applied at once: a level the team may set directly",
+            {
+                "escalationId": "esc-1",
+                "jobId": "sub-bg-2",
+                "status": "APPLIED",
+                "direct": True,
+                "requestedLevel": "standard",
+                "requestedPriority": 10,
+            },
+        ),
+        s201=api_contract.ok(
+            api_contract.EscalationAnswer,
+            "PENDING: posted to the share's approval channel with the impact preview",
+            {
+                "escalationId": "esc-2",
+                "jobId": "sub-bg-2",
+                "status": "PENDING",
+                "direct": False,
+                "requestedLevel": "high",
+                "requestedPriority": 50,
+            },
+        ),
+    ),
 )
 def create_escalation(
     jobId: Annotated[str, Path(min_length=1, max_length=256)],

@@ -34,11 +34,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -50,6 +46,7 @@ from quotagov.governance.job_state_updates import (
     apply_state_event,
 )
 from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
+from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.wiring import services
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "job-state")
@@ -73,11 +70,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
         For one event: ``{"outcome": tracked|unchanged|foreign|malformed, ...}``.
     """
-    if isinstance(event, dict) and isinstance(event.get("Records"), list):
-        response = process_partial_response(
-            event=event, record_handler=_record_handler, processor=processor, context=context
-        )
-        return dict(response)
+    if is_sqs_batch(event):
+        return process_batch(event, _record_handler, processor, context)
     return process_event(event, in_batch=False)
 
 

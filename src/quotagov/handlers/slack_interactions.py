@@ -9,8 +9,10 @@ request-signing guide (reference §7.1-7.2):
    the raw body bytes, constant-time compare, a 300 s timestamp window on the
    injectable clock). A missing, malformed, stale or wrong signature is a 401 and
    changes nothing; nothing in this step can raise.
-2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise,
-   also for JSON nested too deeply to decode and bodies that are not UTF-8).
+2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise, in
+   the one error format of :mod:`quotagov.handlers.api_errors`: each fault with its
+   ``path``, e.g. ``payload`` missing, ``payload.user.id``, a body that is not UTF-8,
+   JSON nested too deeply to decode).
 3. Record each click (:func:`record_clicks`): route by ``action_id`` prefix through
    :mod:`quotagov.governance.slack.interactions`: ``escalation_`` ->
    :func:`escalation_action` (the decision's conditional write), ``disposition_`` ->
@@ -56,6 +58,8 @@ from quotagov.governance.slack.interactions import (
     parse_block_actions,
     register_action,
 )
+from quotagov.handlers import api_contract
+from quotagov.handlers.api_errors import invalid_request
 from quotagov.handlers.escalation_metrics import count
 from quotagov.handlers.slack_signature import verify_slack_request
 from quotagov.wiring import services
@@ -84,6 +88,36 @@ url_app = LambdaFunctionUrlResolver()
 
 def _text(status: int, message: str) -> Response[str]:
     return Response(status, content_types.APPLICATION_JSON, json.dumps({"message": message}))
+
+
+def _unusable(path: str, fault: str) -> Response[str]:
+    """400 in the one error format (``quotagov.handlers.api_errors``)."""
+    logger.warning("unusable Slack interaction", extra={"path": path, "fault": fault})
+    return invalid_request([(path, fault)])
+
+
+def _payload_of(body: bytes) -> dict[str, Any] | Response[str]:
+    """The decoded ``payload`` form field of ``body``, or the 400 naming what is wrong."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _unusable("(body)", f"not UTF-8 form data ({error.reason} at byte {error.start})")
+    form = parse_qs(text, keep_blank_values=True)
+    if not form.get("payload"):
+        return _unusable(
+            "payload",
+            "missing: Slack sends a click as the form field 'payload' "
+            "(application/x-www-form-urlencoded)",
+        )
+    try:
+        payload = json.loads(form["payload"][0])
+    except RecursionError:
+        return _unusable("payload", "JSON nested too deeply to decode")
+    except ValueError as error:
+        return _unusable("payload", f"not valid JSON: {error}")
+    if not isinstance(payload, dict):
+        return _unusable("payload", "must be a JSON object")
+    return payload
 
 
 #: Longest ``value`` taken as a record id. DynamoDB refuses partition keys over
@@ -159,7 +193,21 @@ register_action(ACTION_PREFIX, escalation_action)
 register_action(DISPOSITION_PREFIX, disposition_action)
 
 
-@router.post("/slack/interactions")
+@router.post(
+    "/slack/interactions",
+    summary="Slack button clicks (block_actions), signed by Slack",
+    tags=["slack"],
+    operation_id="slackInteractions",
+    responses=api_contract.responses(
+        400,
+        s200={"description": "read; refusals go to the clicker through response_url"},
+        s401=api_contract.error(
+            401,
+            "missing, stale or wrong X-Slack-Signature",
+            {"message": "invalid Slack request signature"},
+        ),
+    ),
+)
 def interactions() -> Response[str]:
     """Verify, parse, record; 401 for a bad signature, 400 for a bad payload, else 200."""
     current = services()
@@ -169,18 +217,16 @@ def interactions() -> Response[str]:
     if body is None:
         logger.warning("refused a Slack request with a missing, stale or invalid signature")
         return _text(401, "invalid Slack request signature")
+    payload = _payload_of(body)
+    if isinstance(payload, Response):
+        return payload
     try:
-        form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-        payload = json.loads(form["payload"][0])
-        if not isinstance(payload, dict):
-            raise ValueError("payload: not a JSON object")
         actions = parse_block_actions(payload)
     except RecursionError:
-        logger.warning("unusable Slack interaction: payload nested too deeply")
-        return _text(400, "unusable Slack interaction: payload: JSON is nested too deeply")
-    except (UnicodeDecodeError, KeyError, IndexError, ValueError) as error:
-        logger.warning("unusable Slack interaction", extra={"error": str(error)})
-        return _text(400, f"unusable Slack interaction: {error}")
+        return _unusable("payload", "JSON nested too deeply to decode")
+    except ValueError as error:
+        path, _, fault = str(error).partition(": ")
+        return _unusable(path, fault) if fault else _unusable("payload", path)
     record_clicks(actions)
     return Response(200, content_types.TEXT_PLAIN, "")
 

@@ -37,14 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
+from quotagov.handlers.sqs_batches import process_batch
 from quotagov.wiring import services
 
 if TYPE_CHECKING:
@@ -225,11 +222,10 @@ def _outcome(
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point: process an SQS batch, return ``{"batchItemFailures": [...]}``."""
+    """Lambda entry point: process an SQS batch, return ``{"batchItemFailures": [...]}``.
+
+    An empty batch (or no batch) returns no failures (:mod:`quotagov.handlers.sqs_batches`).
+    """
     IDEMPOTENCY_CONFIG.register_lambda_context(context)
     _Invocation.throttled = False
-    return dict(
-        process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-    )
+    return process_batch(event, record_handler, processor, context)

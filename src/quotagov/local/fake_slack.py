@@ -87,6 +87,8 @@ class FakeSlackCall:
     response: dict[str, Any]
     token: str | None = None
     at: float = field(default_factory=time.time)
+    #: for ``response_url`` posts: the URL's path (``/actions/<key>``)
+    url: str = ""
 
     @property
     def ok(self) -> bool:
@@ -282,7 +284,12 @@ class FakeSlack:
         with self._lock:
             status, answer = self._respond(key, body)
             self._calls.append(
-                FakeSlackCall("response_url", body, {"ok": status == 200, "body": answer})
+                FakeSlackCall(
+                    "response_url",
+                    body,
+                    {"ok": status == 200, "body": answer},
+                    url=f"/actions/{key}",
+                )
             )
             return status, answer
 

@@ -22,6 +22,7 @@ forwarded to the handler). Local control endpoints:
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -31,10 +32,29 @@ from urllib.parse import parse_qs, urlsplit
 
 from quotagov.governance.ports import BatchError
 from quotagov.local.lambda_events import iso_time
+from quotagov.local.loopback import is_loopback
 from quotagov.local.runtime import LocalRuntime
 
 #: The header carrying the caller's IAM principal ARN (local server only).
 PRINCIPAL_HEADER = "X-Quotagov-Principal"
+#: Largest request body (API Gateway's payload limit, 10 MB).
+MAX_BODY_BYTES = 10 * 1024 * 1024
+#: Listen backlog of the server socket (connections waiting to be accepted).
+LISTEN_BACKLOG = 128
+
+
+class BadRequestBodyError(Exception):
+    """The request body cannot be read (bad length or chunk, too large).
+
+    Attributes:
+        status: 400 or 413.
+        fault: what is wrong, for the ``(body)`` fault of the answer.
+    """
+
+    def __init__(self, status: int, fault: str) -> None:
+        super().__init__(fault)
+        self.status = status
+        self.fault = fault
 
 
 class _RuntimeRequestHandler(BaseHTTPRequestHandler):
@@ -69,15 +89,57 @@ class _RuntimeRequestHandler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(value, default=str))
 
     def _body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
+        """The request body: ``Content-Length`` bytes, or the decoded chunks of a
+        ``Transfer-Encoding: chunked`` body (curl ``-H 'Transfer-Encoding: chunked'``,
+        most HTTP clients streaming a body).
+
+        Raises:
+            BadRequestBodyError: a malformed length or chunk, or a body over
+                :data:`MAX_BODY_BYTES` (API Gateway's payload limit).
+        """
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self._chunked_body()
+        raw = (self.headers.get("Content-Length") or "0").strip()
+        if not raw.isdigit():
+            raise BadRequestBodyError(400, f"Content-Length: {raw!r} is not a byte count")
+        length = int(raw)
+        if length > MAX_BODY_BYTES:
+            raise BadRequestBodyError(413, f"the body is {length} bytes, at most {MAX_BODY_BYTES}")
         return self.rfile.read(length) if length else b""
+
+    def _chunked_body(self) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(1026).split(b";", 1)[0].strip()
+            try:
+                size = int(line, 16)
+            except ValueError:
+                raise BadRequestBodyError(400, f"chunk size {line[:20]!r} is not hex") from None
+            if size == 0:
+                while self.rfile.readline(1026).strip():  # trailer headers
+                    pass
+                return b"".join(chunks)
+            total += size
+            if size < 0 or total > MAX_BODY_BYTES:
+                raise BadRequestBodyError(413, f"the body is over {MAX_BODY_BYTES} bytes")
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline(3)  # the CRLF after the chunk
 
     def _dispatch(self, method: str) -> None:
         """A template route through the runtime's API Gateway, or a local endpoint."""
         split = urlsplit(self.path)
         path = split.path
-        body = self._body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
-        if path.startswith("/_local/"):
+        try:
+            body = self._body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        except BadRequestBodyError as exc:
+            self.close_connection = True
+            self._json(
+                exc.status,
+                {"message": "invalid request", "faults": [{"path": "(body)", "fault": exc.fault}]},
+            )
+            return
+        if path.startswith("/_local/") or path == "/openapi.json":
             self._local(method, path, body)
             return
         headers = {
@@ -100,8 +162,11 @@ class _RuntimeRequestHandler(BaseHTTPRequestHandler):
         """One of the local endpoints (the module doc lists them); 404 for any other."""
         try:
             payload = json.loads(body) if body else {}
-        except ValueError:
-            self._json(400, {"message": "body: not JSON"})
+        except (ValueError, RecursionError):
+            self._fault(400, "(body)", "not valid JSON")
+            return
+        if not isinstance(payload, dict):
+            self._fault(400, "(body)", "must be a JSON object")
             return
         if path.startswith("/_local/batch/") and method == "POST":
             self._batch(path.rsplit("/", 1)[-1], payload)
@@ -112,7 +177,25 @@ class _RuntimeRequestHandler(BaseHTTPRequestHandler):
         else:
             endpoint(self, payload)
 
+    def _fault(self, status: int, path: str, fault: str) -> None:
+        """An answer in the API's error format (``{"message", "faults": [{path, fault}]}``)."""
+        self._json(
+            status, {"message": "invalid request", "faults": [{"path": path, "fault": fault}]}
+        )
+
     # -- local endpoints -----------------------------------------------------------
+
+    def _slack_responses(self, _payload: dict[str, Any]) -> None:
+        responses = [
+            {"url": c.url, "text": c.params.get("text"), "ok": c.ok, "at": c.at}
+            for c in self.runtime.slack.calls_to("response_url")
+        ]
+        self._json(200, {"responses": responses})
+
+    def _openapi(self, _payload: dict[str, Any]) -> None:
+        from quotagov.handlers.openapi import openapi_document
+
+        self._json(200, openapi_document())
 
     def _slack_messages(self, _payload: dict[str, Any]) -> None:
         messages = [m.as_dict() for m in self.runtime.slack.messages]
@@ -130,15 +213,23 @@ class _RuntimeRequestHandler(BaseHTTPRequestHandler):
         self._json(200, {"now": now, "time": iso_time(now)})
 
     def _clock(self, payload: dict[str, Any]) -> None:
+        key = "advance" if "advance" in payload else "to" if "to" in payload else None
+        if key is None:
+            self._fault(400, "(body)", 'give {"advance": seconds} or {"to": epoch seconds}')
+            return
+        value = payload[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self._fault(400, key, f"must be a number of seconds, not {json.dumps(value)[:40]}")
+            return
+        if not math.isfinite(value):
+            self._fault(400, key, "must be a finite number")
+            return
         try:
-            if "advance" in payload:
-                now = self.runtime.advance(float(payload["advance"]))
-            elif "to" in payload:
-                now = self.runtime.advance_to(float(payload["to"]))
-            else:
-                raise ValueError('give {"advance": seconds} or {"to": epoch seconds}')
-        except (TypeError, ValueError) as exc:
-            self._json(400, {"message": f"clock: {exc}"})
+            now = (
+                self.runtime.advance(value) if key == "advance" else self.runtime.advance_to(value)
+            )
+        except ValueError as exc:
+            self._fault(400, key, str(exc))
             return
         self._json(200, {"now": now, "time": iso_time(now)})
 
@@ -189,6 +280,8 @@ _Endpoint = Callable[[_RuntimeRequestHandler, dict[str, Any]], None]
 #: (method, path) -> the local endpoint answering it (``/_local/batch/*`` aside).
 _LOCAL_ENDPOINTS: dict[tuple[str, str], _Endpoint] = {
     ("GET", "/_local/slack/messages"): _RuntimeRequestHandler._slack_messages,
+    ("GET", "/_local/slack/responses"): _RuntimeRequestHandler._slack_responses,
+    ("GET", "/openapi.json"): _RuntimeRequestHandler._openapi,
     ("POST", "/_local/slack/response-url"): _RuntimeRequestHandler._response_url,
     ("GET", "/_local/clock"): _RuntimeRequestHandler._read_clock,
     ("POST", "/_local/clock"): _RuntimeRequestHandler._clock,
@@ -201,16 +294,34 @@ def _make_handler(runtime: LocalRuntime) -> type[BaseHTTPRequestHandler]:
     return type("Handler", (_RuntimeRequestHandler,), {"runtime": runtime})
 
 
+class _Server(ThreadingHTTPServer):
+    """One thread per connection, and a listen backlog for bursts of clients.
+
+    ``socketserver``'s default backlog is 5: a burst of 20 to 50 clients connecting at
+    once got connection resets. Handler invocations still run one at a time (the
+    runtime's lock), so many clients wait their turn instead of being refused.
+    """
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True
+
+
 class LocalServer:
-    """A :class:`ThreadingHTTPServer` on ``host:port`` in front of ``runtime``.
+    """A threading HTTP server on ``host:port`` (loopback only) in front of ``runtime``.
 
     ``port`` 0 picks a free port (see :attr:`port`). :meth:`serve_forever` blocks;
     :meth:`start` serves in a daemon thread.
+
+    Raises:
+        ValueError: ``host`` is not a loopback address (local commands never listen on,
+            or reach, anything else).
     """
 
     def __init__(self, runtime: LocalRuntime, host: str = "127.0.0.1", port: int = 3000) -> None:
+        if not is_loopback(host):
+            raise ValueError(f"serve: {host!r} is not a loopback address (127.0.0.0/8, ::1)")
         self.runtime = runtime
-        self.httpd = ThreadingHTTPServer((host, port), _make_handler(runtime))
+        self.httpd = _Server((host, port), _make_handler(runtime))
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -115,13 +115,18 @@ def is_binary(content_type: str | None, binary_media_types: Sequence[str]) -> bo
 def _proxy_body(
     body: bytes | None, headers: Mapping[str, str], binary_media_types: Sequence[str]
 ) -> tuple[str | None, bool]:
-    """``body`` and ``isBase64Encoded`` of the event: base64 only for a binary media type."""
+    """``body`` and ``isBase64Encoded`` of the event: base64 only for a binary media type.
+
+    A text body that is not valid UTF-8 is passed with each bad byte replaced by U+FFFD,
+    as API Gateway does for a media type that is not binary (so a Slack signature over
+    such a body no longer matches, and a JSON body is read with the replacements).
+    """
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), None)
     if body is None:
         return None, False
     if is_binary(content_type, binary_media_types):
         return base64.b64encode(body).decode("ascii"), True
-    return body.decode("utf-8"), False
+    return body.decode("utf-8", "replace"), False
 
 
 def _request_context(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import secrets
 import threading
@@ -132,6 +133,12 @@ def _snake(operation: str) -> str:
     return "".join(out)
 
 
+#: Longest move of virtual time in one call (7 days): the 5-minute expiry schedule runs
+#: its handler at every tick on the way (an idle day took 8 s on a loaded 2-core
+#: machine), so a far target would keep the runtime, and ``serve``, busy for hours.
+MAX_ADVANCE_SECONDS = 7 * 86_400
+
+
 class LocalRuntime:
     """The embedded runtime; use as a context manager or call :meth:`start`/:meth:`stop`.
 
@@ -149,6 +156,7 @@ class LocalRuntime:
         self._invoker = Invoker(self.clock, self._lock, self._environment)
         self._deliveries = Deliveries(self._invoker, self.clock, self._lock)
         self._mock: Any = None
+        self._guarded = False
         self.stack: Stack
         self.routes: list[ApiRoute] = []
         self.slack: Any = None
@@ -208,7 +216,17 @@ class LocalRuntime:
         self.stop()
 
     def start(self) -> LocalRuntime:
-        """Start moto, the fake Slack and the simulated Batch; provision the template."""
+        """Start moto, the fake Slack and the simulated Batch; provision the template.
+
+        From here to :meth:`stop`, the process reaches loopback only
+        (:class:`~quotagov.local.loopback.LoopbackGuard`): an event naming a real host,
+        such as a recorded Slack click's ``response_url``, fails to connect instead.
+        """
+        from quotagov.local.loopback import LoopbackGuard
+
+        if not self._guarded:
+            LoopbackGuard.install()
+            self._guarded = True
         self._environment.set(_AWS_ENVIRONMENT)
         os.environ.pop("AWS_ENDPOINT_URL", None)
         from moto import mock_aws
@@ -239,6 +257,11 @@ class LocalRuntime:
             self._mock = None
         self._environment.restore()
         wiring.reset()
+        if self._guarded:
+            from quotagov.local.loopback import LoopbackGuard
+
+            LoopbackGuard.uninstall()
+            self._guarded = False
 
     def _provision(self) -> None:
         """Create the template's resources in moto; set up functions, routes and the bus."""
@@ -400,9 +423,17 @@ class LocalRuntime:
         rules are delivered at their virtual times. Returns the new time.
 
         Raises:
-            ValueError: when ``target`` is in the past.
+            ValueError: when ``target`` is not a finite number (NaN would never be
+                reached), is in the past, or more than :data:`MAX_ADVANCE_SECONDS` ahead.
         """
+        if isinstance(target, bool) or not math.isfinite(target):
+            raise ValueError(f"advance: the target time must be a finite number, got {target!r}")
         with self._lock:
+            if target - self.clock.now() > MAX_ADVANCE_SECONDS:
+                raise ValueError(
+                    f"advance: at most {MAX_ADVANCE_SECONDS} s (7 days) per call, "
+                    f"got {target - self.clock.now():.0f} s"
+                )
             if target < self.clock.now():
                 raise ValueError(f"advance: cannot go back from {self.clock.now()} to {target}")
             self.pump()
@@ -425,8 +456,10 @@ class LocalRuntime:
         """Move virtual time forward by ``seconds`` (see :meth:`advance_to`).
 
         Raises:
-            ValueError: when ``seconds`` is negative.
+            ValueError: when ``seconds`` is negative or not finite (see :meth:`advance_to`).
         """
+        if isinstance(seconds, bool) or not math.isfinite(seconds):
+            raise ValueError(f"advance: seconds must be a finite number, got {seconds!r}")
         if seconds < 0:
             raise ValueError(f"advance: seconds must be >= 0, got {seconds}")
         return self.advance_to(self.clock.now() + seconds)

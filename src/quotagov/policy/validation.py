@@ -3,12 +3,17 @@
 Paths use dots for mappings and ``[i]`` for lists, as ``quotaShares[2].capacityLimits``
 or ``workloadClasses.exploratory.shares[1]``. Rules: the models in
 :mod:`quotagov.policy.models` (types, ranges) and the cross-references below.
+
+Every fault is reported in one run: when the models refuse parts of the document, the
+cross-field rules still run on the parts they accept (:func:`_partial_policy`), and a
+reference to a part that exists but is itself faulty is not reported again as unknown.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -20,6 +25,10 @@ from quotagov.policy.models import (
     MAX_SHARES_PER_QUEUE,
     MIN_SCHEDULING_PRIORITY,
     Policy,
+    PriorityLevel,
+    QuotaShare,
+    Team,
+    WorkloadClass,
 )
 from quotagov.policy.roles import role_pattern_fault
 
@@ -55,22 +64,47 @@ _JOB_QUEUE = re.compile(
 )
 
 
-def _cross_reference_faults(policy: Policy) -> list[str]:
+@dataclass
+class _Faulty:
+    """Names of parts the models refused: they exist, so references to them are not
+    "unknown" (their own faults are reported already)."""
+
+    shares: set[str] = field(default_factory=set)
+    levels: set[str] = field(default_factory=set)
+    classes: set[str] = field(default_factory=set)
+    job_queue: bool = False
+    #: list -> document index of each item kept in the partial policy's list
+    positions: dict[str, list[int]] = field(default_factory=dict)
+
+    def in_document(self, fault: str) -> str:
+        """``fault`` with a kept item's list index turned back into its document index."""
+        match = _LIST_ITEM.match(fault)
+        if match is None or match["list"] not in self.positions:
+            return fault
+        index = self.positions[match["list"]][int(match["index"])]
+        return f"{match['list']}[{index}]{fault[match.end() :]}"
+
+
+_LIST_ITEM = re.compile(r"^(?P<list>quotaShares|priorityLevels)\[(?P<index>\d+)\]")
+
+
+def _cross_reference_faults(policy: Policy, faulty: _Faulty | None = None) -> list[str]:
     """Every fault the models cannot see alone: names that must match, Batch's limits."""
+    faulty = faulty or _Faulty()
     return [
-        *_queue_faults(policy),
+        *_queue_faults(policy, faulty),
         *_share_faults(policy),
         *_level_faults(policy),
-        *_class_faults(policy),
-        *_team_faults(policy),
+        *_class_faults(policy, faulty),
+        *_team_faults(policy, faulty),
         *_role_faults(policy),
     ]
 
 
-def _queue_faults(policy: Policy) -> list[str]:
+def _queue_faults(policy: Policy, faulty: _Faulty) -> list[str]:
     """``jobQueue`` names a queue; the queue holds at most 20 shares."""
     faults: list[str] = []
-    if not _JOB_QUEUE.match(policy.jobQueue):
+    if not faulty.job_queue and not _JOB_QUEUE.match(policy.jobQueue):
         faults.append(
             f"jobQueue: {policy.jobQueue!r} is neither a job queue ARN "
             "(arn:aws:batch:<region>:<account>:job-queue/<name>) nor a job queue name"
@@ -129,7 +163,7 @@ def _level_faults(policy: Policy) -> list[str]:
     return faults
 
 
-def _class_faults(policy: Policy) -> list[str]:
+def _class_faults(policy: Policy, faulty: _Faulty) -> list[str]:
     """Each class's shares exist, fit its checkpointing and instance types; reclassify
     has a next share."""
     faults: list[str] = []
@@ -138,7 +172,8 @@ def _class_faults(policy: Policy) -> list[str]:
         for j, sname in enumerate(wclass.shares):
             where = f"workloadClasses.{cname}.shares[{j}]"
             if sname not in share_names:
-                faults.append(f"{where}: unknown share {sname!r}")
+                if sname not in faulty.shares:
+                    faults.append(f"{where}: unknown share {sname!r}")
                 continue
             share = policy.share(sname)
             if (
@@ -163,18 +198,32 @@ def _class_faults(policy: Policy) -> list[str]:
     return faults
 
 
-def _team_faults(policy: Policy) -> list[str]:
-    """Each team's classes and levels exist; no member listed twice."""
+def _team_faults(policy: Policy, faulty: _Faulty) -> list[str]:
+    """Each team's classes and levels exist; no member listed twice; with approval levels,
+    every member has a ``slackUserId``.
+
+    The four-eyes rule of an approval (the approver is not the requester) compares Slack
+    user ids, so a member without one could never have an escalation approved: the
+    request would be refused only when it is made (``governance.escalations.checks``).
+    """
     faults: list[str] = []
-    level_names = {level.name for level in policy.priorityLevels}
+    level_names = {level.name for level in policy.priorityLevels} | faulty.levels
     for tname, team in policy.teams.items():
         for j, cname in enumerate(team.classes):
-            if cname not in policy.workloadClasses:
+            if cname not in policy.workloadClasses and cname not in faulty.classes:
                 faults.append(f"teams.{tname}.classes[{j}]: unknown workload class {cname!r}")
-        for field in ("directLevels", "approvalLevels"):
-            for j, lname in enumerate(getattr(team, field)):
+        for kind in ("directLevels", "approvalLevels"):
+            for j, lname in enumerate(getattr(team, kind)):
                 if lname not in level_names:
-                    faults.append(f"teams.{tname}.{field}[{j}]: unknown priority level {lname!r}")
+                    faults.append(f"teams.{tname}.{kind}[{j}]: unknown priority level {lname!r}")
+        if team.approvalLevels:
+            faults += [
+                f"teams.{tname}.members[{j}].slackUserId: required, team {tname!r} has "
+                f"approvalLevels ({', '.join(team.approvalLevels)}) and approvals check the "
+                "requester's Slack user id"
+                for j, member in enumerate(team.members)
+                if not member.slackUserId
+            ]
         principals = [m.principal for m in team.members]
         for j, principal in enumerate(principals):
             if principal in principals[:j]:
@@ -209,11 +258,78 @@ def parse_policy(data: Mapping[str, Any]) -> Policy:
     try:
         policy = Policy.model_validate(data)
     except ValidationError as exc:
-        raise PolicyError([f"{_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
+        faults = [f"{_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        partial, faulty = _partial_policy(data)
+        crossed = [faulty.in_document(f) for f in _cross_reference_faults(partial, faulty)]
+        raise PolicyError(faults + crossed) from None
     faults = _cross_reference_faults(policy)
     if faults:
         raise PolicyError(faults)
     return policy
+
+
+def _valid(model: type[Any], value: Any) -> Any:
+    try:
+        return model.model_validate(value)
+    except ValidationError:
+        return None
+
+
+def _partial_policy(data: Mapping[str, Any]) -> tuple[Policy, _Faulty]:
+    """The parts of ``data`` the models accept, as a policy, and the names of the rest.
+
+    Used only to run the cross-field rules on a document the models refused; the result
+    is never used as a policy (``model_construct`` skips validation).
+    """
+    faulty = _Faulty()
+
+    def items(key: str) -> list[Any]:
+        value = data.get(key)
+        return value if isinstance(value, list) else []
+
+    def entries(key: str) -> dict[str, Any]:
+        value = data.get(key)
+        return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+    def name_of(item: Any, key: str) -> str | None:
+        value = item.get(key) if isinstance(item, Mapping) else None
+        return value if isinstance(value, str) else None
+
+    shares = []
+    faulty.positions = {"quotaShares": [], "priorityLevels": []}
+    for i, item in enumerate(items("quotaShares")):
+        share = _valid(QuotaShare, item)
+        if share is not None:
+            shares.append(share)
+            faulty.positions["quotaShares"].append(i)
+        elif (name := name_of(item, "quotaShareName")) is not None:
+            faulty.shares.add(name)
+    levels = []
+    for i, item in enumerate(items("priorityLevels")):
+        level = _valid(PriorityLevel, item)
+        if level is not None:
+            levels.append(level)
+            faulty.positions["priorityLevels"].append(i)
+        elif (name := name_of(item, "name")) is not None:
+            faulty.levels.add(name)
+    classes = {}
+    for name, item in entries("workloadClasses").items():
+        wclass = _valid(WorkloadClass, item)
+        if wclass is not None:
+            classes[name] = wclass
+        else:
+            faulty.classes.add(name)
+    teams = {n: t for n, t in ((n, _valid(Team, i)) for n, i in entries("teams").items()) if t}
+    job_queue = data.get("jobQueue")
+    faulty.job_queue = not isinstance(job_queue, str) or not job_queue
+    partial = Policy.model_construct(
+        jobQueue=job_queue if isinstance(job_queue, str) else "",
+        quotaShares=shares,
+        priorityLevels=levels,
+        workloadClasses=classes,
+        teams=teams,
+    )
+    return partial, faulty
 
 
 def load_policy(text: str) -> Policy:

@@ -24,7 +24,9 @@ submission id. The submit worker adds Powertools Idempotency on the submission i
 Errors (:mod:`~quotagov.governance.submission.errors`, typed by kind in
 ``governance/errors.py``): :class:`SubmissionUnavailableError` (an ``UnavailableError``:
 the queue refused the message), :class:`TransientSubmitError` (an ``UnavailableError``:
-Batch throttled or failed), and routing's ``NotATeamMemberError`` (a ``ForbiddenError``).
+Batch throttled or failed), :class:`IdempotencyMismatchError` (a ``ConflictError``: a
+``clientRequestId`` reused for another request), and routing's ``NotATeamMemberError``
+(a ``ForbiddenError``).
 This package is the public surface; import from it, not from its modules.
 """
 
@@ -36,6 +38,7 @@ from quotagov.governance.submission.deps import (
     is_enqueue_failure,
 )
 from quotagov.governance.submission.errors import (
+    IdempotencyMismatchError,
     SubmissionUnavailableError,
     TransientSubmitError,
 )
@@ -59,6 +62,7 @@ __all__ = [
     "SERVICE_JOB_TYPE",
     "SUBMISSION_NAMESPACE",
     "SUBMISSION_TAG",
+    "IdempotencyMismatchError",
     "ReceiveOutcome",
     "SubmissionDeps",
     "SubmissionUnavailableError",

@@ -3,6 +3,8 @@
 - :class:`SubmissionUnavailableError`: the submission queue refused the message;
   :func:`~quotagov.governance.submission.receive_submission` left the record
   ``FAILED`` (enqueue failure) and the same request may succeed later.
+- :class:`IdempotencyMismatchError`: the ``clientRequestId`` was used before by the same
+  caller for a different request (nothing stored, nothing queued).
 - :class:`TransientSubmitError`: Batch throttled or failed on its side;
   :func:`~quotagov.governance.submission.submit_to_batch` left the record ``QUEUED``.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotagov.governance.errors import UnavailableError
+from quotagov.governance.errors import ConflictError, UnavailableError
 from quotagov.governance.ports import BatchError
 
 
@@ -51,3 +53,35 @@ class TransientSubmitError(UnavailableError):
         super().__init__(f"submission {submission_id}: {cause}")
         self.submission_id = submission_id
         self.cause = cause
+
+
+class IdempotencyMismatchError(ConflictError):
+    """The same caller sent the same ``clientRequestId`` with a different request.
+
+    AWS APIs answer a reused idempotency token with other parameters with an error
+    (e.g. EC2 ``IdempotentParameterMismatch``); so does quotagov: the first submission
+    stands, the new request is neither stored nor queued.
+
+    Attributes:
+        client_request_id: the reused key.
+        field: the first member that differs, as a body path
+            (``serviceRequestPayload.ResourceConfig.InstanceCount``).
+        submission_id: the submission the key belongs to.
+    """
+
+    def __init__(self, client_request_id: str, field: str, submission_id: str) -> None:
+        super().__init__(
+            f"clientRequestId {client_request_id!r} was used for a different request "
+            f"({field} differs); use a new clientRequestId for a new request"
+        )
+        self.client_request_id = client_request_id
+        self.field = field
+        self.submission_id = submission_id
+
+    def facts(self) -> dict[str, Any]:
+        """``{"clientRequestId", "field", "submissionId"}``."""
+        return {
+            "clientRequestId": self.client_request_id,
+            "field": self.field,
+            "submissionId": self.submission_id,
+        }

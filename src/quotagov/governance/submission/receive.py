@@ -12,6 +12,7 @@ redelivered message is the same submission, never a second one.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,7 +32,10 @@ from quotagov.governance.submission.deps import (
     audit_decision,
     is_enqueue_failure,
 )
-from quotagov.governance.submission.errors import SubmissionUnavailableError
+from quotagov.governance.submission.errors import (
+    IdempotencyMismatchError,
+    SubmissionUnavailableError,
+)
 from quotagov.governance.submission_request import SubmissionRequest
 
 #: Namespace of the deterministic submission ids (uuid5).
@@ -136,9 +140,15 @@ def receive_submission(
         ``clientRequestId`` and principal) returns the stored record
         (``created=False``), see :func:`_received_again`.
 
+        The policy's answer to the request is part of the stored record, so the same
+        request is checked again only against what it asked for
+        (:func:`first_difference`), never against a changed policy.
+
     Raises:
         NotATeamMemberError: the principal may not submit for the team (nothing stored;
             audited ``SubmissionForbidden``).
+        IdempotencyMismatchError: the ``clientRequestId`` belongs to a stored submission
+            of a different request (nothing stored, nothing queued).
         SubmissionUnavailableError: the queue refused the message (``submission_id``
             set); the record is then ``FAILED`` with that reason and
             :data:`~quotagov.governance.submission.deps.ENQUEUE_FAILED`, so nothing is
@@ -160,6 +170,11 @@ def receive_submission(
         existing = deps.jobs.get(submission_id)
         if existing is None:  # pragma: no cover - created and vanished: storage fault
             raise
+        differs = first_difference(existing, record)
+        if differs is not None and request.clientRequestId:
+            raise IdempotencyMismatchError(
+                request.clientRequestId, differs, submission_id
+            ) from None
         return _received_again(existing, deps, now)
     if stored.state is SubmissionState.REFUSED:
         refused = {"team": request.team, "reasons": stored.reasons, "source": source}
@@ -170,6 +185,65 @@ def receive_submission(
             )
         return ReceiveOutcome(stored, reasons=list(stored.reasons))
     return ReceiveOutcome(_enqueue(stored, deps))
+
+
+#: Record attributes that come from the request body, in body order, with their body name.
+REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
+    ("team", "team"),
+    ("workloadClass", "workloadClass"),
+    ("priorityLevel", "priorityLevel"),
+    ("jobName", "jobName"),
+    ("requestedQuotaShareName", "quotaShareName"),
+    ("checkpointIntervalSeconds", "checkpointIntervalSeconds"),
+    ("serviceRequestPayload", "serviceRequestPayload"),
+)
+
+
+def first_difference(stored: JobRecord, new: JobRecord) -> str | None:
+    """The first request member in which ``new`` differs from ``stored``, as a body path.
+
+    Returns:
+        ``None`` when both records come from the same request; else e.g. ``team`` or
+        ``serviceRequestPayload.ResourceConfig.InstanceCount`` (the payloads are compared
+        member by member, in the new request's order).
+    """
+    for attribute, name in REQUEST_FIELDS:
+        old_value, new_value = getattr(stored, attribute, None), getattr(new, attribute, None)
+        if attribute == "serviceRequestPayload":
+            path = _payload_difference(old_value, new_value)
+            if path is not None:
+                return f"{name}.{path}" if path else name
+        elif old_value != new_value:
+            return name
+    return None
+
+
+def _payload_difference(old: object, new: object) -> str | None:
+    try:
+        old_doc = json.loads(old) if isinstance(old, str) else old
+        new_doc = json.loads(new) if isinstance(new, str) else new
+    except ValueError:
+        return "" if old != new else None
+    return _json_difference(old_doc, new_doc, "")
+
+
+def _json_difference(old: object, new: object, path: str) -> str | None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in [*new, *(k for k in old if k not in new)]:
+            if key not in old or key not in new:
+                return f"{path}.{key}" if path else str(key)
+            found = _json_difference(old[key], new[key], f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            found = _json_difference(a, b, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    same = type(old) is type(new) and old == new
+    return None if same else path
 
 
 def _received_again(existing: JobRecord, deps: SubmissionDeps, now: int) -> ReceiveOutcome:

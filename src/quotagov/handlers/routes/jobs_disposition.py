@@ -27,6 +27,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict
 
+from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
@@ -47,6 +48,24 @@ class DispositionRequest(BaseModel):
     summary="Decide what happens to a job whose preemption retries ran out",
     tags=["jobs"],
     operation_id="decideDisposition",
+    responses=api_contract.responses(
+        400,
+        401,
+        403,
+        404,
+        409,
+        415,
+        s200=api_contract.ok(
+            api_contract.DispositionAnswer,
+            "decided (changed false when the same decision had been taken)",
+            {"status": "applied", "choice": "resubmit", "changed": True, "successorId": "x-r1"},
+        ),
+        s503=api_contract.error(
+            503,
+            "the decision is recorded but Batch refused the successor for now: repeat it",
+            {"message": "decision recorded; repeat the request to finish it", "status": "applied"},
+        ),
+    ),
 )
 def post_disposition(
     jobId: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")],

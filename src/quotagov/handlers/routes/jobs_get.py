@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
@@ -28,6 +29,25 @@ router = Router()  # type: ignore[no-untyped-call]
     summary="Show a submission",
     tags=["jobs"],
     operation_id="getJob",
+    responses=api_contract.responses(
+        400,
+        401,
+        403,
+        404,
+        s200=api_contract.ok(
+            api_contract.JobView,
+            "the submission, Batch's view of its service job and its resubmission chain",
+            {
+                "submissionId": "8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f",
+                "state": "SUBMITTED",
+                "team": "research",
+                "jobName": "resnet-sweep-017",
+                "quotaShareName": "background",
+                "schedulingPriority": 10,
+                "reasons": [],
+            },
+        ),
+    ),
 )
 def get_job(
     jobId: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")],

@@ -1,0 +1,175 @@
+"""The REST API's answers as models: what every route documents in ``docs/openapi.json``.
+
+Each route passes ``responses=responses(...)`` to its Powertools route decorator, so the
+OpenAPI document generated from the resolvers (:mod:`quotagov.handlers.openapi`) lists
+the status codes the route really answers, with their bodies and examples. Error
+bodies are all :class:`ErrorAnswer` (:mod:`quotagov.handlers.api_errors` writes them).
+
+The models describe answers; the routes build them with
+:func:`quotagov.handlers.api_errors.json_response` (they are not validated on the way
+out, so a route stays as cheap as before).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Fault(BaseModel):
+    """One input fault: the field path and what is wrong with it."""
+
+    path: str = Field(
+        description="field path from the body root (`serviceRequestPayload.ResourceConfig."
+        "InstanceCount`), `(body)` for the body as a whole, `headers.Content-Type`, `path.jobId`"
+    )
+    fault: str = Field(description="what is wrong, in words")
+
+
+class ErrorAnswer(BaseModel):
+    """Every error answer: a message, for input faults (400, 415) each fault by path,
+    and the facts the caller needs to act (e.g. ``submissionId``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    message: str
+    faults: list[Fault] | None = Field(default=None, description="400 and 415 only")
+
+
+class IdempotencyMismatch(ErrorAnswer):
+    """409 for a ``clientRequestId`` reused with a different request."""
+
+    clientRequestId: str
+    field: str = Field(description="the first member that differs, as a body path")
+    submissionId: str = Field(description="the submission the key belongs to")
+
+
+class SubmissionAccepted(BaseModel):
+    """202: the submission is stored and queued for the submit worker (or already sent)."""
+
+    submissionId: str
+    state: Literal["QUEUED", "SUBMITTED"]
+    quotaShareName: str | None
+    schedulingPriority: int | None = Field(description="0-9999")
+    preemptionRetriesBeforeTermination: int | None = Field(description="null: unlimited")
+    batchJobId: str | None = Field(description="set once the worker submitted it")
+
+
+class SubmissionRefused(BaseModel):
+    """422: the policy refused the submission (stored ``REFUSED``), or a retry of one that
+    failed for good (``FAILED``)."""
+
+    submissionId: str
+    state: Literal["REFUSED", "FAILED"]
+    reasons: list[str] = Field(description="every reason, each starting with the field")
+
+
+class JobView(BaseModel):
+    """200: a submission's record, Batch's view and its resubmission chain."""
+
+    model_config = ConfigDict(extra="allow")
+
+    submissionId: str
+    state: str = Field(description="QUEUED, SUBMITTED, REFUSED or FAILED (the submission)")
+    team: str
+    jobName: str
+    reasons: list[str] = Field(default_factory=list)
+
+
+class EscalationAnswer(BaseModel):
+    """201 (PENDING, waiting for approval in Slack) or 200 (APPLIED at once, ``direct``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    escalationId: str
+    jobId: str
+    status: str
+    direct: bool
+    requestedLevel: str
+    requestedPriority: int = Field(description="0-9999")
+
+
+class DispositionAnswer(BaseModel):
+    """200: the disposition decided (``changed`` false when it had been already)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: str
+    choice: str
+    changed: bool
+
+
+#: What each status code means, where a route does not say otherwise.
+DESCRIPTIONS: dict[int, str] = {
+    400: "input faults: every fault with its path",
+    401: "no caller identity in the request",
+    403: "the caller may not do this",
+    404: "no such job (or none the caller may see)",
+    409: "the resource's state does not allow it",
+    415: "the body is not JSON (Content-Type)",
+    422: "the governance policy refuses it",
+    503: "a dependency failed: send the same request again later",
+}
+
+#: Examples of the error bodies, by status code.
+ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
+    400: {
+        "message": "invalid request",
+        "faults": [
+            {
+                "path": "serviceRequestPayload.TrainingJobName",
+                "fault": "has 64 characters, at most 63 allowed",
+            },
+            {
+                "path": "serviceRequestPayload.StoppingCondition.MaxWaitTimeInSeconds",
+                "fault": "only for managed spot training: set EnableManagedSpotTraining to true "
+                "or leave MaxWaitTimeInSeconds out",
+            },
+        ],
+    },
+    401: {"message": "no caller identity in the request"},
+    403: {
+        "message": "team: arn:aws:sts::111122223333:assumed-role/researcher/mallory is not a "
+        "member of team 'research' and may not submit for it"
+    },
+    404: {"message": "no submission 8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f"},
+    409: {"message": "the disposition was already decided: abandon"},
+    415: {
+        "message": "invalid request",
+        "faults": [
+            {
+                "path": "headers.Content-Type",
+                "fault": "'text/plain' is not accepted: send the body as application/json",
+            }
+        ],
+    },
+    422: {"message": "level 'urgent' needs approval the team does not have"},
+    503: {"message": "try again later: the submission queue is unavailable"},
+}
+
+
+def _content(model: type[BaseModel], example: Any) -> dict[str, Any]:
+    return {"application/json": {"model": model, "examples": {"example": {"value": example}}}}
+
+
+def error(status: int, description: str | None = None, example: Any = None) -> dict[str, Any]:
+    """The OpenAPI response of error ``status`` (an :class:`ErrorAnswer`)."""
+    return {
+        "description": description or DESCRIPTIONS[status],
+        "content": _content(ErrorAnswer, example or ERROR_EXAMPLES[status]),
+    }
+
+
+def ok(model: type[BaseModel], description: str, example: Any) -> dict[str, Any]:
+    """The OpenAPI response of a success with body ``model``."""
+    return {"description": description, "content": _content(model, example)}
+
+
+def responses(*errors: int, **extra: dict[str, Any]) -> dict[int, Any]:
+    """A route's ``responses``: the listed error codes plus ``extra`` (``s202=ok(...)``:
+    the key is ``s`` and the status code)."""
+    answers: dict[int, Any] = {int(key[1:]): value for key, value in extra.items()}
+    for status in errors:
+        answers.setdefault(status, error(status))
+    return dict(sorted(answers.items()))
