@@ -76,7 +76,12 @@ def test_victims_changed_between_request_and_click_must_be_confirmed(world: Worl
     assert [v.job_name for v in stored.previous_preview.preempted] == ["bg-1"]
     assert stored.preview is not None and stored.preview.outcome is ImpactOutcome.ALREADY_RUNNING
     assert stored.preview.computed_at == world.clock.now()
-    assert audit_actions(world) == ["EscalationRequested", "EscalationPreviewChanged"]
+    # The approval was recorded, then reopened by the apply function's recompute.
+    assert audit_actions(world) == [
+        "EscalationRequested",
+        "EscalationApproved",
+        "EscalationPreviewChanged",
+    ]
     changed = world.audit.decisions[-1]
     assert changed.actor == "U0CAROL"
     assert "ALREADY_RUNNING" in changed.details["change"]

@@ -5,9 +5,10 @@ a decision with its conditional write and hands the rest over through a
 :class:`~quotagov.governance.ports.handoff.DecisionHandoff`. Three kinds of message,
 each a JSON object with ``kind``:
 
-* ``{"kind": "escalation", "escalationId": "esc-..."}``: an escalation was decided
-  (APPROVED or DENIED); the apply function calls ``UpdateServiceJob`` for an approval
-  and updates the Slack message.
+* ``{"kind": "escalation", "escalationId": "esc-...", "decidedAt": 1700000000.0}``: an
+  escalation was decided (APPROVED or DENIED; ``decidedAt`` optional, the decision
+  round); the apply function rechecks the impact of an approval, calls
+  ``UpdateServiceJob`` and updates the Slack message.
 * ``{"kind": "disposition", "jobId": "<submission id>"}``: the owner chose a
   disposition; the apply function submits the successor (if any) and updates the
   question message.
@@ -38,9 +39,17 @@ class HandoffMessageError(ValueError):
     """A hand-off message that is not one of the three shapes (names the field)."""
 
 
-def escalation_message(escalation_id: str) -> dict[str, Any]:
-    """The hand-off of a decided escalation."""
-    return {"kind": ESCALATION, "escalationId": escalation_id}
+def escalation_message(escalation_id: str, decided_at: float | None = None) -> dict[str, Any]:
+    """The hand-off of a decided escalation.
+
+    ``decided_at`` (epoch seconds of the decision) names the decision round: a request
+    reopened by a changed preview and approved again is a new round, so the apply
+    function's idempotency key (kind, id, round) does not take it for a repeat.
+    """
+    message: dict[str, Any] = {"kind": ESCALATION, "escalationId": escalation_id}
+    if decided_at is not None:
+        message["decidedAt"] = decided_at
+    return message
 
 
 def disposition_message(job_id: str) -> dict[str, Any]:
@@ -70,6 +79,7 @@ class HandoffMessage:
     kind: str
     record_id: str = ""
     decision: ControllerDecision | None = None
+    round: str = ""
 
 
 def _text(data: Mapping[str, Any], key: str, where: str) -> str:
@@ -92,7 +102,13 @@ def parse_message(data: Any) -> HandoffMessage:
     if kind not in KINDS:
         raise HandoffMessageError(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
     if kind == ESCALATION:
-        return HandoffMessage(kind, _text(data, "escalationId", ""))
+        decided_at = data.get("decidedAt")
+        if decided_at is not None and (
+            isinstance(decided_at, bool) or not isinstance(decided_at, (int, float))
+        ):
+            raise HandoffMessageError("decidedAt: must be a number (epoch seconds)")
+        round_ = "" if decided_at is None else repr(float(decided_at))
+        return HandoffMessage(kind, _text(data, "escalationId", ""), round=round_)
     if kind == DISPOSITION:
         return HandoffMessage(kind, _text(data, "jobId", ""))
     raw = data.get("decision")

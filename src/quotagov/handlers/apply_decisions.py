@@ -18,11 +18,12 @@ Triggers:
   - ``audit``: the sender's :class:`ControllerDecision`, appended to the audit chain.
 
   ``escalation`` and ``disposition`` messages go through Powertools Idempotency (key:
-  kind and id), so a message SQS delivers twice, even concurrently, is acted on once;
-  the steps themselves are conditional writes on the record's status too. A message
-  that can never be used (not JSON, unknown kind, no id) is logged and dropped; a
-  Batch or DynamoDB failure is reported in ``batchItemFailures`` and retried, then
-  reaches the DLQ after ``maxReceiveCount``.
+  kind, id and, for escalations, the decision round), so a message SQS delivers
+  twice, even concurrently, is acted on once; the steps themselves are conditional
+  writes on the record's status too. A message that can never be used (not JSON,
+  unknown kind, no id) is logged and dropped; a Batch or DynamoDB failure is
+  reported in ``batchItemFailures`` and retried, then reaches the DLQ after
+  ``maxReceiveCount``.
 
 * **Schedule** (every 5 minutes, an EventBridge ``Scheduled Event``): APPLY_FAILED
   escalations with attempts left are retried and stale APPROVED claims taken over
@@ -62,7 +63,8 @@ logger = Logger()
 tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
-#: Idempotency: key = ``<kind>:<record id>``; a day covers SQS redelivery.
+#: Idempotency: key = ``<kind>:<record id>`` (plus ``:<decision round>`` for an
+#: escalation approved again after a changed preview); a day covers SQS redelivery.
 IDEMPOTENCY_CONFIG = IdempotencyConfig(
     event_key_jmespath="key",
     raise_on_no_idempotency_key=True,
@@ -90,7 +92,7 @@ def _settle(work: dict[str, Any]) -> dict[str, Any]:
     return {"kind": work["kind"], "recordId": work["recordId"], "status": status}
 
 
-def _settle_once(kind: str, record_id: str) -> dict[str, Any]:
+def _settle_once(kind: str, record_id: str, round_: str = "") -> dict[str, Any]:
     """:func:`_settle` behind Powertools Idempotency (persistence from wiring)."""
     store = services().decision_idempotency
     settle = _idempotent_settle.get(id(store))
@@ -100,7 +102,8 @@ def _settle_once(kind: str, record_id: str) -> dict[str, Any]:
         )(_settle)
         _idempotent_settle.clear()
         _idempotent_settle[id(store)] = settle
-    return settle(work={"key": f"{kind}:{record_id}", "kind": kind, "recordId": record_id})
+    key = f"{kind}:{record_id}:{round_}" if round_ else f"{kind}:{record_id}"
+    return settle(work={"key": key, "kind": kind, "recordId": record_id})
 
 
 def record_handler(record: SQSRecord) -> dict[str, Any]:
@@ -123,7 +126,7 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         services().audit.record_decision(message.decision)
         return {"kind": AUDIT, "recordId": message.record_id, "status": "recorded"}
     try:
-        result = _settle_once(message.kind, message.record_id)
+        result = _settle_once(message.kind, message.record_id, message.round)
     except Exception:
         logger.exception(
             "could not settle a decision; SQS delivers it again",

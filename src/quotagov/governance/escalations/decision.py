@@ -14,11 +14,12 @@
   function, which calls :func:`settle`; so the click is answered without waiting for
   Batch.
 - A click after ``expiresAt`` expires the request instead.
-- An Approve click recomputes the impact preview first (:func:`_recheck`); when the
-  victims or their unsaved work changed materially (:mod:`.recheck`), nothing is
-  applied: the new preview is stored, the message shows it next to the old one, and
-  the next Approve click confirms it (recomputed again). Audited
-  ``EscalationPreviewChanged``.
+- Before an approval is applied, :func:`settle` recomputes the impact preview
+  (:func:`_recheck`); when the victims or their unsaved work changed materially
+  (:mod:`.recheck`), nothing is applied: the request goes back to PENDING with the new
+  preview, the message shows it next to the old one, and the next Approve click
+  confirms it (recomputed again). Audited ``EscalationPreviewChanged``. The recompute
+  reads Batch, so it runs in the apply function, not in the click's answer.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
@@ -105,12 +105,22 @@ def decide(
         return result
     decided = result.escalation
     if deps.handoff is None:
-        settled = settle(deps, decided)
+        try:
+            settled = settle(deps, decided)
+        except BatchError as error:
+            # Batch could not be read for the recompute: the approval stays APPROVED
+            # and the scheduled retry run takes its claim over after the lease.
+            logger.warning("escalation %s recorded, recompute failed: %s", escalation_id, error)
+            return DecisionResult(
+                result.outcome, decided, "Your decision is recorded; it will be applied shortly."
+            )
+        if settled.status is EscalationStatus.PENDING:
+            return DecisionResult("reconfirm", settled, _reconfirm_notice(settled))
         return DecisionResult(result.outcome, settled, _notice(settled, approve))
     if not approve:
         free_job(deps, decided)  # a DynamoDB delete, no Batch call
     try:
-        deps.handoff.send(escalation_message(decided.escalation_id))
+        deps.handoff.send(escalation_message(decided.escalation_id, decided.decided_at))
     except HandoffError as error:
         # The decision is stored: an approval still APPROVED after its claim lease is
         # taken over by the scheduled retry run of the apply function.
@@ -148,66 +158,66 @@ def record_decision(
     why = decider_refusal(deps.policy, escalation, user_id)
     if why is not None:
         return _refuse_click(deps, escalation, user_id, "approve" if approve else "deny", why)
-    if approve and not escalation.direct:
-        stopped = _recheck(deps, escalation, user_id)
-        if stopped is not None:
-            return stopped
-        escalation = deps.repository.get(escalation_id) or escalation
     return _decide(deps, escalation, approve=approve, user_id=user_id, now=now)
 
 
-def _recheck(deps: EscalationDeps, escalation: Escalation, user_id: str) -> DecisionResult | None:
-    """Recompute the preview at the click; a result when the approver must look again
-    (the impact changed materially, or Batch could not be read), None to go on (the
-    fresh preview is then stored on the request).
+def _recheck(deps: EscalationDeps, approved: Escalation) -> Escalation | None:
+    """Recompute the preview of an APPROVED escalation before applying it; the
+    escalation reopened (back to PENDING) when the approver must look again, None to go
+    on (the fresh preview is then stored on the request).
 
-    A request whose job is gone from the records is left to :func:`_decide` (applying
-    reports it); so is one without a stored preview that still preempts nobody.
+    Runs in :func:`settle` (the apply function), never in the click's answer, so a slow
+    Batch cannot delay the acknowledgement (Slack's 3-second limit). A material change
+    (:mod:`.recheck`) moves APPROVED back to PENDING with the new preview and the old
+    one (``previous_preview``), audited ``EscalationPreviewChanged``; the message shows
+    both and keeps its buttons, and the next Approve click is checked the same way
+    against the new numbers. A request whose job is gone from the records, or whose
+    priority Batch already has, is left to :func:`~.applying.apply_approved`.
+
+    Raises:
+        BatchError: Batch could not be read; the hand-off is retried (nothing stored).
     """
-    job = deps.jobs.find(escalation.job_id)
+    job = deps.jobs.find(approved.job_id)
     if job is None:
         return None
-    try:
-        description = deps.batch.describe_service_job(jobId=escalation.batch_job_id)
-        if int(description.get("schedulingPriority") or 0) >= escalation.requested_priority:
-            return None  # raised meanwhile: applying supersedes it, there is nothing to preview
-        fresh = deps.previewer.preview(job, description, escalation.requested_priority)
-    except BatchError as error:
-        return DecisionResult(
-            "refused",
-            escalation,
-            f"The impact could not be recomputed ({error.code}); nothing was changed. "
-            "Click Approve again in a moment.",
-        )
-    change = material_change(escalation.preview, fresh)
-    changes: dict[str, Any] = {"preview": fresh}
-    if change is not None:
-        changes["previous_preview"] = escalation.preview
-    stored = deps.repository.transition(escalation.escalation_id, EscalationStatus.PENDING, changes)
+    description = deps.batch.describe_service_job(jobId=approved.batch_job_id)
+    if int(description.get("schedulingPriority") or 0) >= approved.requested_priority:
+        return None  # raised meanwhile: applying supersedes it, there is nothing to preview
+    fresh = deps.previewer.preview(job, description, approved.requested_priority)
+    change = material_change(approved.preview, fresh)
     if change is None:
+        deps.repository.transition(
+            approved.escalation_id, EscalationStatus.APPROVED, {"preview": fresh}
+        )
         return None
-    if stored is None:  # decided meanwhile by someone else
-        current = deps.repository.get(escalation.escalation_id) or escalation
-        return DecisionResult("already_decided", current, already_notice(current))
+    reopened = deps.repository.transition(
+        approved.escalation_id,
+        EscalationStatus.APPROVED,
+        {
+            "status": EscalationStatus.PENDING,
+            "preview": fresh,
+            "previous_preview": approved.preview,
+            "decided_by": None,
+            "decided_at": None,
+            "claimed_at": None,
+        },
+    )
+    if reopened is None:  # moved meanwhile (a retry run took it over): leave it be
+        return deps.repository.get(approved.escalation_id) or approved
     deps.record(
         "EscalationPreviewChanged",
-        user_id,
-        escalation.escalation_id,
-        f"{escalation.escalation_id}:preview:{fresh.computed_at}",
+        approved.decided_by or QUOTAGOV_ACTOR,
+        approved.escalation_id,
+        f"{approved.escalation_id}:preview:{fresh.computed_at}",
         # not ``jobId``: this decision makes no Batch call, so the audit must never
         # take it for the decision behind one (``docs/architecture.md``, audit items)
-        serviceJobId=escalation.batch_job_id,
+        serviceJobId=approved.batch_job_id,
         change=change,
-        shown=escalation.preview.to_dict() if escalation.preview else None,
+        shown=approved.preview.to_dict() if approved.preview else None,
         recomputed=fresh.to_dict(),
     )
-    update_message(deps, stored)
-    return DecisionResult(
-        "reconfirm",
-        stored,
-        f"Not applied yet: since the request, {change}. The message now shows the new "
-        "numbers; click Approve again to confirm them.",
-    )
+    update_message(deps, reopened)
+    return reopened
 
 
 def _decide(
@@ -229,7 +239,9 @@ def _decide(
         "EscalationApproved" if approve else "EscalationDenied",
         user_id,
         escalation_id,
-        f"{escalation_id}:{status.value.lower()}",
+        # a request reopened by a changed preview is decided again: a new round, a new id
+        f"{escalation_id}:{status.value.lower()}"
+        + (f":{now!r}" if escalation.previous_preview is not None else ""),
         jobId=decided.batch_job_id,
         requester=decided.requester,
         level=decided.requested_level,
@@ -249,15 +261,34 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
     Any other status (already applied, superseded, failed, expired: a redelivered
     hand-off) only refreshes the message; nothing is sent to Batch.
 
+    An APPROVED request (not a direct level) is first rechecked (:func:`_recheck`):
+    when its impact changed materially it is reopened (PENDING) and returned unapplied.
+
     Returns:
         The escalation after.
+
+    Raises:
+        BatchError: the recompute could not read Batch (nothing stored; retry).
     """
     if decided.status is EscalationStatus.APPROVED:
+        if not decided.direct:
+            reopened = _recheck(deps, decided)
+            if reopened is not None:
+                return reopened
+            decided = deps.repository.get(decided.escalation_id) or decided
         decided = apply_approved(deps, decided)
     elif decided.status is EscalationStatus.DENIED:
         free_job(deps, decided)
     update_message(deps, decided)
     return decided
+
+
+def _reconfirm_notice(reopened: Escalation) -> str:
+    """What the approver is told when the recomputed impact reopened the request."""
+    return (
+        "Not applied yet: the impact changed since the request. The message now shows "
+        "the new numbers; click Approve again to confirm them."
+    )
 
 
 def _notice(decided: Escalation, approve: bool) -> str:
