@@ -5,10 +5,10 @@ a decision with its conditional write and hands the rest over through a
 :class:`~quotagov.governance.ports.handoff.DecisionHandoff`. Three kinds of message,
 each a JSON object with ``kind``:
 
-* ``{"kind": "escalation", "escalationId": "esc-...", "decidedAt": 1700000000.0}``: an
-  escalation was decided (APPROVED or DENIED; ``decidedAt`` optional, the decision
-  round); the apply function rechecks the impact of an approval, calls
-  ``UpdateServiceJob`` and updates the Slack message.
+* ``{"kind": "escalation", "escalationId": "esc-...", "round": 1700000000.0}``: an
+  escalation was decided (APPROVED or DENIED; ``round`` optional, the decision round:
+  the computation time of the preview the approver saw); the apply function rechecks
+  the impact of an approval, calls ``UpdateServiceJob`` and updates the Slack message.
 * ``{"kind": "disposition", "jobId": "<submission id>"}``: the owner chose a
   disposition; the apply function submits the successor (if any) and updates the
   question message.
@@ -39,16 +39,17 @@ class HandoffMessageError(ValueError):
     """A hand-off message that is not one of the three shapes (names the field)."""
 
 
-def escalation_message(escalation_id: str, decided_at: float | None = None) -> dict[str, Any]:
+def escalation_message(escalation_id: str, round_: float | None = None) -> dict[str, Any]:
     """The hand-off of a decided escalation.
 
-    ``decided_at`` (epoch seconds of the decision) names the decision round: a request
-    reopened by a changed preview and approved again is a new round, so the apply
-    function's idempotency key (kind, id, round) does not take it for a repeat.
+    ``round_`` names the decision round: the computation time (epoch seconds) of the
+    impact preview the approver saw. A request reopened by a changed preview carries a
+    newer preview, so its next approval is a new round and the apply function's
+    idempotency key (kind, id, round) does not take it for a repeat.
     """
     message: dict[str, Any] = {"kind": ESCALATION, "escalationId": escalation_id}
-    if decided_at is not None:
-        message["decidedAt"] = decided_at
+    if round_ is not None:
+        message["round"] = round_
     return message
 
 
@@ -102,12 +103,10 @@ def parse_message(data: Any) -> HandoffMessage:
     if kind not in KINDS:
         raise HandoffMessageError(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
     if kind == ESCALATION:
-        decided_at = data.get("decidedAt")
-        if decided_at is not None and (
-            isinstance(decided_at, bool) or not isinstance(decided_at, (int, float))
-        ):
-            raise HandoffMessageError("decidedAt: must be a number (epoch seconds)")
-        round_ = "" if decided_at is None else repr(float(decided_at))
+        given = data.get("round")
+        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))):
+            raise HandoffMessageError("round: must be a number (epoch seconds)")
+        round_ = "" if given is None else repr(float(given))
         return HandoffMessage(kind, _text(data, "escalationId", ""), round=round_)
     if kind == DISPOSITION:
         return HandoffMessage(kind, _text(data, "jobId", ""))

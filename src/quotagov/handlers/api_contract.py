@@ -77,6 +77,25 @@ class JobView(BaseModel):
     reasons: list[str] = Field(default_factory=list)
 
 
+class JobSummary(BaseModel):
+    """One submission in a listing (:func:`quotagov.governance.job_list.list_jobs`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    submissionId: str
+    jobName: str
+    state: str
+
+
+class JobPage(BaseModel):
+    """200: one page of a team's submissions, newest first."""
+
+    jobs: list[JobSummary]
+    nextToken: str | None = Field(
+        description="pass as ``nextToken`` for the next page; null on the last page"
+    )
+
+
 class EscalationAnswer(BaseModel):
     """201 (PENDING, waiting for approval in Slack) or 200 (APPLIED at once, ``direct``)."""
 

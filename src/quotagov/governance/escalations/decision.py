@@ -120,7 +120,7 @@ def decide(
     if not approve:
         free_job(deps, decided)  # a DynamoDB delete, no Batch call
     try:
-        deps.handoff.send(escalation_message(decided.escalation_id, decided.decided_at))
+        deps.handoff.send(escalation_message(decided.escalation_id, decision_round(decided)))
     except HandoffError as error:
         # The decision is stored: an approval still APPROVED after its claim lease is
         # taken over by the scheduled retry run of the apply function.
@@ -241,7 +241,7 @@ def _decide(
         escalation_id,
         # a request reopened by a changed preview is decided again: a new round, a new id
         f"{escalation_id}:{status.value.lower()}"
-        + (f":{now!r}" if escalation.previous_preview is not None else ""),
+        + (f":{decision_round(escalation)!r}" if escalation.previous_preview is not None else ""),
         jobId=decided.batch_job_id,
         requester=decided.requester,
         level=decided.requested_level,
@@ -281,6 +281,14 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
         free_job(deps, decided)
     update_message(deps, decided)
     return decided
+
+
+def decision_round(escalation: Escalation) -> float | None:
+    """The decision round of ``escalation``: when the preview its approver saw was
+    computed (epoch seconds), None without a preview. A request reopened by a changed
+    preview (:func:`_recheck`) carries a newer preview, so each approval round has its
+    own audit id and hand-off idempotency key."""
+    return escalation.preview.computed_at if escalation.preview is not None else None
 
 
 def _reconfirm_notice(reopened: Escalation) -> str:

@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.wiring import services
@@ -20,7 +21,32 @@ from quotagov.wiring import services
 router = Router()  # type: ignore[no-untyped-call]
 
 
-@router.get("/jobs", summary="List a team's submissions", tags=["jobs"], operation_id="listJobs")
+@router.get(
+    "/jobs",
+    summary="List a team's submissions",
+    tags=["jobs"],
+    operation_id="listJobs",
+    responses=api_contract.responses(
+        400,
+        401,
+        403,
+        s200=api_contract.ok(
+            api_contract.JobPage,
+            "one page of the team's submissions, newest first",
+            {
+                "jobs": [
+                    {
+                        "submissionId": "8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f",
+                        "jobName": "resnet-sweep-017",
+                        "state": "SUBMITTED",
+                        "quotaShareName": "background",
+                    }
+                ],
+                "nextToken": None,
+            },
+        ),
+    ),
+)
 def list_jobs(
     team: Annotated[str | None, Query(max_length=128)] = None,
     state: Annotated[str | None, Query(max_length=32)] = None,
