@@ -298,7 +298,7 @@ class Demo(DemoDriver):
         self.say(f"a click signed with the wrong secret is refused: HTTP {forged.status}")
 
     def _approve(self, message: Any) -> Any:
-        """t=900: the approver's signed click. The preview is recomputed before the approval is applied:
+        """t=900: the approver's signed click. The preview is recomputed before applying:
         bg-1's unsaved work grew from 180 s to 300 s, so the first click applies nothing
         and the message asks to confirm the new numbers; the second click applies.
         Returns the message as Slack now shows it."""
