@@ -1,0 +1,122 @@
+"""The BEST_EFFORT_FIFO scheduling pass, sweep by sweep as the spec states it.
+
+Rule (``../shared/spec/scenario-format.md``, the sweeps after "Order of a scheduling
+pass"): at the start of the pass nothing is set aside. A sweep takes the current heads
+(per share, the first RUNNABLE job in queue order not set aside); it tries step 2 for
+every head (first as in 2: earliest submitted, then earlier in the input), then step 3
+for every head, then 4, then 5; the first head that starts ends the sweep and a new one
+begins, with nothing set aside by it. A sweep that starts nothing sets aside every
+current head at once; the pass ends when a sweep starts nothing and no share has a
+head left.
+
+How it is computed, with the same outcome: between two starts the state does not
+change, so whether a job can start (and by which step) is fixed. A share's heads in
+successive failing sweeps are its jobs not set aside, in order; so if its first job
+that can start is at rank ``r`` among them, it is the head in the ``r``-th sweep from
+now. The next start therefore happens in sweep ``j = min r`` over the shares; the
+heads of that sweep that can start are the shares' candidates of rank ``j``; the one
+that starts is the first by step, then by submission time, then input order. The pass
+then counts ``j`` failing sweeps at once (every share sets aside its next ``j`` jobs,
+:meth:`~.sweep_queue.SweepQueue.catch_up`, applied lazily) and starts that job. When no
+share has a job that can start, every remaining sweep fails and the pass ends.
+
+A share's first job of a type that can start is found from the first job of each
+(type, instance count) sub-queue: within one, jobs differ only in priority, and a
+higher priority never makes a start harder (steps 2 to 4 do not look at it; step 5
+has more lower-priority victims). It depends only on the state of the type, so it is
+cached per (share, type) under the ledger's stamp of the type and the queue's version
+of the type.
+"""
+
+from __future__ import annotations
+
+from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
+from quotagov.scheduler.state import Job
+from quotagov.scheduler.steps import STEPS, Actuator, first_step
+from quotagov.scheduler.sweep_queue import Entry, SweepQueue
+
+
+def _first_startable(
+    ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str, from_bound: bool
+) -> tuple[Entry | None, int]:
+    best: Entry | None = None
+    best_step = -1
+    for entry in queue.sub_tops(u, from_bound):
+        if best is not None and entry > best:
+            continue
+        step = first_step(ledger, share, entry[3])
+        if step is not None:
+            best, best_step = entry, step
+    return best, best_step
+
+
+def _candidate(
+    ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str
+) -> tuple[Entry | None, int]:
+    """The share's first job of type ``u`` that can start now and is not set aside."""
+    stamp = ledger.stamp.get(u, 0)
+    version = queue.versions.get(u, 0)
+    cached = queue.cache.get(u)
+    entry: Entry | None
+    if cached is not None and cached[0] == stamp and cached[1] == version:
+        job = cached[2]
+        entry, step = (None, -1) if job is None else (queue.entry(job), cached[3])
+    else:
+        entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
+        queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
+    if entry is None:
+        return None, -1
+    if queue.is_set_aside(entry):
+        # set aside before the state changed: look again among the jobs not set aside
+        return _first_startable(ledger, share, queue, u, from_bound=True)
+    return entry, step
+
+
+def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
+    """Run the BEST_EFFORT_FIFO pass at the current time (see the module docstring).
+
+    Set-aside jobs are back in place when it returns (also on an error).
+    """
+    shares = [s for s in ledger.share_list if s.queue.size]
+    sweeps = 0
+    counter = ledger.sweeps
+    counter.sweeps = 0
+    counter.in_pass = True
+    try:
+        while True:
+            best: tuple[int, int, float, int] | None = None
+            chosen: tuple[ShareRuntime, Job] | None = None
+            for share in shares:
+                queue = share.queue
+                if not isinstance(queue, SweepQueue):
+                    raise TypeError("a BEST_EFFORT_FIFO share has a SweepQueue")
+                mine: tuple[int, int, float, int] | None = None
+                mine_job: Job | None = None
+                if queue.k_at != sweeps:
+                    queue.catch_up(sweeps)
+                for u in queue.types():
+                    entry, step = _candidate(ledger, share, queue, u)
+                    if entry is None:
+                        continue
+                    key = (queue.rank(entry), step, entry[1], entry[2])
+                    if mine is None or key < mine:
+                        mine, mine_job = key, entry[3]
+                if mine is not None and (best is None or mine < best):
+                    best, chosen = mine, (share, mine_job)  # type: ignore[assignment]
+            if best is None or chosen is None:
+                return
+            sweeps += best[0]
+            counter.sweeps = sweeps
+            share, job = chosen
+            queue = share.queue
+            if isinstance(queue, SweepQueue):
+                queue.catch_up(sweeps)
+            if not STEPS[best[1]](ledger, act, share, job):
+                raise RuntimeError(f"{job.name} was planned to start but did not")
+            shares = [s for s in ledger.share_list if s.queue.size]
+    finally:
+        counter.in_pass = False
+        for share in ledger.share_list:
+            queue = share.queue
+            if isinstance(queue, SweepQueue):
+                queue.end_pass()
