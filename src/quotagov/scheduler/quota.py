@@ -70,7 +70,7 @@ class ShareRuntime:
         #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
         #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
         self.queue: RunnableQueue | SweepQueue = (
-            SweepQueue(counter or SweepCounter()) if best_effort else RunnableQueue()
+            SweepQueue(counter or SweepCounter(), index) if best_effort else RunnableQueue()
         )
         self.config = config
         self.limits: dict[str, int] = {}
@@ -146,6 +146,8 @@ class QuotaLedger:
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
+        #: BEST_EFFORT_FIFO: per type, the queues of the shares with a limit for it.
+        self._queues_by_type: dict[str, list[SweepQueue]] = {}
         #: Told of every change of a type's stamp outside :meth:`reconfigure` (the
         #: scheduling pass's memo, :class:`~.memo.PassMemo`); None: nobody listens.
         self.watcher: StampWatcher | None = None
@@ -237,8 +239,19 @@ class QuotaLedger:
         self.stamp[u] = self._stamp_counter
         if self.watcher is not None:
             self.watcher.type_changed(self, u)
+        if self.best_effort:
+            stale = self.sweeps.stale
+            for queue in self._queues_by_type.get(u, ()):
+                stale[queue] = None
 
     def _recompute_all(self, now: float) -> None:
+        self._queues_by_type = {}
+        for share in self.share_list:
+            queue = share.queue
+            if isinstance(queue, SweepQueue):
+                self.sweeps.stale[queue] = None
+                for u in share.limits:
+                    self._queues_by_type.setdefault(u, []).append(queue)
         for u in self.types():
             covered = sum(s.limits.get(u, 0) for s in self.share_list)
             self.unassigned[u] = max(0, self.capacity.get(u, 0) - covered)

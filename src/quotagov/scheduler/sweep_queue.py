@@ -45,14 +45,22 @@ def entry_of(job: Job) -> Entry:
 
 
 class SweepCounter:
-    """The pass in progress, shared by every share's queue: whether one is running and
-    how many failing sweeps it has had (:mod:`.sweeps` keeps it)."""
+    """What the BEST_EFFORT_FIFO passes share across the ledger's queues (:mod:`.sweeps`
+    keeps it): whether a pass is running, how many failing sweeps it has had, which
+    queues' results must be recomputed (*stale*: a job entered or left, or the state of
+    one of their types changed), and the results of the others."""
 
-    __slots__ = ("in_pass", "sweeps")
+    __slots__ = ("in_pass", "results", "stale", "sweeps", "touched")
 
     def __init__(self) -> None:
         self.in_pass = False
         self.sweeps = 0
+        self.stale: dict[SweepQueue, None] = {}
+        #: Queues with set-asides in the pass in progress (to put back at its end).
+        self.touched: list[SweepQueue] = []
+        #: Per queue with a job that can start: (sweep at which it becomes the head,
+        #: step, submittedAt, input order, job) (:func:`~.sweeps.best_effort_pass`).
+        self.results: dict[SweepQueue, tuple[int, int, float, int, Job]] = {}
 
 
 class SweepQueue:
@@ -81,13 +89,19 @@ class SweepQueue:
         "counter",
         "k_at",
         "off",
+        "share_index",
         "size",
+        "type_counts",
         "unschedulable",
         "versions",
     )
 
-    def __init__(self, counter: SweepCounter) -> None:
+    def __init__(self, counter: SweepCounter, share_index: int = 0) -> None:
         self.counter = counter
+        #: The share's position in the input (a stable order among queues).
+        self.share_index = share_index
+        #: Jobs that may head, per instance type.
+        self.type_counts: dict[str, int] = {}
         self._all: SortedList[Entry] = SortedList()
         self._sub: dict[tuple[str, int], SortedList[Entry]] = {}
         self._entries: dict[Job, Entry] = {}
@@ -115,8 +129,10 @@ class SweepQueue:
         self._sub = {}
         self._entries = {}
         self.off = {}
+        self.type_counts = {}
         self.size = 0
         self.cache.clear()
+        self.counter.stale[self] = None
         for job in jobs:
             self.push(job)
 
@@ -147,6 +163,8 @@ class SweepQueue:
             sub = self._sub[key] = SortedList()
         sub.add(entry)
         self.versions[u] = self.versions.get(u, 0) + 1
+        self.type_counts[u] = self.type_counts.get(u, 0) + 1
+        self.counter.stale[self] = None
 
     def remove(self, job: Job) -> None:
         """Remove a RUNNABLE job: it starts, is terminated or is re-keyed."""
@@ -165,6 +183,12 @@ class SweepQueue:
             self._holes.remove(entry)
         u = job.instance_type
         self.versions[u] = self.versions.get(u, 0) + 1
+        left = self.type_counts[u] - 1
+        if left:
+            self.type_counts[u] = left
+        else:
+            del self.type_counts[u]
+        self.counter.stale[self] = None
 
     def pop(self, job: Job) -> None:
         """Remove the head ``job`` because it starts."""
@@ -181,8 +205,8 @@ class SweepQueue:
     # -- reading -----------------------------------------------------------------------
 
     def types(self) -> list[str]:
-        """The instance types with jobs that may head (sorted, for a stable order)."""
-        return sorted({u for u, _ in self._sub})
+        """The instance types with jobs that may head."""
+        return list(self.type_counts)
 
     def sub_tops(self, instance_type: str, from_bound: bool) -> list[Entry]:
         """The first entry of each (type, count) sub-queue of ``instance_type``.
@@ -236,6 +260,8 @@ class SweepQueue:
         m = sweeps - self.k_at
         if m <= 0:
             return
+        if not self.k_at:
+            self.counter.touched.append(self)
         self.k_at = sweeps
         holes = self._holes
         if holes:

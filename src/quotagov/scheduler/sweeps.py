@@ -30,6 +30,7 @@ of the type.
 
 from __future__ import annotations
 
+from quotagov.scheduler.models import UNLIMITED_BORROW
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
 from quotagov.scheduler.steps import STEPS, Actuator, first_step
@@ -39,12 +40,48 @@ from quotagov.scheduler.sweep_queue import Entry, SweepQueue
 def _first_startable(
     ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str, from_bound: bool
 ) -> tuple[Entry | None, int]:
+    """The first (in queue order) job of type ``u`` that can start now, with its step.
+
+    A quick necessary condition (each from the step's rule, in instances) leaves out
+    the sub-queue tops that cannot start, before :func:`~.steps.first_step` plans the
+    others: steps 2 and 3 need the job within quota and free instances or other
+    shares' borrowed ones; step 4 a LEND_AND_BORROW share, the borrow limit and
+    lendable free instances; step 5 in-share preemption and a lower-priority job of
+    the type held by the share.
+    """
+    limit = share.limits.get(u)
+    if limit is None:
+        return None, -1
+    used = share.used.get(u, 0)
+    free = ledger.free.get(u, 0)
+    room = limit - used  # the largest count within quota
+    own_borrowed = used - limit if used > limit else 0
+    reclaimable = ledger.borrowed_total.get(u, 0) - own_borrowed > 0
+    quota_max = room if reclaimable else min(room, free)  # steps 2 and 3
+    borrow_max = 0
+    if share.lend_and_borrow:
+        lendable = free - ledger.reserve_idle.get(u, 0)
+        cap = share.borrow_limit
+        borrow_max = lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
+    lowest_held: int | None = None
+    if share.in_share_enabled:
+        held = share.holding.get(u)
+        if held:
+            lowest_held = min(j.priority for j in held)
     best: Entry | None = None
     best_step = -1
     for entry in queue.sub_tops(u, from_bound):
         if best is not None and entry > best:
             continue
-        step = first_step(ledger, share, entry[3])
+        job = entry[3]
+        c = job.count
+        if (
+            c > quota_max
+            and (c <= room or c > borrow_max)
+            and (lowest_held is None or lowest_held >= job.priority)
+        ):
+            continue  # no step can start it
+        step = first_step(ledger, share, job)
         if step is not None:
             best, best_step = entry, step
     return best, best_step
@@ -72,51 +109,68 @@ def _candidate(
     return entry, step
 
 
+def _share_result(
+    ledger: QuotaLedger, queue: SweepQueue, sweeps: int
+) -> tuple[int, int, float, int, Job] | None:
+    """The share's first job that can start, not set aside after ``sweeps`` failing
+    sweeps, as (the sweep in which it is the head, step, submittedAt, input order, job)."""
+    if queue.k_at != sweeps:
+        queue.catch_up(sweeps)
+    share = ledger.share_list[queue.share_index]
+    best: tuple[int, int, float, int, Job] | None = None
+    for u in queue.types():
+        entry, step = _candidate(ledger, share, queue, u)
+        if entry is None:
+            continue
+        key = (sweeps + queue.rank(entry), step, entry[1], entry[2], entry[3])
+        if best is None or key < best:
+            best = key
+    return best
+
+
 def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
     """Run the BEST_EFFORT_FIFO pass at the current time (see the module docstring).
 
-    Set-aside jobs are back in place when it returns (also on an error).
+    The shares' results (when their first job that can start becomes the head) are
+    kept across passes in :class:`~.sweep_queue.SweepCounter` and recomputed only for
+    the stale queues. Set-aside jobs are back in place when it returns (also on an
+    error).
     """
-    shares = [s for s in ledger.share_list if s.queue.size]
-    sweeps = 0
     counter = ledger.sweeps
+    results = counter.results
+    stale = counter.stale
+    sweeps = 0
     counter.sweeps = 0
     counter.in_pass = True
+    recomputed: list[SweepQueue] = []
     try:
         while True:
-            best: tuple[int, int, float, int] | None = None
-            chosen: tuple[ShareRuntime, Job] | None = None
-            for share in shares:
-                queue = share.queue
-                if not isinstance(queue, SweepQueue):
-                    raise TypeError("a BEST_EFFORT_FIFO share has a SweepQueue")
-                mine: tuple[int, int, float, int] | None = None
-                mine_job: Job | None = None
-                if queue.k_at != sweeps:
-                    queue.catch_up(sweeps)
-                for u in queue.types():
-                    entry, step = _candidate(ledger, share, queue, u)
-                    if entry is None:
-                        continue
-                    key = (queue.rank(entry), step, entry[1], entry[2])
-                    if mine is None or key < mine:
-                        mine, mine_job = key, entry[3]
-                if mine is not None and (best is None or mine < best):
-                    best, chosen = mine, (share, mine_job)  # type: ignore[assignment]
-            if best is None or chosen is None:
+            if stale:
+                queues = list(stale)
+                stale.clear()
+                for queue in queues:
+                    found = _share_result(ledger, queue, sweeps)
+                    if found is None:
+                        results.pop(queue, None)
+                    else:
+                        results[queue] = found
+                    if sweeps:
+                        recomputed.append(queue)
+            if not results:
                 return
-            sweeps += best[0]
+            queue = min(results, key=results.__getitem__)
+            at, step, _, _, job = results[queue]
+            sweeps = at
             counter.sweeps = sweeps
-            share, job = chosen
-            queue = share.queue
-            if isinstance(queue, SweepQueue):
-                queue.catch_up(sweeps)
-            if not STEPS[best[1]](ledger, act, share, job):
+            queue.catch_up(sweeps)
+            share = ledger.share_list[queue.share_index]
+            stale[queue] = None  # its result is used up
+            if not STEPS[step](ledger, act, share, job):
                 raise RuntimeError(f"{job.name} was planned to start but did not")
-            shares = [s for s in ledger.share_list if s.queue.size]
     finally:
         counter.in_pass = False
-        for share in ledger.share_list:
-            queue = share.queue
-            if isinstance(queue, SweepQueue):
-                queue.end_pass()
+        for queue in counter.touched:
+            queue.end_pass()
+        counter.touched.clear()
+        for queue in recomputed:
+            stale[queue] = None  # computed with jobs set aside: not a first sweep's result
