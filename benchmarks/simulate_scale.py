@@ -24,6 +24,7 @@ that code ("before"), then on this checkout ("after"), in the same invocation.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import subprocess
@@ -216,7 +217,7 @@ def main() -> None:
                     flush=True,
                 )
             sizes_run = sorted(per_job)
-            for small, big in zip(sizes_run, sizes_run[1:], strict=False):
+            for small, big in itertools.pairwise(sizes_run):
                 print(
                     f"{label:>6} {queueing:<16} per-job cost {big:,}/{small:,}: "
                     f"{per_job[big] / per_job[small]:.2f}",

@@ -1,9 +1,11 @@
-"""``quotagov simulate SCENARIO [--output table|json]``: a what-if run of a scenario.
+"""``quotagov simulate SCENARIO [--output table|json|json-no-transitions]``: a what-if run.
 
 - ``table`` (default): a readable timeline of the status changes, the jobs and a
   per-share summary, for a person.
 - ``json``: exactly the spec's output document (``../shared/spec/scenario-format.md``),
-  byte-identical for the same input.
+  byte-identical for the same input, written as the run goes
+  (:func:`~quotagov.scheduler.stream_output`: the document is never held in memory);
+- ``json-no-transitions``: the same document without its ``transitions`` list.
 
 Invalid scenarios exit 2 with one message per fault on stderr. Scenarios of 10,000
 jobs or more show a progress bar on stderr when stderr is a terminal (a few lines of
@@ -17,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from quotagov.scheduler import ScenarioError, dump_output, load_scenario, simulate
+from quotagov.scheduler import ScenarioError, load_scenario, simulate, stream_output
 from quotagov.scheduler.simulation import Progress
 
 #: Scenarios with at least this many jobs get a progress bar (on a terminal).
@@ -38,9 +40,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (.json or .yaml)")
     parser.add_argument(
         "--output",
-        choices=("table", "json"),
+        choices=("table", "json", "json-no-transitions"),
         default="table",
-        help="table (default): timeline and summary; json: the spec's output document",
+        help="table (default): timeline and summary; json: the spec's output document; "
+        "json-no-transitions: the same without the transitions list",
     )
     parser.add_argument(
         "--max-rows",
@@ -87,13 +90,15 @@ def run(args: argparse.Namespace) -> int:
     if len(scenario.jobs) >= PROGRESS_THRESHOLD and sys.stderr.isatty():
         bar = ProgressBar(sys.stderr)
         progress = bar
+    if args.output in ("json", "json-no-transitions"):
+        stream_output(scenario, sys.stdout, progress=progress, transitions=args.output == "json")
+        if bar is not None:
+            bar.close()
+        return 0
     document = simulate(scenario, progress=progress)
     if bar is not None:
         bar.close()
-    if args.output == "json":
-        sys.stdout.write(dump_output(document))
-    else:
-        sys.stdout.write(render_table(document, max_rows=args.max_rows))
+    sys.stdout.write(render_table(document, max_rows=args.max_rows))
     return 0
 
 

@@ -85,7 +85,8 @@ def build_engine(scenario: Scenario) -> Engine:
     return engine
 
 
-def _job_record(view: JobView) -> dict[str, Any]:
+def job_record(view: JobView) -> dict[str, Any]:
+    """One job's record in the output document (numbers normalized)."""
     return {
         "status": view.status,
         "quotaShareName": view.quotaShareName,
@@ -162,7 +163,7 @@ def _document(
     )
     return {
         "scenario": scenario.name,
-        "jobs": {v.jobName: _job_record(v) for v in views},
+        "jobs": {v.jobName: job_record(v) for v in views},
         "transitions": [
             {
                 "at": _num(t.at),

@@ -62,7 +62,9 @@ def _first_startable(
     if share.lend_and_borrow:
         lendable = free - ledger.reserve_idle.get(u, 0)
         cap = share.borrow_limit
-        borrow_max = lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
+        borrow_max = (
+            lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
+        )
     lowest_held: int | None = None
     if share.in_share_enabled:
         held = share.holding.get(u)
