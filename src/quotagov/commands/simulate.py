@@ -46,6 +46,13 @@ def register(subparsers: Any) -> None:
         "json-no-transitions: the same without the transitions list",
     )
     parser.add_argument(
+        "--allow-unschedulable",
+        action="store_true",
+        help="run a scenario with jobs that can never be admitted (more instances than "
+        "the environment has, or than their share can hold with its borrow limit): they "
+        "are reported as UNSCHEDULABLE and never block their share (default: an error)",
+    )
+    parser.add_argument(
         "--max-rows",
         type=int,
         default=200,
@@ -79,7 +86,7 @@ class ProgressBar:
 def run(args: argparse.Namespace) -> int:
     """Run the command; returns 0, or 2 for an invalid scenario."""
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = load_scenario(args.scenario, allow_unschedulable=args.allow_unschedulable)
     except ScenarioError as exc:
         print(f"quotagov simulate: invalid scenario {args.scenario}:", file=sys.stderr)
         for fault in exc.faults:

@@ -185,6 +185,20 @@ class Engine:
         job = self._life.register(spec)
         self._timeline.push(spec.submittedAt, SUBMISSION, job)
 
+    def mark_unschedulable(self, job_name: str, reason: str) -> None:
+        """Mark a job not yet submitted as one that can never be admitted (``reason``
+        says why, with the numbers): once RUNNABLE it never becomes its share's head, so
+        it never blocks the jobs behind it, and it is reported as ``UNSCHEDULABLE``.
+
+        Raises:
+            UnknownJobError: no such job.
+            InvalidConfigError: the job was already submitted.
+        """
+        job = self._life.job(job_name)
+        if job.status != "SUBMITTED":
+            raise InvalidConfigError([f"{job_name}: already submitted ({job.status})"])
+        job.unschedulable = reason
+
     def schedule_action(self, at: float, action: Action) -> None:
         """Run ``action(engine)`` at time ``at`` (>= ``now``), after that time's completions.
 

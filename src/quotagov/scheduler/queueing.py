@@ -12,7 +12,7 @@ starting it cost O(log n) plus the number of types. Entries are invalidated lazi
 Jobs whose share has no capacity limit for their instance type can never start; this
 project's documented choice is that they never become the head (they do not block a
 STRICT_FIFO share) and stay RUNNABLE, as AWS holds such jobs RUNNABLE. So are jobs
-marked unschedulable (:meth:`RunnableQueue.mark_unschedulable`).
+marked unschedulable (:meth:`~.engine.Engine.mark_unschedulable`).
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ def queue_key(job: Job) -> tuple[int, float, int]:
 class RunnableQueue:
     """RUNNABLE jobs of one STRICT_FIFO share, by queue order."""
 
-    __slots__ = ("_head", "_sub", "configured_types", "size", "unschedulable")
+    __slots__ = ("_head", "_sub", "configured_types", "size")
 
     def __init__(self) -> None:
         self._sub: dict[str, list[Entry]] = {}
         self._head: Job | None = None
         self.size = 0
         self.configured_types: frozenset[str] = frozenset()
-        self.unschedulable: set[Job] = set()
 
     def set_configured_types(self, types: frozenset[str]) -> None:
         """The instance types the share has capacity limits for (others never head)."""
@@ -58,11 +57,6 @@ class RunnableQueue:
         self.size -= 1
         self._head = None
 
-    def mark_unschedulable(self, job: Job) -> None:
-        """Keep a job out of the heads for good: it can never start."""
-        self.unschedulable.add(job)
-        self._head = None
-
     def _enqueue(self, job: Job) -> None:
         job.queue_token += 1
         heap = self._sub.get(job.instance_type)
@@ -72,14 +66,13 @@ class RunnableQueue:
         self._head = None
 
     def _top(self, heap: list[Entry]) -> Entry | None:
-        unschedulable = self.unschedulable
         while heap:
             entry = heap[0]
             job = entry[4]
             if (
                 entry[3] == job.queue_token
                 and job.status == "RUNNABLE"
-                and job not in unschedulable
+                and job.unschedulable is None
             ):
                 return entry
             heapq.heappop(heap)

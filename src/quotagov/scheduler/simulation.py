@@ -80,6 +80,8 @@ def build_engine(scenario: Scenario) -> Engine:
     engine = Engine(scenario.capacity, scenario.shares, scenario.options, start=0)
     for spec in scenario.jobs:
         engine.schedule_submission(spec)
+    for name, reason in scenario.unschedulable.items():
+        engine.mark_unschedulable(name, reason)
     for action in scenario.actions:
         engine.schedule_action(action.at, _apply(action))
     return engine

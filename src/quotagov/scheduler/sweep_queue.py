@@ -92,7 +92,6 @@ class SweepQueue:
         "share_index",
         "size",
         "type_counts",
-        "unschedulable",
         "versions",
     )
 
@@ -112,7 +111,6 @@ class SweepQueue:
         self.k_at = 0
         self.size = 0
         self.configured_types: frozenset[str] = frozenset()
-        self.unschedulable: set[Job] = set()
         self.versions: dict[str, int] = {}
         self.cache: dict[str, tuple[int, int, Job | None, int]] = {}
 
@@ -144,7 +142,7 @@ class SweepQueue:
         """
         self.size += 1
         u = job.instance_type
-        if u not in self.configured_types or job in self.unschedulable:
+        if u not in self.configured_types or job.unschedulable is not None:
             self.off[job] = None
             return
         entry = entry_of(job)
@@ -197,10 +195,6 @@ class SweepQueue:
     def discard(self, job: Job) -> None:
         """Remove a RUNNABLE job that leaves the queue without starting (terminated)."""
         self.remove(job)
-
-    def mark_unschedulable(self, job: Job) -> None:
-        """Keep a job apart for good: it can never start (it never becomes the head)."""
-        self.unschedulable.add(job)
 
     # -- reading -----------------------------------------------------------------------
 
