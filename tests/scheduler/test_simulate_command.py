@@ -181,12 +181,14 @@ def test_unschedulable_job_exits_2_unless_allowed(
                 "instanceType": "ml.g5.xlarge",
                 "instanceCount": 4,
                 "runSeconds": 60,
+                "submittedAt": 0,
             },
             {
                 "jobName": "one",
                 "quotaShareName": "team",
                 "instanceType": "ml.g5.xlarge",
                 "runSeconds": 60,
+                "submittedAt": 0,
             },
         ],
     }
