@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         VersionStore,
     )
     from quotagov.governance.submission import SubmissionDeps
+    from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
     from quotagov.policy.models import Policy
 
@@ -149,6 +150,15 @@ class Services:
         from quotagov.adapters.batch_boto3 import build_batch
 
         return build_batch(self.settings)
+
+    @dependency()
+    def environment_capacity(self) -> EnvironmentCapacity:
+        """The governed queue's service-environment capacity for ``POST /jobs``
+        (``DescribeJobQueues`` + ``DescribeServiceEnvironments`` through :attr:`batch`,
+        built at the first read; cached 5 minutes)."""
+        from quotagov.governance.submission.capacity import EnvironmentCapacity
+
+        return EnvironmentCapacity(lambda: self.batch, self.clock)
 
     @dependency()
     def submit_pacer(self) -> Pacer:
@@ -381,6 +391,7 @@ class Services:
             batch=self.batch if batch else None,
             queue=self.submission_queue if queue else None,
             pace=self.submit_pacer if batch else None,
+            capacity=self.environment_capacity if queue else None,
         )
 
 

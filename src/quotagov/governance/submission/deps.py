@@ -23,6 +23,7 @@ from quotagov.governance.ports import (
     SubmissionQueue,
 )
 from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
 
 #: Record attribute (bool) set on a ``FAILED`` record whose only fault is that the
@@ -51,6 +52,8 @@ class SubmissionDeps:
         queue: the submission queue (only ``receive_submission`` from the API).
         pace: called right before each ``SubmitServiceJob``; blocks to keep the rate
             under Batch's limit (a no-op when None).
+        capacity: the service environment's capacity (``receive_submission`` refuses a
+            job needing more instances than it has; no such check when None).
     """
 
     policy: Policy
@@ -61,6 +64,7 @@ class SubmissionDeps:
     batch: BatchPort | None = None
     queue: SubmissionQueue | None = None
     pace: Callable[[], None] | None = None
+    capacity: EnvironmentCapacity | None = None
 
     @property
     def governed_queue(self) -> str:

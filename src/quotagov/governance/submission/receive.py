@@ -22,7 +22,7 @@ from quotagov.governance.ports import (
     SubmissionQueueError,
 )
 from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
-from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, route
+from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, authorize, route
 from quotagov.governance.submission.deps import (
     ENQUEUE_FAILED,
     SubmissionDeps,
@@ -128,7 +128,8 @@ def receive_submission(
         request: the validated submission.
         principal: the caller (from the request context or the message attribute).
         deps: needs ``policy``, ``jobs``, ``clock``, ``audit`` and, with ``enqueue``,
-            ``queue``.
+            ``queue``; with ``capacity``, a job needing more instances than the service
+            environment has is refused (read only after the caller is authorized).
         source: ``api`` or ``sqs``.
         message_id: the queue message id (deterministic ids for queue submissions).
         enqueue: send the submission id to the submission queue (the API does; the
@@ -150,7 +151,9 @@ def receive_submission(
     """
     submission_id = submission_id_for(principal, request.clientRequestId, message_id)
     try:
-        decision = route(deps.policy, request, principal)
+        authorize(deps.policy, request.team, principal)
+        environment = deps.capacity.of(deps.governed_queue) if deps.capacity else None
+        decision = route(deps.policy, request, principal, environment)
     except NotATeamMemberError:
         details = {"team": request.team, "source": source}
         audit_decision(deps, "SubmissionForbidden", principal, submission_id, details)
