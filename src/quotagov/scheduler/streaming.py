@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from typing import IO, Any
 
-from quotagov.scheduler.metrics import compute_metrics
+from quotagov.scheduler.metrics import JobClock, compute_metrics
 from quotagov.scheduler.scenario import Scenario
 from quotagov.scheduler.simulation import (
     Progress,
@@ -102,6 +102,8 @@ def stream_output(
                 progress(settled, total)
 
     engine.add_listener(record)
+    clock = JobClock()
+    engine.add_listener(clock)
     horizon = scenario.options.horizonSeconds
     try:
         with cyclic_gc_paused():
@@ -123,6 +125,8 @@ def stream_output(
                 engine.usage_integrals(),
                 [s.quotaShareName for s in scenario.shares],
                 duration=engine.now,
+                waits=clock.waits_until(engine.now),
+                capacity=engine.capacity,
             )
             out.write('{\n  "jobs": {')
             first = True

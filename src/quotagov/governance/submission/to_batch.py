@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 #: Tag on every service job naming the submission it came from.
 SUBMISSION_TAG = "quotagov:submissionId"
+#: Tag with the checkpoint interval declared at submission (seconds, as text).
+CHECKPOINT_TAG = "quotagov:checkpointIntervalSeconds"
 #: ``serviceJobType`` of SageMaker training service jobs.
 SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
 
@@ -71,7 +73,9 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
     ``quotaShareName``, ``schedulingPriority`` (0-9999) and
     ``preemptionConfiguration.preemptionRetriesBeforeTermination`` (left out when the
     class sets no limit) come from the record's routing; ``clientToken`` is the
-    record's deterministic token; tags name the submission, team and class.
+    record's deterministic token; tags name the submission, team, class, priority level
+    and, when declared, the checkpoint interval in seconds (``quotagov history export``
+    reads them back).
     """
     request: dict[str, Any] = {
         "jobName": record.jobName,
@@ -87,6 +91,10 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
             "quotagov:workloadClass": record.workloadClass,
         },
     }
+    if record.priorityLevel:
+        request["tags"]["quotagov:priorityLevel"] = record.priorityLevel
+    if record.checkpointIntervalSeconds is not None:
+        request["tags"][CHECKPOINT_TAG] = str(record.checkpointIntervalSeconds)
     if record.preemptionRetriesBeforeTermination is not None:
         request["preemptionConfiguration"] = {
             "preemptionRetriesBeforeTermination": record.preemptionRetriesBeforeTermination
