@@ -191,7 +191,9 @@ def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> di
     """A service job of the governed queue tagged with this submission, or None.
 
     Lists jobs by name (``JOB_NAME`` filter, all statuses, newest first) and describes
-    candidates to read their tags (summaries carry none).
+    candidates to read their tags (summaries carry none). A tag proves nothing (anyone
+    who may call ``SubmitServiceJob`` can set it), so a candidate must also carry the
+    exact request quotagov sent (:func:`_is_quotagovs_job`).
     """
     token: str | None = None
     while True:
@@ -205,7 +207,7 @@ def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> di
         page = batch.list_service_jobs(**request)
         for summary in page.get("jobSummaryList", []):
             job = batch.describe_service_job(jobId=summary["jobId"])
-            if job.get("tags", {}).get(SUBMISSION_TAG) == record.pk:
+            if _is_quotagovs_job(job, record):
                 return {
                     "jobId": job["jobId"],
                     "jobArn": job.get("jobArn"),
@@ -214,6 +216,24 @@ def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> di
         token = page.get("nextToken")
         if not token:
             return None
+
+
+def _is_quotagovs_job(job: Mapping[str, Any], record: JobRecord) -> bool:
+    """True when ``job`` (a ``DescribeServiceJob`` answer) carries ``record``'s tags and
+    its very request: job name, service request payload (as JSON) and quota share."""
+    tags = job.get("tags") or {}
+    if tags.get(SUBMISSION_TAG) != record.pk or tags.get("quotagov:team") != record.team:
+        return False
+    try:
+        payload = json.loads(str(job.get("serviceRequestPayload") or ""))
+        sent = json.loads(record.serviceRequestPayload)
+    except ValueError:
+        return False
+    return (
+        payload == sent
+        and job.get("jobName") == record.jobName
+        and job.get("quotaShareName") in (None, record.quotaShareName)
+    )
 
 
 def _mark_submitted(
