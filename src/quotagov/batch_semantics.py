@@ -146,3 +146,65 @@ def queue_name(reference: str) -> str:
 def same_queue(a: str, b: str) -> bool:
     """Whether two job-queue references (names or ARNs) name the same queue."""
     return queue_name(a) == queue_name(b)
+
+
+def max_admissible_instances(
+    environment: int | None, limit: int | None, strategy: str, borrow_limit: int
+) -> int:
+    """The most instances of one type a job of a quota share can ever be admitted with.
+
+    Rules (``../shared/spec/scenario-format.md``, "Admission"; AWS Batch quota shares):
+    a job starts within quota (``used + c <= limit``) or, in a LEND_AND_BORROW share, by
+    borrowing up to ``limit x borrowLimit / 100`` more (no cap for -1); and it never
+    gets more instances than the service environment has of the type. In-share and
+    cross-share preemption only free instances within those bounds.
+
+    Args:
+        environment: instances of the type in the service environment (None: unknown,
+            no bound from it).
+        limit: the share's ``maxCapacity`` for the type (None: no capacity limit).
+        strategy: the share's ``resourceSharingConfiguration.strategy``.
+        borrow_limit: its ``borrowLimit`` in percent (-1: no cap).
+
+    Returns:
+        The bound, in instances (0 when the share has no limit for the type).
+    """
+    if limit is None:
+        return 0
+    most = limit
+    if strategy == "LEND_AND_BORROW":
+        if borrow_limit == -1:
+            most = environment if environment is not None else 2**62
+        else:
+            most = limit + limit * borrow_limit // 100
+    if environment is not None:
+        most = min(most, environment)
+    return most
+
+
+def unschedulable_reason(
+    count: int,
+    instance_type: str,
+    environment: int | None,
+    share: str,
+    limit: int | None,
+    strategy: str,
+    borrow_limit: int,
+) -> str | None:
+    """Why a job needing ``count`` instances can never be admitted, with the numbers,
+    or None when it can (:func:`max_admissible_instances` is the rule)."""
+    if environment is not None and count > environment:
+        return f"needs {count} {instance_type} instances, the service environment has {environment}"
+    most = max_admissible_instances(environment, limit, strategy, borrow_limit)
+    if count <= most:
+        return None
+    if limit is None:
+        return f"quota share {share!r} has no capacity limit for {instance_type}"
+    if strategy == "LEND_AND_BORROW":
+        detail = f"capacity limit {limit} + borrow limit {borrow_limit} % = {most}"
+    else:
+        detail = f"capacity limit {limit}, {strategy} does not borrow"
+    return (
+        f"needs {count} {instance_type} instances, quota share {share!r} can hold at most "
+        f"{most} ({detail})"
+    )

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     )
     from quotagov.governance.ports.handoff import DecisionHandoff
     from quotagov.governance.submission import SubmissionDeps
+    from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.waiting import WaitExplainer
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
     from quotagov.policy.models import Policy
@@ -153,6 +154,15 @@ class Services:
         from quotagov.adapters.batch_boto3 import build_batch
 
         return build_batch(self.settings)
+
+    @dependency()
+    def environment_capacity(self) -> EnvironmentCapacity:
+        """The governed queue's service-environment capacity for ``POST /jobs``
+        (``DescribeJobQueues`` + ``DescribeServiceEnvironments`` through :attr:`batch`,
+        built at the first read; cached 5 minutes)."""
+        from quotagov.governance.submission.capacity import EnvironmentCapacity
+
+        return EnvironmentCapacity(lambda: self.batch, self.clock)
 
     @dependency()
     def submit_pacer(self) -> Pacer:
@@ -464,6 +474,7 @@ class Services:
             queue=self.submission_queue if queue else None,
             pace=self.submit_pacer if batch else None,
             notifier=self.optional_notifier(),
+            capacity=self.environment_capacity if queue else None,
         )
 
 

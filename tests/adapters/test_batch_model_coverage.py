@@ -69,6 +69,9 @@ def test_every_port_operation_round_trips_through_the_model(clock: ManualClock) 
     call("describe_service_job", jobId=low["jobId"])  # preempted in-share, RUNNABLE
     call("update_service_job", jobId=low["jobId"], schedulingPriority=95)
     call("get_job_queue_snapshot", jobQueue=QUEUE)
+    [queue] = call("describe_job_queues", jobQueues=[QUEUE])["jobQueues"]
+    environments = [e["serviceEnvironment"] for e in queue["serviceEnvironmentOrder"]]
+    call("describe_service_environments", serviceEnvironments=environments)
     call("list_service_jobs", jobQueue=QUEUE)
     call("list_service_jobs", jobQueue=QUEUE, jobStatus="FAILED", maxResults=1)
     call(

@@ -427,3 +427,13 @@ def test_audit_knows_the_roles_of_every_function_that_changes_service_jobs() -> 
         if any(action in mutating for action, _t in _granted(function))
     }
     assert named == changers
+
+
+def test_jobs_api_may_read_the_environment_capacity_and_no_other_function_does() -> None:
+    """POST /jobs reads the service environment's capacity (DescribeJobQueues and
+    DescribeServiceEnvironments, which take no resource-level permissions)."""
+    wanted = {"batch:DescribeJobQueues", "batch:DescribeServiceEnvironments"}
+    granted = {a: t for a, t in _granted("JobsApiFunction") if a in wanted}
+    assert set(granted) == wanted
+    for function in ("SubmitWorkerFunction", "JobStateFunction", "AuditFunction"):
+        assert not wanted & {a for a, _t in _granted(function)}

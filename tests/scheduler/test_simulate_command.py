@@ -158,6 +158,64 @@ def test_progress_bar_on_a_terminal_for_large_scenarios(
     assert capsys.readouterr().err == ""
 
 
+def test_json_no_transitions_leaves_out_only_the_transitions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", str(WALKTHROUGH), "--output", "json"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert main(["simulate", str(WALKTHROUGH), "--output", "json-no-transitions"]) == 0
+    text = capsys.readouterr().out
+    del full["transitions"]
+    assert text == dump_output(full)
+
+
+def test_unschedulable_job_exits_2_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = {
+        "name": "too-big",
+        "capacity": {"ml.g5.xlarge": 3},
+        "shares": [
+            {
+                "quotaShareName": "team",
+                "capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 3}],
+                "resourceSharingConfiguration": {"strategy": "LEND"},
+            }
+        ],
+        "jobs": [
+            {
+                "jobName": "four",
+                "quotaShareName": "team",
+                "instanceType": "ml.g5.xlarge",
+                "instanceCount": 4,
+                "runSeconds": 60,
+                "submittedAt": 0,
+            },
+            {
+                "jobName": "one",
+                "quotaShareName": "team",
+                "instanceType": "ml.g5.xlarge",
+                "runSeconds": 60,
+                "submittedAt": 0,
+            },
+        ],
+    }
+    path = tmp_path / "too-big.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["simulate", str(path), "--output", "json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        "jobs[0].instanceCount: job 'four' can never be admitted: needs 4 ml.g5.xlarge "
+        "instances, the service environment has 3" in captured.err
+    )
+    assert main(["simulate", str(path), "--output", "json", "--allow-unschedulable"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["jobs"]["four"]["status"] == "UNSCHEDULABLE"
+    assert out["jobs"]["one"]["status"] == "SUCCEEDED"
+    assert out["jobs"]["one"]["firstStartedAt"] == 0
+
+
 def test_simulate_with_a_policy_shows_admin_actions_and_refusals(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

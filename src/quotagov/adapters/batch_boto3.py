@@ -198,6 +198,16 @@ class Boto3Batch:
             "GetJobQueueSnapshot", self.client.get_job_queue_snapshot, {"jobQueue": jobQueue}
         )
 
+    def describe_job_queues(self, **request: Any) -> dict[str, Any]:
+        """``DescribeJobQueues``; the queues with their ``serviceEnvironmentOrder``."""
+        return self._call("DescribeJobQueues", self.client.describe_job_queues, request)
+
+    def describe_service_environments(self, **request: Any) -> dict[str, Any]:
+        """``DescribeServiceEnvironments``; the environments with their ``capacityLimits``."""
+        return self._call(
+            "DescribeServiceEnvironments", self.client.describe_service_environments, request
+        )
+
     def create_quota_share(self, **request: Any) -> dict[str, Any]:
         """``CreateQuotaShare``; returns ``{quotaShareName, quotaShareArn}``."""
         return self._call("CreateQuotaShare", self.client.create_quota_share, request)

@@ -378,6 +378,16 @@ class SimulatedBatch:
             "GetJobQueueSnapshot", {"jobQueue": jobQueue}, self._backend.get_job_queue_snapshot
         )
 
+    def describe_job_queues(self, **request: Any) -> dict[str, Any]:
+        """``DescribeJobQueues``: each queue with its one service environment."""
+        return self._call("DescribeJobQueues", request, self._backend.describe_job_queues)
+
+    def describe_service_environments(self, **request: Any) -> dict[str, Any]:
+        """``DescribeServiceEnvironments``: each queue's environment and its capacity."""
+        return self._call(
+            "DescribeServiceEnvironments", request, self._backend.describe_service_environments
+        )
+
     def create_quota_share(self, **request: Any) -> dict[str, Any]:
         """``CreateQuotaShare``; returns ``{quotaShareName, quotaShareArn}``."""
         return self._call("CreateQuotaShare", request, self._backend.create_quota_share)

@@ -1,9 +1,11 @@
-"""``quotagov simulate SCENARIO [--output table|json]``: a what-if run of a scenario.
+"""``quotagov simulate SCENARIO [--output table|json|json-no-transitions]``: a what-if run.
 
 - ``table`` (default): a readable timeline of the status changes, the jobs, the admin
   actions and a per-share summary (durations in d/h/m/s, failed jobs), for a person.
 - ``json``: exactly the spec's output document (``../shared/spec/scenario-format.md``),
-  byte-identical for the same input.
+  byte-identical for the same input, written as the run goes
+  (:func:`~quotagov.scheduler.stream_output`: the document is never held in memory);
+- ``json-no-transitions``: the same document without its ``transitions`` list.
 
 ``quotagov simulate WORKLOAD --policy FILE [--format ...]`` replays a workload (any
 ``whatif`` format) under one governance policy with its rules in the loop
@@ -26,7 +28,7 @@ from typing import Any
 
 from quotagov.commands.progress import ProgressBar
 from quotagov.durations import human_duration
-from quotagov.scheduler import ScenarioError, dump_output, load_scenario, simulate
+from quotagov.scheduler import ScenarioError, load_scenario, simulate, stream_output
 from quotagov.scheduler.simulation import Progress
 
 #: Scenarios with at least this many jobs get a progress bar (on a terminal).
@@ -59,9 +61,17 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--output",
-        choices=("table", "json"),
+        choices=("table", "json", "json-no-transitions"),
         default="table",
-        help="table (default): timeline and summary; json: the spec's output document",
+        help="table (default): timeline and summary; json: the spec's output document; "
+        "json-no-transitions: the same without the transitions list",
+    )
+    parser.add_argument(
+        "--allow-unschedulable",
+        action="store_true",
+        help="run a scenario with jobs that can never be admitted (more instances than "
+        "the environment has, or than their share can hold with its borrow limit): they "
+        "are reported as UNSCHEDULABLE and never block their share (default: an error)",
     )
     parser.add_argument(
         "--max-rows",
@@ -81,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if args.policy is not None:
         return _run_governed(args)
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = load_scenario(args.scenario, allow_unschedulable=args.allow_unschedulable)
     except ScenarioError as exc:
         print(f"quotagov simulate: invalid scenario {args.scenario}:", file=sys.stderr)
         if _looks_like_policy(args.scenario):
@@ -98,14 +108,16 @@ def run(args: argparse.Namespace) -> int:
     if len(scenario.jobs) >= PROGRESS_THRESHOLD and sys.stderr.isatty():
         bar = ProgressBar(sys.stderr)
         progress = bar
+    if args.output in ("json", "json-no-transitions"):
+        stream_output(scenario, sys.stdout, progress=progress, transitions=args.output == "json")
+        if bar is not None:
+            bar.close()
+        return 0
     document = simulate(scenario, progress=progress)
     if bar is not None:
         bar.close()
-    if args.output == "json":
-        sys.stdout.write(dump_output(document))
-    else:
-        actions = [{"at": a.at, "type": a.type, **a.fields} for a in scenario.actions]
-        sys.stdout.write(render_table(document, max_rows=args.max_rows, actions=actions))
+    actions = [{"at": a.at, "type": a.type, **a.fields} for a in scenario.actions]
+    sys.stdout.write(render_table(document, max_rows=args.max_rows, actions=actions))
     return 0
 
 

@@ -22,8 +22,10 @@ Where the rules come from:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from quotagov.batch_semantics import max_admissible_instances
 from quotagov.governance.access import team_member
 from quotagov.governance.errors import ForbiddenError
 from quotagov.governance.submission_request import SubmissionRequest
@@ -118,21 +120,30 @@ def max_instances(share: QuotaShare, instance_type: str) -> int | None:
     ``maxCapacity`` plus, for ``LEND_AND_BORROW``, ``borrowLimit`` percent of it
     (-1 or unset = unlimited borrowing). 0 when the share has no limit for the type.
     """
-    own = share.limit_for(instance_type)
-    if own is None:
-        return 0
     sharing = share.resourceSharingConfiguration
-    if sharing.strategy != "LEND_AND_BORROW":
-        return own
-    if sharing.borrowLimit is None or sharing.borrowLimit < 0:
-        return None
-    return own + own * sharing.borrowLimit // 100
+    borrow_limit = (
+        -1 if sharing.borrowLimit is None or sharing.borrowLimit < 0 else sharing.borrowLimit
+    )
+    if sharing.strategy == "LEND_AND_BORROW" and borrow_limit == -1:
+        return None if share.limit_for(instance_type) is not None else 0
+    return max_admissible_instances(
+        None, share.limit_for(instance_type), sharing.strategy, borrow_limit
+    )
 
 
 def share_faults(
-    share: QuotaShare, request: SubmissionRequest, workload_class: WorkloadClass
+    share: QuotaShare,
+    request: SubmissionRequest,
+    workload_class: WorkloadClass,
+    environment: Mapping[str, int] | None = None,
 ) -> list[str]:
-    """Why ``request`` cannot run in ``share`` (empty when it can)."""
+    """Why ``request`` cannot run in ``share`` (empty when it can).
+
+    ``environment``: the service environment's instances per instance type
+    (``DescribeServiceEnvironments``; None when unknown): a job needing more instances
+    of its type than that can never be admitted
+    (:func:`~quotagov.batch_semantics.max_admissible_instances`).
+    """
     faults: list[str] = []
     name = share.quotaShareName
     resources = request.serviceRequestPayload.ResourceConfig
@@ -151,18 +162,29 @@ def share_faults(
             "its work would be lost"
         )
     cap = max_instances(share, resources.InstanceType)
+    share_exceeded = False
     if cap == 0:
         faults.append(
             f"serviceRequestPayload.ResourceConfig.InstanceType: share {name!r} has no "
             f"capacity limit for {resources.InstanceType}"
         )
     elif cap is not None and resources.InstanceCount > cap:
+        share_exceeded = True
         faults.append(
             f"serviceRequestPayload.ResourceConfig.InstanceCount: {resources.InstanceCount} "
             f"instances of {resources.InstanceType} exceed what share {name!r} can ever hold "
             f"({cap}: maxCapacity {share.limit_for(resources.InstanceType)}, strategy "
             f"{share.resourceSharingConfiguration.strategy})"
         )
+    if environment is not None and cap != 0 and not share_exceeded:
+        available = environment.get(resources.InstanceType, 0)
+        if resources.InstanceCount > available:
+            faults.append(
+                f"serviceRequestPayload.ResourceConfig.InstanceCount: {resources.InstanceCount} "
+                f"instances of {resources.InstanceType} exceed what the job queue's service "
+                f"environment has ({available}, DescribeServiceEnvironments): Batch would "
+                "hold the job RUNNABLE forever"
+            )
     return faults
 
 
@@ -243,8 +265,16 @@ def _level_faults(
     ]
 
 
-def route(policy: Policy, request: SubmissionRequest, principal: str) -> RoutingDecision:
+def route(
+    policy: Policy,
+    request: SubmissionRequest,
+    principal: str,
+    environment: Mapping[str, int] | None = None,
+) -> RoutingDecision:
     """Decide share, priority and preemption retries for ``request`` by ``principal``.
+
+    ``environment``: the service environment's instances per instance type, when known
+    (see :func:`share_faults`).
 
     Returns:
         A :class:`RoutingDecision` holding the routing, or every refusal reason.
@@ -271,14 +301,14 @@ def route(policy: Policy, request: SubmissionRequest, principal: str) -> Routing
         else:
             share = _known_share(policy, request.quotaShareName, reasons)
             if share is not None and check_shares:
-                reasons += share_faults(share, request, workload_class)
+                reasons += share_faults(share, request, workload_class, environment)
     elif check_shares:
         candidates: list[str] = []
         for name in workload_class.shares:
             candidate = _known_share(policy, name, candidates)
             if candidate is None:
                 continue
-            faults = share_faults(candidate, request, workload_class)
+            faults = share_faults(candidate, request, workload_class, environment)
             if not faults:
                 share = candidate
                 break

@@ -43,6 +43,7 @@ from quotagov.scheduler.scenario import (
 )
 from quotagov.scheduler.simulation import build_engine, dump_output, normalize, simulate
 from quotagov.scheduler.state import Preemption, Transition
+from quotagov.scheduler.streaming import stream_output
 from quotagov.scheduler.views import JobView, ShareUsage
 
 __all__ = [
@@ -70,5 +71,6 @@ __all__ = [
     "load_scenario",
     "normalize",
     "simulate",
+    "stream_output",
     "validate_scenario",
 ]

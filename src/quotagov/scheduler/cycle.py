@@ -17,13 +17,10 @@ Across shares, "first" always means earliest submitted, then earlier in the inpu
 (the FIFO idle-resource assignment of the scheduling policy). Whenever a job starts,
 the pass begins again at step 2; it ends when no step can start anything.
 
-This project's documented reading of "set aside" (the spec's sweeps): a *sweep* tries
-steps 2 to 5 over the current heads, first step first and, within a step, first head
-first; the first success restarts the sweep. When a whole sweep starts nothing, every
-BEST_EFFORT_FIFO head is set aside at once and the next sweep runs with the new heads.
-The code follows that as three phases per sweep (:func:`run_pass`): (1) collect the
-heads and (3) set aside are done by the pass's memo, which knows which shares to look
-at and which heads to skip; (2) find the first step that starts is done here.
+The sweeps (the spec's precise reading of "set aside"): a sweep tries steps 2 to 5
+over the current heads, first step first and, within a step, first head first; the
+first success ends the sweep. A sweep that starts nothing ends a STRICT_FIFO pass; under
+BEST_EFFORT_FIFO it sets aside every current head at once (:mod:`.sweeps`).
 
 Where AWS is silent, these are this project's documented choices (per the spec):
 the step order above is a strict priority between steps (a head that fits within quota
@@ -31,86 +28,20 @@ anywhere starts before any reclaim, any reclaim before any borrowing, any borrow
 before any in-share preemption); ties between heads are broken by submission time, then
 input order, never by share.
 
-Speed, with no change to the outcome: what the pass may skip (heads known to fail,
-parked STRICT_FIFO shares, dormant and exhausted BEST_EFFORT_FIFO shares, a whole pass
-when nothing changed since a settled one) is kept by one object, :class:`~.memo.PassMemo`,
-which also decides when it stops holding. This keeps a pass cheap however many shares
-and queued jobs there are.
+Speed, with no change to the outcome: under STRICT_FIFO, what the pass may skip
+(heads known to fail, parked shares, a whole pass when nothing changed) is kept by
+:class:`~.memo.PassMemo`; under BEST_EFFORT_FIFO, :mod:`.sweeps` counts runs of
+failing sweeps at once.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from quotagov.scheduler.admission import fits_in_free, is_within_quota, may_borrow
 from quotagov.scheduler.memo import Head, PassMemo
-from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
-from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
-from quotagov.scheduler.state import Job
+from quotagov.scheduler.quota import QuotaLedger
+from quotagov.scheduler.steps import STEPS, Actuator
+from quotagov.scheduler.sweeps import best_effort_pass
 
-
-class Actuator(Protocol):
-    """What the pass needs from the engine to carry out its decisions."""
-
-    def start(self, job: Job, share: ShareRuntime, borrowed: bool) -> None:
-        """Start the head ``job`` of ``share`` (it enters SCHEDULED)."""
-        ...
-
-    def preempt(self, victim: Job, kind: str, for_job: Job) -> None:
-        """Preempt ``victim`` (``kind`` CROSS_SHARE or IN_SHARE) to make room for ``for_job``."""
-        ...
-
-
-def _start_within_quota(ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job) -> bool:
-    """Step 2: within quota and in free capacity."""
-    if is_within_quota(share, job) and fits_in_free(ledger, job):
-        act.start(job, share, borrowed=False)
-        return True
-    return False
-
-
-def _start_by_reclaim(ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job) -> bool:
-    """Step 3: within quota, reclaiming instances other shares borrowed."""
-    if not is_within_quota(share, job):
-        return False
-    victims = reclaim_victims(ledger, share, job)
-    if not victims:
-        return False
-    for victim in victims:
-        act.preempt(victim, "CROSS_SHARE", job)
-    act.start(job, share, borrowed=False)
-    return True
-
-
-def _start_by_borrowing(ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job) -> bool:
-    """Step 4: borrowing idle capacity (never preempts)."""
-    if may_borrow(ledger, share, job):
-        act.start(job, share, borrowed=True)
-        return True
-    return False
-
-
-def _start_by_in_share_preemption(
-    ledger: QuotaLedger, act: Actuator, share: ShareRuntime, job: Job
-) -> bool:
-    """Step 5: in-share preemption of strictly lower-priority jobs (plus any reclaim)."""
-    plan = in_share_plan(ledger, share, job)
-    if plan is None:
-        return False
-    for victim in plan.own_victims:
-        act.preempt(victim, "IN_SHARE", job)
-    for victim in plan.reclaimed:
-        act.preempt(victim, "CROSS_SHARE", job)
-    act.start(job, share, borrowed=plan.borrowed)
-    return True
-
-
-STEPS = (
-    _start_within_quota,
-    _start_by_reclaim,
-    _start_by_borrowing,
-    _start_by_in_share_preemption,
-)
+__all__ = ["STEPS", "Actuator", "cross_share_order", "run_pass"]
 
 
 def cross_share_order(head: Head) -> tuple[float, int]:
@@ -130,53 +61,32 @@ def cross_share_order(head: Head) -> tuple[float, int]:
 def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
     """Run the scheduling pass at the current time.
 
-    The pass is a loop of sweeps; each sweep runs these phases:
-
-    1. collect the heads (:meth:`PassMemo.heads`): each looked-at share's first job
-       not set aside nor passed over; heads known to fail are not tried (the memo
-       plays the part of Kueue's queue manager, which keeps inadmissible workloads
-       out of the heads until something they wait on changes);
-    2. find the first step that starts (:func:`_start_first`): steps 2 to 5 in strict
-       priority, within a step the heads in :func:`cross_share_order`; a start ends
-       the sweep and the next sweep begins at phase 1; when nothing starts, the heads
-       tried are known to fail from then on (:meth:`PassMemo.failed`);
-    3. set aside (:meth:`PassMemo.set_aside`): when the sweep started nothing, every
-       BEST_EFFORT_FIFO head is set aside at once and the next sweep begins; with no
-       head to set aside the pass ends.
-
-    Set-aside jobs are put back in their queues when the pass ends. The whole pass is
-    skipped when ``memo`` knows nothing changed since one that ended settled (it would
-    start nothing).
+    BEST_EFFORT_FIFO: :func:`~.sweeps.best_effort_pass`. STRICT_FIFO: a loop of
+    sweeps; each collects the heads (:meth:`PassMemo.heads`: each looked-at share's
+    first job; heads known to fail are not tried, their share is parked), then starts
+    one head by the first step that can (:func:`_start_first`: steps 2 to 5 in strict
+    priority, within a step the heads in :func:`cross_share_order`); a start ends the
+    sweep and the next one begins. A sweep that starts nothing ends the pass: its heads
+    are known to fail from then on (:meth:`PassMemo.failed`). The whole pass is skipped
+    when ``memo`` knows nothing changed since the last one.
     """
+    if ledger.best_effort:
+        best_effort_pass(ledger, act)
+        return
     if memo.is_settled():
         return
-    memo.pass_ran(_sweeps(ledger, memo, act))
-
-
-def _sweeps(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> bool:
-    """The sweeps of one pass (:func:`run_pass`); set-aside jobs are put back at the end.
-
-    Returns:
-        True when the pass ends *settled* (see :meth:`PassMemo.sweeps_ended`).
-    """
-    memo.begin_pass()
-    try:
-        while True:
-            live, failing = memo.heads()  # phase 1
-            if live:
-                if _start_first(ledger, act, live):  # phase 2
-                    memo.job_started()
-                    continue
-                failing += memo.failed(live)
-            if not failing:
-                return memo.sweeps_ended()
-            memo.set_aside(failing)  # phase 3
-    finally:
-        memo.end_pass()
+    while True:
+        live = memo.heads()
+        if live and _start_first(ledger, act, live):
+            continue
+        memo.failed(live)
+        # STRICT_FIFO sets nothing aside: the same pass again would start nothing.
+        memo.pass_ran(True)
+        return
 
 
 def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
-    """Phase 2: start one head by the first step that can, trying every head (in
+    """Start one head by the first step that can, trying every head (in
     :func:`cross_share_order`) at a step before any head at the next step.
 
     Returns:

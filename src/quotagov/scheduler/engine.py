@@ -68,7 +68,6 @@ from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.rules import priority_faults
 from quotagov.scheduler.state import REASON_TERMINATED, TERMINAL_STATES, Transition
 from quotagov.scheduler.timeline import ACTION, COMPLETION, SUBMISSION, Timeline
-from quotagov.scheduler.viability import may_start_some
 from quotagov.scheduler.views import JobView, ShareUsage, job_view, share_usage
 
 __all__ = [
@@ -113,8 +112,7 @@ class Engine:
         self.options = options or Options()
         best_effort = self.options.queueing == "BEST_EFFORT_FIFO"
         self._ledger = QuotaLedger(capacity, shares, best_effort, start)
-        # may_start_some is the memo's wake filter (the property tests replace it here).
-        self._memo = PassMemo(self._ledger, may_start_some)
+        self._memo = PassMemo(self._ledger)
         self._ledger.watcher = self._memo
         self._timeline = Timeline(start)
         self._life = JobLifecycle(self._ledger, self._memo, self._timeline, self.options)
@@ -187,6 +185,20 @@ class Engine:
         job = self._life.register(spec)
         self._timeline.push(spec.submittedAt, SUBMISSION, job)
 
+    def mark_unschedulable(self, job_name: str, reason: str) -> None:
+        """Mark a job not yet submitted as one that can never be admitted (``reason``
+        says why, with the numbers): once RUNNABLE it never becomes its share's head, so
+        it never blocks the jobs behind it, and it is reported as ``UNSCHEDULABLE``.
+
+        Raises:
+            UnknownJobError: no such job.
+            InvalidConfigError: the job was already submitted.
+        """
+        job = self._life.job(job_name)
+        if job.status != "SUBMITTED":
+            raise InvalidConfigError([f"{job_name}: already submitted ({job.status})"])
+        job.unschedulable = reason
+
     def schedule_action(self, at: float, action: Action) -> None:
         """Run ``action(engine)`` at time ``at`` (>= ``now``), after that time's completions.
 
@@ -221,9 +233,14 @@ class Engine:
             raise InvalidConfigError(faults)
         if job.status in TERMINAL_STATES:
             return []
-        job.priority = priority
         if job.status == "RUNNABLE":
-            self._ledger.shares[job.share].queue.reprioritize(job)
+            queue = self._ledger.shares[job.share].queue
+            queue.discard(job)
+            job.priority = priority
+            queue.push(job)
+        else:
+            job.priority = priority
+        self._ledger.priority_changed(job.instance_type)
         self._memo.config_changed()
         self._timeline.pass_due = True
         return []
@@ -403,21 +420,26 @@ class Engine:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _handle(self, kind: int, payload: Any) -> None:
-        """Apply one event at ``now`` (see :mod:`.timeline` for the kinds)."""
+    def _handle(self, kind: int, payload: Any) -> bool:
+        """Apply one event at ``now`` (see :mod:`.timeline` for the kinds).
+
+        Returns:
+            False for a stale startup end or completion (of an attempt that is over):
+            its time is not an event time (spec, "Event times").
+        """
         if kind == SUBMISSION:
             job = payload
             if job.status == "SUBMITTED":
                 self._life.submit(job)
                 self._timeline.pass_due = True
-        elif kind == ACTION:
+            return True
+        if kind == ACTION:
             payload(self)
-        elif kind == COMPLETION:
-            job, token = payload
-            self._life.complete(job, token)
-        else:
-            job, token = payload
-            self._life.startup_ended(job, token)
+            return True
+        job, token = payload
+        if kind == COMPLETION:
+            return self._life.complete(job, token)
+        return self._life.startup_ended(job, token)
 
     def _scheduling_pass(self) -> None:
         """Run the pass at ``now`` (the memo skips it when nothing changed since a settled one)."""

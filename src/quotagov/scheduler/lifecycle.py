@@ -145,18 +145,30 @@ class JobLifecycle:
             self._end_attempt(job, share)
         self._finish(job, "FAILED", reason)
 
-    def startup_ended(self, job: Job, token: int) -> None:
-        """Event: the attempt ``token`` ends its startup (ignored if it is over)."""
+    def startup_ended(self, job: Job, token: int) -> bool:
+        """Event: the attempt ``token`` ends its startup (ignored if it is over).
+
+        Returns:
+            Whether the event was live (the attempt is still starting).
+        """
         if job.completion_token == token and job.status == "STARTING":
             self._enter_running(job)
+            return True
+        return False
 
-    def complete(self, job: Job, token: int) -> None:
-        """Event: the attempt ``token`` has run its remaining work (ignored if it is over)."""
+    def complete(self, job: Job, token: int) -> bool:
+        """Event: the attempt ``token`` has run its remaining work (ignored if it is over).
+
+        Returns:
+            Whether the event was live (the attempt was still running).
+        """
         if job.completion_token == token and job.status == "RUNNING":
             share = self.ledger.shares[job.share]
             self._end_attempt(job, share)
             job.remaining = 0
             self._finish(job, "SUCCEEDED", REASON_COMPLETED)
+            return True
+        return False
 
     # -- the pass's actuator -----------------------------------------------------------
 

@@ -25,6 +25,7 @@ from typing import Protocol
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
+from quotagov.scheduler.sweep_queue import SweepCounter, SweepQueue
 from quotagov.scheduler.usage import UsageMeter
 
 
@@ -53,14 +54,24 @@ class ShareRuntime:
         "used",
     )
 
-    def __init__(self, config: ShareConfig, index: int, best_effort: bool) -> None:
+    def __init__(
+        self,
+        config: ShareConfig,
+        index: int,
+        best_effort: bool,
+        counter: SweepCounter | None = None,
+    ) -> None:
         self.name = config.quotaShareName
         self.index = index
         self.best_effort = best_effort
         #: Jobs holding instances, per type, in start order (dict insertion order).
         self.holding: dict[str, dict[Job, None]] = {}
         self.used: dict[str, int] = {}
-        self.queue = RunnableQueue()
+        #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
+        #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
+        self.queue: RunnableQueue | SweepQueue = (
+            SweepQueue(counter or SweepCounter(), index) if best_effort else RunnableQueue()
+        )
         self.config = config
         self.limits: dict[str, int] = {}
         self.reserve = False
@@ -119,9 +130,12 @@ class QuotaLedger:
         start: float,
     ) -> None:
         self.capacity: dict[str, int] = dict(capacity)
+        self.best_effort = best_effort
         self.shares: dict[str, ShareRuntime] = {}
+        #: The BEST_EFFORT_FIFO pass in progress (shared by the shares' queues).
+        self.sweeps = SweepCounter()
         for i, cfg in enumerate(shares):
-            self.shares[cfg.quotaShareName] = ShareRuntime(cfg, i, best_effort)
+            self.shares[cfg.quotaShareName] = ShareRuntime(cfg, i, best_effort, self.sweeps)
         self.share_list: list[ShareRuntime] = list(self.shares.values())
         self.free: dict[str, int] = {}
         self.borrowed_total: dict[str, int] = {}
@@ -132,6 +146,8 @@ class QuotaLedger:
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
+        #: BEST_EFFORT_FIFO: per type, the queues of the shares with a limit for it.
+        self._queues_by_type: dict[str, list[SweepQueue]] = {}
         #: Told of every change of a type's stamp outside :meth:`reconfigure` (the
         #: scheduling pass's memo, :class:`~.memo.PassMemo`); None: nobody listens.
         self.watcher: StampWatcher | None = None
@@ -191,6 +207,11 @@ class QuotaLedger:
         del share.holding[u][job]
         self._change_used(share, u, -job.count)
 
+    def priority_changed(self, instance_type: str) -> None:
+        """A job of the type changed ``schedulingPriority`` (queued or holding: in-share
+        preemption and victim order read it), so the state of the type changed."""
+        self._bump(instance_type)
+
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum.
 
@@ -211,12 +232,26 @@ class QuotaLedger:
             self.reserve_idle[u] = self.reserve_idle.get(u, 0) + share.idle(u) - old_i
         else:
             self.lend_idle[u] = self.lend_idle.get(u, 0) + share.idle(u) - old_i
+        self._bump(u)
+
+    def _bump(self, u: str) -> None:
         self._stamp_counter += 1
         self.stamp[u] = self._stamp_counter
         if self.watcher is not None:
             self.watcher.type_changed(self, u)
+        if self.best_effort:
+            stale = self.sweeps.stale
+            for queue in self._queues_by_type.get(u, ()):
+                stale[queue] = None
 
     def _recompute_all(self, now: float) -> None:
+        self._queues_by_type = {}
+        for share in self.share_list:
+            queue = share.queue
+            if isinstance(queue, SweepQueue):
+                self.sweeps.stale[queue] = None
+                for u in share.limits:
+                    self._queues_by_type.setdefault(u, []).append(queue)
         for u in self.types():
             covered = sum(s.limits.get(u, 0) for s in self.share_list)
             self.unassigned[u] = max(0, self.capacity.get(u, 0) - covered)

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from quotagov.batch_semantics import unschedulable_reason
 from quotagov.scheduler.models import (
     IN_SHARE_PREEMPTION_VALUES,
     MAX_SHARES,
@@ -78,6 +79,10 @@ class Scenario:
     shares: list[ShareConfig]
     jobs: list[JobSpec]
     actions: list[ScenarioAction] = field(default_factory=list)
+    #: With ``allow_unschedulable``: the jobs that can never be admitted, by name, with
+    #: the reason (they stay RUNNABLE, never head their share, and are reported
+    #: UNSCHEDULABLE).
+    unschedulable: dict[str, str] = field(default_factory=dict)
 
 
 # -- loading -----------------------------------------------------------------------------
@@ -106,19 +111,22 @@ def _looks_like_path(text: str) -> bool:
         return False
 
 
-def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any]) -> Scenario:
+def load_scenario(
+    source: str | os.PathLike[str] | Mapping[str, Any], allow_unschedulable: bool = False
+) -> Scenario:
     """Load and validate a scenario.
 
     Args:
         source: a path to a ``.json``/``.yaml``/``.yml`` file, the document's text, or
             the already-parsed mapping. A ``str`` is read as a path when it names an
             existing file, else parsed as text.
+        allow_unschedulable: see :func:`validate_scenario`.
 
     Raises:
         ScenarioError: the document is unreadable or invalid (all faults listed).
     """
     if isinstance(source, Mapping):
-        return validate_scenario(source)
+        return validate_scenario(source, allow_unschedulable)
     path = Path(source)
     is_path = isinstance(source, os.PathLike) or _looks_like_path(str(source))
     if is_path:
@@ -128,7 +136,7 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any]) -> Scenari
             raise ScenarioError([f"(document): cannot read {str(path)!r}: {exc.strerror}"]) from exc
     else:
         text = str(source)
-    return validate_scenario(_parse_text(text))
+    return validate_scenario(_parse_text(text), allow_unschedulable)
 
 
 # -- field checks --------------------------------------------------------------------------
@@ -506,8 +514,14 @@ def _fault_order(fault: str) -> tuple[int, int]:
     return (rank, index)
 
 
-def validate_scenario(doc: Any) -> Scenario:
+def validate_scenario(doc: Any, allow_unschedulable: bool = False) -> Scenario:
     """Validate a parsed scenario document and build the typed :class:`Scenario`.
+
+    A job that can never be admitted (more instances than the environment has of its
+    type, or more than its share can hold within quota plus its borrow limit, under
+    the share's configuration at its submission and every later one the actions give,
+    :func:`~quotagov.batch_semantics.unschedulable_reason`) is a fault naming the job;
+    with ``allow_unschedulable`` it is listed in :attr:`Scenario.unschedulable`.
 
     Raises:
         ScenarioError: one message per fault, each naming the field path.
@@ -607,17 +621,33 @@ def validate_scenario(doc: Any) -> Scenario:
         chk.faults += share_faults(new, f"actions[{action.index}]")
         current[share_name] = new
         history[share_name].append((at, new))
+    unschedulable: dict[str, str] = {}
     for i, spec in job_list:
         if spec.quotaShareName not in shares:
             continue
         config = shares[spec.quotaShareName]
+        later: list[ShareConfig] = []
         for at, new in history[spec.quotaShareName]:
             if at <= spec.submittedAt:
                 config = new
+            else:
+                later.append(new)
         if config.limit(spec.instanceType) is None:
             chk.fault(
                 f"jobs[{i}].instanceType",
                 f"{spec.instanceType!r} is not in share {spec.quotaShareName!r}'s capacity limits",
+            )
+            continue
+        reason = _never_admitted(spec, capacity, [config, *later])
+        if reason is None:
+            continue
+        if allow_unschedulable:
+            unschedulable[spec.jobName] = reason
+        else:
+            chk.fault(
+                f"jobs[{i}].instanceCount",
+                f"job {spec.jobName!r} can never be admitted: {reason} "
+                "(--allow-unschedulable reports it as UNSCHEDULABLE instead)",
             )
 
     if chk.faults:
@@ -629,4 +659,28 @@ def validate_scenario(doc: Any) -> Scenario:
         shares=share_list,
         jobs=[spec for _, spec in job_list],
         actions=actions,
+        unschedulable=unschedulable,
     )
+
+
+def _never_admitted(
+    spec: JobSpec, capacity: Mapping[str, int], configs: list[ShareConfig]
+) -> str | None:
+    """The reason the job can be admitted under none of ``configs`` (the first one's
+    reason), or None."""
+    reasons = []
+    for config in configs:
+        rsc = config.resourceSharingConfiguration
+        reason = unschedulable_reason(
+            spec.instanceCount,
+            spec.instanceType,
+            capacity.get(spec.instanceType, 0),
+            config.quotaShareName,
+            config.limit(spec.instanceType),
+            rsc.strategy,
+            rsc.borrowLimit,
+        )
+        if reason is None:
+            return None
+        reasons.append(reason)
+    return reasons[0]

@@ -80,12 +80,15 @@ def build_engine(scenario: Scenario) -> Engine:
     engine = Engine(scenario.capacity, scenario.shares, scenario.options, start=0)
     for spec in scenario.jobs:
         engine.schedule_submission(spec)
+    for name, reason in scenario.unschedulable.items():
+        engine.mark_unschedulable(name, reason)
     for action in scenario.actions:
         engine.schedule_action(action.at, _apply(action))
     return engine
 
 
-def _job_record(view: JobView) -> dict[str, Any]:
+def job_record(view: JobView) -> dict[str, Any]:
+    """One job's record in the output document (numbers normalized)."""
     return {
         "status": view.status,
         "quotaShareName": view.quotaShareName,
@@ -167,7 +170,7 @@ def _document(
     )
     return {
         "scenario": scenario.name,
-        "jobs": {v.jobName: _job_record(v) for v in views},
+        "jobs": {v.jobName: job_record(v) for v in views},
         "transitions": [
             {
                 "at": _num(t.at),

@@ -88,7 +88,9 @@ class Job:
     sequence number of the current attempt (later in a pass = larger); ``name``,
     ``share``, ``instance_type`` and ``count`` copy the spec's ``jobName``,
     ``quotaShareName``, ``instanceType`` and ``instanceCount``; ``failed_epoch`` and
-    ``failed_stamp`` memoize the last failed attempt to start (see :mod:`.cycle`).
+    ``failed_stamp`` memoize the last failed attempt to start (see :mod:`.cycle`);
+    ``unschedulable`` says why the job can never be admitted, when it was marked so
+    (it then never heads its share).
     """
 
     spec: JobSpec
@@ -113,6 +115,7 @@ class Job:
     borrowed_start: bool = False
     failed_epoch: int = -1
     failed_stamp: int = -1
+    unschedulable: str | None = None
     name: str = field(init=False)
     share: str = field(init=False)
     instance_type: str = field(init=False)

@@ -9,7 +9,9 @@ they were scheduled), then submissions (likewise), then the pass.
 Events are kept in one binary heap keyed ``(time, kind, sequence)``, the kinds
 numbered in that order; an event handled at time ``t`` may add more at ``t``, which
 are handled before that time's pass. A stale event (a startup end or completion of an
-attempt that was preempted) is still popped, and ignored by its handler.
+attempt that was preempted) is still popped, and ignored by its handler; its time is
+not an event time ("Event times"), so when every event at a time is stale no pass runs
+then (the handler says whether an event was live).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import Any
 #: Event kinds, in the spec's same-time order.
 STARTUP_END, COMPLETION, ACTION, SUBMISSION = 0, 1, 2, 3
 
-#: ``handle(kind, payload)``: apply one event at ``timeline.now``.
-Handler = Callable[[int, Any], None]
+#: ``handle(kind, payload)``: apply one event at ``timeline.now``; returns False when
+#: the event was stale (it changed nothing and its time is not an event time).
+Handler = Callable[[int, Any], bool]
 
 
 class Timeline:
@@ -56,7 +59,8 @@ class Timeline:
 
         A pass due at ``now`` with no event left at ``now`` runs first. Then, time by
         time: ``now`` moves to the time, its events are handled in the same-time order
-        and the scheduling pass runs. ``pass_due`` is cleared before every pass.
+        and the scheduling pass runs, unless every event at that time was stale.
+        ``pass_due`` is cleared before every pass.
         """
         events = self._events
         if self.pass_due and (not events or events[0][0] > self.now):
@@ -65,11 +69,14 @@ class Timeline:
         while events and events[0][0] <= t:
             time = events[0][0]
             self.now = time
+            live = False
             while events and events[0][0] == time:
                 _, kind, _, payload = heapq.heappop(events)
-                handle(kind, payload)
-            self.pass_due = False
-            scheduling_pass()
+                if handle(kind, payload):
+                    live = True
+            if live or self.pass_due:
+                self.pass_due = False
+                scheduling_pass()
         if t > self.now:
             self.now = t
 

@@ -9,6 +9,7 @@ Times in seconds on the engine's clock, quantities in instances. Quota terms
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from quotagov.scheduler.quota import ShareRuntime
 from quotagov.scheduler.state import Job, JobStatus, Preemption
@@ -24,11 +25,13 @@ class JobView:
     restart overhead (at most ``restartOverheadSeconds`` per restarted attempt);
     ``misconfigured`` is
     True when its share has no capacity limit for its instance type (it stays
-    RUNNABLE and is never admitted, as AWS holds such jobs).
+    RUNNABLE and is never admitted, as AWS holds such jobs). ``status`` is
+    ``UNSCHEDULABLE`` for a job marked as one that can never be admitted
+    (:meth:`~.engine.Engine.mark_unschedulable`), ``statusReason`` then says why.
     """
 
     jobName: str
-    status: JobStatus
+    status: JobStatus | Literal["UNSCHEDULABLE"]
     quotaShareName: str
     instanceType: str
     instanceCount: int
@@ -61,7 +64,12 @@ class ShareUsage:
 
 
 def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
-    """The snapshot of ``job`` (of ``share``) at time ``now``, counting its attempt so far."""
+    """The snapshot of ``job`` (of ``share``) at time ``now``, counting its attempt so far.
+
+    A RUNNABLE job marked unschedulable reads as ``UNSCHEDULABLE``, with its reason as
+    ``statusReason``.
+    """
+    unschedulable = job.unschedulable is not None and job.status == "RUNNABLE"
     remaining = job.remaining
     running = job.running_seconds
     overhead = job.overhead_seconds
@@ -73,7 +81,7 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
             remaining = remaining - in_attempt
     return JobView(
         jobName=job.name,
-        status=job.status,
+        status="UNSCHEDULABLE" if unschedulable else job.status,
         quotaShareName=job.share,
         instanceType=job.instance_type,
         instanceCount=job.count,
@@ -85,7 +93,7 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
         lostSeconds=job.lost_seconds,
         firstStartedAt=job.first_started_at,
         stoppedAt=job.stopped_at,
-        statusReason=job.status_reason,
+        statusReason=job.unschedulable if unschedulable else job.status_reason,
         startedAt=job.started_at,
         runningSince=job.running_since,
         remainingSeconds=remaining,

@@ -35,8 +35,10 @@ from quotagov.adapters.simbatch.reasons import (
     quota_management_limit_reason,
     retries_exhausted_reason,
 )
+from quotagov.adapters.simbatch.records import JobQueueState
 from quotagov.adapters.simbatch.service_jobs import ServiceJobOperations
 from quotagov.adapters.simbatch.snapshot import job_queue_snapshot
+from quotagov.governance.ports import BatchNotFoundError
 
 __all__ = [
     "SERVICE_ENVIRONMENT_MAX_RESOURCE",
@@ -59,6 +61,64 @@ class SimBatchBackend(QuotaShareOperations, ServiceJobOperations):
     :class:`~quotagov.governance.ports.BatchNotFoundError` with code
     ``ClientException`` for requests Batch refuses (see the operation modules).
     """
+
+    def describe_job_queues(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``DescribeJobQueues``: the named queues (all without ``jobQueues``); unknown
+        names are left out, as Batch does. Each queue has one service environment,
+        ``<queue>-environment``."""
+        wanted = request.get("jobQueues") or list(self.queues)
+        found = []
+        for ref in wanted:
+            try:
+                queue = self.find_queue("DescribeJobQueues", ref)
+            except BatchNotFoundError:
+                continue
+            found.append(
+                {
+                    "jobQueueName": queue.name,
+                    "jobQueueArn": queue.arn,
+                    "state": "ENABLED",
+                    "status": "VALID",
+                    "priority": 1,
+                    "jobQueueType": "SAGEMAKER_TRAINING",
+                    "computeEnvironmentOrder": [],
+                    "serviceEnvironmentOrder": [
+                        {"order": 1, "serviceEnvironment": self._environment_arn(queue)}
+                    ],
+                }
+            )
+        return {"jobQueues": found}
+
+    def describe_service_environments(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``DescribeServiceEnvironments``: the named environments (all without
+        ``serviceEnvironments``), each with its queue's capacity as ``capacityLimits``."""
+        wanted = set(request.get("serviceEnvironments") or [])
+        found = []
+        for queue in self.queues.values():
+            name = f"{queue.name}-environment"
+            arn = self._environment_arn(queue)
+            if wanted and name not in wanted and arn not in wanted:
+                continue
+            found.append(
+                {
+                    "serviceEnvironmentName": name,
+                    "serviceEnvironmentArn": arn,
+                    "serviceEnvironmentType": "SAGEMAKER_TRAINING",
+                    "state": "ENABLED",
+                    "status": "VALID",
+                    "capacityLimits": [
+                        {"capacityUnit": u, "maxCapacity": c}
+                        for u, c in sorted(queue.capacity.items())
+                    ],
+                }
+            )
+        return {"serviceEnvironments": found}
+
+    def _environment_arn(self, queue: JobQueueState) -> str:
+        return (
+            f"arn:aws:batch:{self.region}:{self.account}:service-environment/"
+            f"{queue.name}-environment"
+        )
 
     def get_job_queue_snapshot(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``GetJobQueueSnapshot`` from the engine's queues and usage (see :mod:`.snapshot`).

@@ -75,6 +75,16 @@ class BatchPort(Protocol):
         """``GetJobQueueSnapshot``; front of queue, front of each quota share, utilization."""
         ...
 
+    def describe_job_queues(self, **request: Any) -> dict[str, Any]:
+        """``DescribeJobQueues`` (``jobQueues``: names or ARNs); ``{jobQueues: [...]}``
+        with each queue's ``serviceEnvironmentOrder``."""
+        ...
+
+    def describe_service_environments(self, **request: Any) -> dict[str, Any]:
+        """``DescribeServiceEnvironments`` (``serviceEnvironments``: names or ARNs);
+        ``{serviceEnvironments: [...]}`` with each one's ``capacityLimits``."""
+        ...
+
     def create_quota_share(self, **request: Any) -> dict[str, Any]:
         """``CreateQuotaShare``; returns ``{quotaShareName, quotaShareArn}``."""
         ...

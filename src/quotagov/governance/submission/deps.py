@@ -24,6 +24,7 @@ from quotagov.governance.ports import (
     SubmissionQueue,
 )
 from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
 
 #: Record attribute (bool) set on a ``FAILED`` record whose only fault is that the
@@ -53,6 +54,8 @@ class SubmissionDeps:
         notifier: tells the submitter when a submission is refused or fails (None: nobody).
         pace: called right before each ``SubmitServiceJob``; blocks to keep the rate
             under Batch's limit (a no-op when None).
+        capacity: the service environment's capacity (``receive_submission`` refuses a
+            job needing more instances than it has; no such check when None).
     """
 
     policy: Policy
@@ -64,6 +67,7 @@ class SubmissionDeps:
     queue: SubmissionQueue | None = None
     pace: Callable[[], None] | None = None
     notifier: OwnerNotifier | None = None
+    capacity: EnvironmentCapacity | None = None
 
     @property
     def governed_queue(self) -> str:

@@ -25,7 +25,7 @@ from quotagov.governance.ports import (
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
-from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, route
+from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, authorize, route
 from quotagov.governance.submission.deps import (
     ENQUEUE_FAILED,
     SubmissionDeps,
@@ -132,7 +132,9 @@ def receive_submission(
     Args:
         request: the validated submission.
         principal: the caller API Gateway's authorizer gave (IAM ARN or JWT ``sub``).
-        deps: needs ``policy``, ``jobs``, ``clock``, ``audit`` and ``queue``.
+        deps: needs ``policy``, ``jobs``, ``clock``, ``audit`` and ``queue``; with
+            ``capacity``, a job needing more instances than the service environment
+            has is refused (read only after the caller is authorized).
 
     Returns:
         The :class:`ReceiveOutcome`; a refused submission is stored ``REFUSED`` with
@@ -157,7 +159,9 @@ def receive_submission(
     source = "api"
     submission_id = submission_id_for(principal, request.clientRequestId)
     try:
-        decision = route(deps.policy, request, principal)
+        authorize(deps.policy, request.team, principal)
+        environment = deps.capacity.of(deps.governed_queue) if deps.capacity else None
+        decision = route(deps.policy, request, principal, environment)
     except NotATeamMemberError:
         details = {"team": request.team, "source": source}
         audit_decision(deps, "SubmissionForbidden", principal, submission_id, details)

@@ -1,0 +1,178 @@
+"""The BEST_EFFORT_FIFO scheduling pass, sweep by sweep as the spec states it.
+
+Rule (``../shared/spec/scenario-format.md``, the sweeps after "Order of a scheduling
+pass"): at the start of the pass nothing is set aside. A sweep takes the current heads
+(per share, the first RUNNABLE job in queue order not set aside); it tries step 2 for
+every head (first as in 2: earliest submitted, then earlier in the input), then step 3
+for every head, then 4, then 5; the first head that starts ends the sweep and a new one
+begins, with nothing set aside by it. A sweep that starts nothing sets aside every
+current head at once; the pass ends when a sweep starts nothing and no share has a
+head left.
+
+How it is computed, with the same outcome: between two starts the state does not
+change, so whether a job can start (and by which step) is fixed. A share's heads in
+successive failing sweeps are its jobs not set aside, in order; so if its first job
+that can start is at rank ``r`` among them, it is the head in the ``r``-th sweep from
+now. The next start therefore happens in sweep ``j = min r`` over the shares; the
+heads of that sweep that can start are the shares' candidates of rank ``j``; the one
+that starts is the first by step, then by submission time, then input order. The pass
+then counts ``j`` failing sweeps at once (every share sets aside its next ``j`` jobs,
+:meth:`~.sweep_queue.SweepQueue.catch_up`, applied lazily) and starts that job. When no
+share has a job that can start, every remaining sweep fails and the pass ends.
+
+A share's first job of a type that can start is found from the first job of each
+(type, instance count) sub-queue: within one, jobs differ only in priority, and a
+higher priority never makes a start harder (steps 2 to 4 do not look at it; step 5
+has more lower-priority victims). It depends only on the state of the type, so it is
+cached per (share, type) under the ledger's stamp of the type and the queue's version
+of the type.
+"""
+
+from __future__ import annotations
+
+from quotagov.scheduler.models import UNLIMITED_BORROW
+from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
+from quotagov.scheduler.state import Job
+from quotagov.scheduler.steps import STEPS, Actuator, first_step
+from quotagov.scheduler.sweep_queue import Entry, SweepQueue
+
+
+def _first_startable(
+    ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str, from_bound: bool
+) -> tuple[Entry | None, int]:
+    """The first (in queue order) job of type ``u`` that can start now, with its step.
+
+    A quick necessary condition (each from the step's rule, in instances) leaves out
+    the sub-queue tops that cannot start, before :func:`~.steps.first_step` plans the
+    others: steps 2 and 3 need the job within quota and free instances or other
+    shares' borrowed ones; step 4 a LEND_AND_BORROW share, the borrow limit and
+    lendable free instances; step 5 in-share preemption and a lower-priority job of
+    the type held by the share.
+    """
+    limit = share.limits.get(u)
+    if limit is None:
+        return None, -1
+    used = share.used.get(u, 0)
+    free = ledger.free.get(u, 0)
+    room = limit - used  # the largest count within quota
+    own_borrowed = used - limit if used > limit else 0
+    reclaimable = ledger.borrowed_total.get(u, 0) - own_borrowed > 0
+    quota_max = room if reclaimable else min(room, free)  # steps 2 and 3
+    borrow_max = 0
+    if share.lend_and_borrow:
+        lendable = free - ledger.reserve_idle.get(u, 0)
+        cap = share.borrow_limit
+        borrow_max = (
+            lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
+        )
+    lowest_held: int | None = None
+    if share.in_share_enabled:
+        held = share.holding.get(u)
+        if held:
+            lowest_held = min(j.priority for j in held)
+    best: Entry | None = None
+    best_step = -1
+    for entry in queue.sub_tops(u, from_bound):
+        if best is not None and entry > best:
+            continue
+        job = entry[3]
+        c = job.count
+        if (
+            c > quota_max
+            and (c <= room or c > borrow_max)
+            and (lowest_held is None or lowest_held >= job.priority)
+        ):
+            continue  # no step can start it
+        step = first_step(ledger, share, job)
+        if step is not None:
+            best, best_step = entry, step
+    return best, best_step
+
+
+def _candidate(
+    ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str
+) -> tuple[Entry | None, int]:
+    """The share's first job of type ``u`` that can start now and is not set aside."""
+    stamp = ledger.stamp.get(u, 0)
+    version = queue.versions.get(u, 0)
+    cached = queue.cache.get(u)
+    entry: Entry | None
+    if cached is not None and cached[0] == stamp and cached[1] == version:
+        job = cached[2]
+        entry, step = (None, -1) if job is None else (queue.entry(job), cached[3])
+    else:
+        entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
+        queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
+    if entry is None:
+        return None, -1
+    if queue.is_set_aside(entry):
+        # set aside before the state changed: look again among the jobs not set aside
+        return _first_startable(ledger, share, queue, u, from_bound=True)
+    return entry, step
+
+
+def _share_result(
+    ledger: QuotaLedger, queue: SweepQueue, sweeps: int
+) -> tuple[int, int, float, int, Job] | None:
+    """The share's first job that can start, not set aside after ``sweeps`` failing
+    sweeps, as (the sweep in which it is the head, step, submittedAt, input order, job)."""
+    if queue.k_at != sweeps:
+        queue.catch_up(sweeps)
+    share = ledger.share_list[queue.share_index]
+    best: tuple[int, int, float, int, Job] | None = None
+    for u in queue.types():
+        entry, step = _candidate(ledger, share, queue, u)
+        if entry is None:
+            continue
+        key = (sweeps + queue.rank(entry), step, entry[1], entry[2], entry[3])
+        if best is None or key < best:
+            best = key
+    return best
+
+
+def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
+    """Run the BEST_EFFORT_FIFO pass at the current time (see the module docstring).
+
+    The shares' results (when their first job that can start becomes the head) are
+    kept across passes in :class:`~.sweep_queue.SweepCounter` and recomputed only for
+    the stale queues. Set-aside jobs are back in place when it returns (also on an
+    error).
+    """
+    counter = ledger.sweeps
+    results = counter.results
+    stale = counter.stale
+    sweeps = 0
+    counter.sweeps = 0
+    counter.in_pass = True
+    recomputed: list[SweepQueue] = []
+    try:
+        while True:
+            if stale:
+                queues = list(stale)
+                stale.clear()
+                for queue in queues:
+                    found = _share_result(ledger, queue, sweeps)
+                    if found is None:
+                        results.pop(queue, None)
+                    else:
+                        results[queue] = found
+                    if sweeps:
+                        recomputed.append(queue)
+            if not results:
+                return
+            queue = min(results, key=results.__getitem__)
+            at, step, _, _, job = results[queue]
+            sweeps = at
+            counter.sweeps = sweeps
+            queue.catch_up(sweeps)
+            share = ledger.share_list[queue.share_index]
+            stale[queue] = None  # its result is used up
+            if not STEPS[step](ledger, act, share, job):
+                raise RuntimeError(f"{job.name} was planned to start but did not")
+    finally:
+        counter.in_pass = False
+        for queue in counter.touched:
+            queue.end_pass()
+        counter.touched.clear()
+        for queue in recomputed:
+            stale[queue] = None  # computed with jobs set aside: not a first sweep's result
