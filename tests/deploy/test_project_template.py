@@ -238,7 +238,7 @@ def test_worker_stays_under_batch_submit_rate_and_queue_redrives_to_dlq() -> Non
     # limit (reference facts 1.2).
     assert "ReservedConcurrentExecutions" not in worker
     concurrency = sqs["ScalingConfig"]["MaximumConcurrency"]
-    assert 2 <= concurrency  # the lowest value SQS event sources accept
+    assert concurrency >= 2  # the lowest value SQS event sources accept
     assert concurrency * SUBMIT_CALLS_PER_SECOND <= 5
     assert sqs["MaximumBatchingWindowInSeconds"] > 0
     queue = _properties("SubmissionQueue")
