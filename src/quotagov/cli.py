@@ -1,4 +1,4 @@
-"""The ``quotagov`` command: demo, serve, invoke, simulate, audit, policy.
+"""The ``quotagov`` command: demo, serve, invoke, simulate, audit, policy, redrive.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "slack_click",
     "invoke",
     "audit",
+    "redrive",
 )
 
 
