@@ -17,22 +17,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
 logger = Logger()
-tracer = Tracer()
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
-@event_parser(model=EventBridgeModel)
-def handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
-    """Expire overdue requests and retry failed applications; returns their ids."""
+@capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Expire overdue requests and retry failed applications; returns their ids.
+
+    Raises:
+        pydantic.ValidationError: ``event`` is not an EventBridge event.
+    """
+    # Powertools Parser (pydantic models) loads here, not at import (cold start).
+    from aws_lambda_powertools.utilities.parser import parse
+    from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+
+    scheduled = parse(event=event, model=EventBridgeModel)
     use_case = services().escalations
     expired = use_case.expire_due()
     retried = use_case.retry_failed()
@@ -40,5 +46,5 @@ def handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
         "expired": [e.escalation_id for e in expired],
         "retried": {e.escalation_id: e.status.value for e in retried},
     }
-    logger.info("escalation housekeeping", extra={"scheduledAt": str(event.time), **result})
+    logger.info("escalation housekeeping", extra={"scheduledAt": str(scheduled.time), **result})
     return result

@@ -24,21 +24,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
-from quotagov.governance.escalation_records import EscalationStatus
-from quotagov.governance.escalations import EscalationRequest
 from quotagov.handlers.api_errors import install_error_handlers, json_response
 from quotagov.handlers.identity import caller_of
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
 logger = Logger()
-tracer = Tracer()
 app = APIGatewayRestResolver(enable_validation=True)
 install_error_handlers(app, listed_faults=False)
 
@@ -62,6 +60,10 @@ def create_escalation(
     body: Annotated[EscalationBody, Body()],
 ) -> Response[str]:
     """Check the request, then apply it (direct level) or ask the approvers in Slack."""
+    # Imported here so that the module's import (the cold start) stays light.
+    from quotagov.governance.escalation_records import EscalationStatus
+    from quotagov.governance.escalations import EscalationRequest
+
     principal = caller_of(app.current_event.raw_event)
     request = EscalationRequest(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
@@ -76,7 +78,7 @@ def create_escalation(
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point (API Gateway REST proxy event)."""
     return app.resolve(event, context)

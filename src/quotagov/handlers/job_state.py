@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
@@ -42,19 +42,17 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import DispositionInProgressError
-from quotagov.governance.job_state_updates import (
-    JobStateDeps,
-    JobStateResult,
-    RecordNotVisibleYetError,
-    apply_state_event,
-)
-from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
+
+if TYPE_CHECKING:
+    from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult
+
+# The use cases are imported where they are used, so that the function's cold start
+# pays only for Powertools and the composition root (benchmarks/submit_path.py).
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "job-state")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
-tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
@@ -64,7 +62,7 @@ def job_state_deps() -> JobStateDeps:
 
 
 @logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Entry point: one EventBridge event, or an SQS batch of them.
@@ -82,6 +80,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def _record_handler(record: SQSRecord) -> dict[str, Any]:
+    from quotagov.handlers.service_job_events import MalformedEventError
+
     try:
         body = json.loads(record.body)
     except (TypeError, ValueError) as error:
@@ -97,6 +97,10 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
         MalformedEventError: only when ``in_batch`` (so the SQS record fails alone).
         RecordNotVisibleYetError, JobStateConflictError, BatchError: retry the event.
     """
+    from quotagov.governance.dispositions import DispositionInProgressError
+    from quotagov.governance.job_state_updates import RecordNotVisibleYetError, apply_state_event
+    from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
+
     try:
         parsed = parse_state_change(event)
         state_event = parsed.to_state_event()

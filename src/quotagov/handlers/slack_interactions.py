@@ -29,27 +29,23 @@ retries it, so a late answer never loses or doubles a decision.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import ACTION_ID_PREFIX as DISPOSITION_PREFIX
-from quotagov.governance.dispositions import DispositionError, decide_disposition
-from quotagov.governance.ports import ChatError
-from quotagov.governance.slack.escalations import ACTION_PREFIX, APPROVE_ACTION, DENY_ACTION
-from quotagov.governance.slack.interactions import (
-    ActionReply,
-    BlockAction,
-    handler_for,
-    parse_block_actions,
-    register_action,
-)
-from quotagov.handlers.slack_signature import verify_slack_request
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
+
+if TYPE_CHECKING:
+    from quotagov.governance.slack.interactions import ActionReply, BlockAction
+
+# The use cases, Slack's SDK and the action table are loaded on the first request
+# (_register_actions), not at import: the function's cold start stays near a bare
+# ``import boto3`` (benchmarks/submit_path.py).
 
 __all__ = [
     "MAX_RECORD_ID_LENGTH",
@@ -58,11 +54,9 @@ __all__ = [
     "escalation_action",
     "handler",
     "unusable_record_id",
-    "verify_slack_request",
 ]
 
 logger = Logger()
-tracer = Tracer()
 app = APIGatewayRestResolver()
 
 
@@ -93,6 +87,9 @@ def unusable_record_id(action: BlockAction) -> str | None:
 
 def escalation_action(action: BlockAction) -> ActionReply:
     """``escalation_approve`` / ``escalation_deny``: decide the escalation in ``value``."""
+    from quotagov.governance.slack.escalations import APPROVE_ACTION, DENY_ACTION
+    from quotagov.governance.slack.interactions import ActionReply
+
     if action.action_id not in (APPROVE_ACTION, DENY_ACTION):
         return ActionReply(f"Unknown escalation action {action.action_id!r}.")
     unusable = unusable_record_id(action)
@@ -116,6 +113,9 @@ def disposition_action(action: BlockAction) -> ActionReply:
     Calls :func:`quotagov.governance.dispositions.decide_disposition` (the use case
     ``POST /jobs/{jobId}/disposition`` calls); a refusal is told to the clicker only.
     """
+    from quotagov.governance.dispositions import DispositionError, decide_disposition
+    from quotagov.governance.slack.interactions import ActionReply
+
     unusable = unusable_record_id(action)
     if unusable is not None:
         return ActionReply(unusable)
@@ -132,13 +132,39 @@ def disposition_action(action: BlockAction) -> ActionReply:
     return ActionReply(None)
 
 
-register_action(ACTION_PREFIX, escalation_action)
-register_action(DISPOSITION_PREFIX, disposition_action)
+_registered: list[bool] = []
+
+
+def _register_actions() -> None:
+    """Route ``escalation_*`` and ``disposition_*`` actions here (once per process)."""
+    if _registered:
+        return
+    from quotagov.governance.dispositions import ACTION_ID_PREFIX as DISPOSITION_PREFIX
+    from quotagov.governance.slack.escalations import ACTION_PREFIX
+    from quotagov.governance.slack.interactions import register_action
+
+    register_action(ACTION_PREFIX, escalation_action)
+    register_action(DISPOSITION_PREFIX, disposition_action)
+    _registered.append(True)
+
+
+def __getattr__(name: str) -> Any:
+    """``verify_slack_request`` (re-exported) is imported on first use: slack_sdk is heavy."""
+    if name == "verify_slack_request":
+        from quotagov.handlers.slack_signature import verify_slack_request
+
+        return verify_slack_request
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @app.post("/slack/interactions")
 def interactions() -> Response[str]:
     """Verify, parse, route; 401 for a bad signature, 400 for a bad payload, else 200."""
+    from quotagov.governance.ports import ChatError
+    from quotagov.governance.slack.interactions import handler_for, parse_block_actions
+    from quotagov.handlers.slack_signature import verify_slack_request
+
+    _register_actions()
     current = services()
     body = verify_slack_request(
         app.current_event.raw_event, current.slack_signing_secret, current.clock
@@ -173,7 +199,7 @@ def interactions() -> Response[str]:
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point (API Gateway REST proxy event)."""
     return app.resolve(event, context)

@@ -37,27 +37,39 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
 from quotagov.wiring import services
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
     from quotagov.governance.records import JobRecord
     from quotagov.handlers.submission_messages import ParsedMessage
 
-# The use cases are imported where they are used, so that the function's cold start
-# pays only for Powertools and the composition root (benchmarks/submit_path.py).
+# The use cases (and Powertools Idempotency, whose DynamoDB layer imports boto3) are
+# imported where they are used, so that the function's cold start pays only for
+# Powertools' logger, metrics and batch utilities (benchmarks/submit_path.py).
 
 logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
-#: Idempotency: key = the submission id; a day covers the queue's redelivery window.
-IDEMPOTENCY_CONFIG = IdempotencyConfig(
-    event_key_jmespath="submissionId",
-    raise_on_no_idempotency_key=True,
-    expires_after_seconds=86_400,
-)
+_idempotency_config: list[IdempotencyConfig] = []
+
+
+def idempotency_config() -> IdempotencyConfig:
+    """Idempotency: key = the submission id; a day covers the queue's redelivery window."""
+    if not _idempotency_config:
+        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+        _idempotency_config.append(
+            IdempotencyConfig(
+                event_key_jmespath="submissionId",
+                raise_on_no_idempotency_key=True,
+                expires_after_seconds=86_400,
+            )
+        )
+    return _idempotency_config[0]
 
 
 class BatchBackoffError(Exception):
@@ -119,11 +131,13 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
 
 def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
     """:func:`_submit` behind Powertools Idempotency (persistence from wiring)."""
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
+
     store = services().idempotency
     submit = _idempotent_submit.get(id(store))
     if submit is None:
         submit = idempotent_function(
-            data_keyword_argument="work", persistence_store=store, config=IDEMPOTENCY_CONFIG
+            data_keyword_argument="work", persistence_store=store, config=idempotency_config()
         )(_submit)
         _idempotent_submit.clear()
         _idempotent_submit[id(store)] = submit
@@ -253,7 +267,7 @@ def _outcome(
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point: process an SQS batch, return ``{"batchItemFailures": [...]}``."""
-    IDEMPOTENCY_CONFIG.register_lambda_context(context)
+    idempotency_config().register_lambda_context(context)
     _Invocation.throttled = False
     return dict(
         process_partial_response(
