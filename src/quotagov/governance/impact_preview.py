@@ -36,14 +36,19 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quotagov.batch_semantics import HOLDING_STATUSES
 from quotagov.clock import Clock
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.ports import BatchNotFoundError, BatchPort, GovernedJob, GovernedJobs
 from quotagov.policy.models import Policy
-from quotagov.scheduler import Engine, JobSpec, Options, ShareConfig, Transition
+
+if TYPE_CHECKING:
+    from quotagov.scheduler import Engine, JobSpec, Transition
+
+# The local scheduler is imported when a preview is computed, not with this module:
+# the escalation functions build this previewer on every request (cold start).
 
 #: Statuses the preview reads: waiting (RUNNABLE) and holding instances
 #: (:data:`quotagov.batch_semantics.HOLDING_STATUSES`), in that order.
@@ -210,6 +215,8 @@ class SchedulerImpactPreviewer:
     def _engine(self, active: list[_Active], now: float, dispatch: Mapping[str, int]) -> Engine:
         """The local scheduler in the queue's state at ``now`` (step 2 of the module
         docstring); jobs of shares not in the policy are left out."""
+        from quotagov.scheduler import Engine, Options, ShareConfig
+
         capacity: dict[str, int] = defaultdict(int)
         shares = []
         for share in self.policy.quotaShares:
@@ -325,6 +332,8 @@ def _active(
 
 def _spec(job: _Active) -> JobSpec:
     """``job`` as a scheduler job of unknown remaining time (``runSeconds=None``)."""
+    from quotagov.scheduler import JobSpec
+
     return JobSpec(
         jobName=job.job_id,
         quotaShareName=job.share,
