@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +176,39 @@ def test_project_alarms_notify_the_alarm_topic_and_someone_must_be_named() -> No
     assert "AlarmTopicArn" in str(rule)
     topic = template["Resources"]["AlarmTopic"]
     assert topic["Condition"] == "CreateAlarmTopic"
+
+
+def _dashboard_body(template: dict[str, Any]) -> dict[str, Any]:
+    sub = template["Resources"]["OperationsDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    text, variables = sub
+    for name in [*variables, "AWS::Region"]:
+        text = text.replace("${" + name + "}", f"placeholder-{name}")
+    body: dict[str, Any] = json.loads(text)
+    return body
+
+
+def test_dashboard_shows_what_issue_19_asks_from_metrics_the_code_emits() -> None:
+    template = load_template(ROOT / "template.yaml")
+    body = _dashboard_body(template)
+    titles = [w["properties"]["title"] for w in body["widgets"]]
+    assert titles == [
+        "Submissions",
+        "Queue wait per share (submit to first start, s)",
+        "Preemptions per team",
+        "Lost GPU-hours per team",
+        "Escalations",
+        "Dead-letter and failed-events depth",
+    ]
+    expressions = [
+        m[0]["expression"]
+        for w in body["widgets"]
+        for m in w["properties"]["metrics"]
+        if isinstance(m[0], dict)
+    ]
+    names = {n for e in expressions for n in re.findall(r'MetricName="(\w+)"', e)}
+    handlers = ROOT / "src" / "quotagov" / "handlers"
+    source = "\n".join(p.read_text() for p in handlers.rglob("*.py"))
+    for name in sorted(names):
+        assert f'"{name}"' in source, f"the dashboard shows {name}, which no handler emits"
+    depth = body["widgets"][-1]["properties"]["metrics"]
+    assert len(depth) == len(dead_letter_queues(template))

@@ -18,8 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -46,5 +48,15 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "expired": [e.escalation_id for e in expired],
         "retried": {e.escalation_id: e.status.value for e in retried},
     }
+    emit("EscalationsExpired", MetricUnit.Count, len(expired))
+    for escalation in retried:
+        emit(
+            "EscalationsRetried",
+            MetricUnit.Count,
+            1,
+            team=escalation.team,
+            quotaShareName=escalation.quota_share_name,
+            status=escalation.status.value,
+        )
     logger.info("escalation housekeeping", extra={"scheduledAt": str(scheduled.time), **result})
     return result

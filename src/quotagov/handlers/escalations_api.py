@@ -28,11 +28,13 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.handlers.api_errors import install_error_handlers, json_response
 from quotagov.handlers.identity import caller_of
+from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -69,6 +71,15 @@ def create_escalation(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
     )
     escalation = services().escalations.request(request)
+    emit(
+        "EscalationsRequested",
+        MetricUnit.Count,
+        1,
+        team=escalation.team,
+        quotaShareName=escalation.quota_share_name,
+        level=escalation.requested_level,
+        status=escalation.status.value,
+    )
     logger.info(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},

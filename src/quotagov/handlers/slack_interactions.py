@@ -35,8 +35,10 @@ from urllib.parse import parse_qs
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -102,6 +104,15 @@ def escalation_action(action: BlockAction) -> ActionReply:
         "escalation decision",
         extra={"escalationId": action.value, "outcome": result.outcome, "user": action.user_id},
     )
+    decided = result.escalation
+    emit(
+        "EscalationsDecided",
+        MetricUnit.Count,
+        1,
+        team=decided.team if decided else None,
+        quotaShareName=decided.quota_share_name if decided else None,
+        outcome=result.outcome,
+    )
     if result.outcome in ("approved", "denied"):
         return ActionReply(None)
     return ActionReply(result.notice)
@@ -128,7 +139,9 @@ def disposition_action(action: BlockAction) -> ActionReply:
             source="slack",
         )
     except DispositionError as error:
+        emit("DispositionClicks", MetricUnit.Count, 1, choice=action.action_id, outcome="refused")
         return ActionReply(f"Nothing was changed: {error}")
+    emit("DispositionClicks", MetricUnit.Count, 1, choice=action.action_id, outcome="decided")
     return ActionReply(None)
 
 
