@@ -5,8 +5,11 @@ from __future__ import annotations
 import copy
 import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from quotagov.deploy.checks import Finding, check_operations, dead_letter_queues
 from quotagov.deploy.checks.run import default_template
@@ -212,3 +215,41 @@ def test_dashboard_shows_what_issue_19_asks_from_metrics_the_code_emits() -> Non
         assert f'"{name}"' in source, f"the dashboard shows {name}, which no handler emits"
     depth = body["widgets"][-1]["properties"]["metrics"]
     assert len(depth) == len(dead_letter_queues(template))
+
+
+def test_only_the_functions_failing_over_to_failed_events_may_write_to_it() -> None:
+    """redrive replays FailedEventsQueue into the functions: nobody else may write there."""
+    template = load_template(ROOT / "template.yaml")
+    resources = template["Resources"]
+    senders = {
+        f"{function}Role"
+        for function in resources_of_type(template, FUNCTION_TYPE)
+        if (
+            (
+                (resources[function]["Properties"].get("EventInvokeConfig") or {}).get(
+                    "DestinationConfig"
+                )
+                or {}
+            )
+            .get("OnFailure", {})
+            .get("Destination")
+            == {"Fn::GetAtt": ["FailedEventsQueue", "Arn"]}
+        )
+    }
+    assert senders == {"JobStateFunctionRole", "AuditFunctionRole"}
+    [statement] = resources["FailedEventsQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert (statement["Effect"], statement["Principal"], statement["Action"]) == (
+        "Deny",
+        "*",
+        "sqs:SendMessage",
+    )
+    allowed = statement["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    assert {a["Fn::GetAtt"][0] for a in allowed} == senders
+
+
+@pytest.mark.parametrize("environment", ["default", "prod"])
+def test_each_samconfig_environment_names_who_gets_the_alarms(environment: str) -> None:
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    overrides = config[environment]["deploy"]["parameters"]["parameter_overrides"]
+    given = {item.split("=", 1)[0] for item in overrides if item.split("=", 1)[1]}
+    assert given & {"AlarmEmail", "AlarmTopicArn"}
