@@ -11,6 +11,7 @@ from support.principals import ALICE
 
 from .api import post_jobs
 from .conftest import Stack, submission
+from .sqs_driver import drain
 
 
 def test_accepted_and_refused_submissions_are_counted_by_team_and_share(
@@ -28,3 +29,15 @@ def test_accepted_and_refused_submissions_are_counted_by_team_and_share(
     ]
     refused = [(v, d) for n, v, d in metrics if n == "SubmissionsRefusedByPolicy"]
     assert refused == [(1.0, {"service": "quotagov", "team": "research"})]
+
+    drain(stack)  # the worker submits the accepted one
+
+    by_team = [d for n, _, d in emf_metrics(capsys.readouterr().out) if n == "SubmissionsByTeam"]
+    assert by_team == [
+        {
+            "service": "quotagov",
+            "team": "research",
+            "quotaShareName": "background",
+            "state": "SUBMITTED",
+        }
+    ]

@@ -38,6 +38,7 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from quotagov.handlers.metrics import emit
 from quotagov.wiring import services
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
     """Send one stored submission to Batch; the result is what Idempotency keeps.
 
     Returns:
-        ``{"submissionId", "state", "batchJobId", "reasons"}`` of the record after.
+        ``{"submissionId", "state", "batchJobId", "reasons", "team", "quotaShareName"}``
+        of the record after.
 
     Raises:
         _NotFinalError: the record is enqueue-failed (nothing done, nothing to keep).
@@ -123,6 +125,8 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
         "state": str(record.state),
         "batchJobId": record.batchJobId,
         "reasons": list(record.reasons),
+        "team": record.team,
+        "quotaShareName": record.quotaShareName,
     }
     if is_enqueue_failure(record):
         raise _NotFinalError(outcome)
@@ -171,12 +175,12 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
             principal=message.principal,
             fields=message.fields,
         )
-        return _outcome(record, stored.pk, str(stored.state), stored.reasons)
+        return _outcome(record, stored.pk, str(stored.state), stored.reasons, stored)
     submission_id = message.submission_id
     if message.request is not None:
         received = _receive_direct(record, message)
         if received.state is not SubmissionState.QUEUED:
-            return _outcome(record, received.pk, str(received.state), received.reasons)
+            return _outcome(record, received.pk, str(received.state), received.reasons, received)
         submission_id = received.pk
     assert submission_id is not None
     return _send(record, submission_id)
@@ -231,19 +235,39 @@ def _send(record: SQSRecord, submission_id: str) -> dict[str, Any]:
             [f"submissionId: no submission {submission_id}"],
             services().submission(),
         )
-        return _outcome(record, stored.pk, str(stored.state), stored.reasons)
+        return _outcome(record, stored.pk, str(stored.state), stored.reasons, stored)
     except TransientSubmitError as exc:
         if isinstance(exc.cause, BatchThrottledError):
             _Invocation.throttled = True
         metrics.add_metric(name="SubmissionsRetried", unit=MetricUnit.Count, value=1)
         logger.warning("transient failure, will retry", extra={"messageId": record.message_id})
         raise
-    return _outcome(record, submission_id, result["state"], result["reasons"])
+    return _outcome(
+        record,
+        submission_id,
+        result["state"],
+        result["reasons"],
+        # results kept by Idempotency before these keys existed have neither
+        team=result.get("team"),
+        share=result.get("quotaShareName"),
+    )
 
 
 def _outcome(
-    record: SQSRecord, submission_id: str, state: str, reasons: list[str]
+    record: SQSRecord,
+    submission_id: str,
+    state: str,
+    reasons: list[str],
+    stored: JobRecord | None = None,
+    *,
+    team: str | None = None,
+    share: str | None = None,
 ) -> dict[str, Any]:
+    """Count and log one message's outcome; ``SubmissionsByTeam`` carries the record's
+    ``team``, ``quotaShareName`` and ``state`` (from ``stored``, else ``team``/``share``)."""
+    if stored is not None:
+        team, share = stored.team, stored.quotaShareName
+    emit("SubmissionsByTeam", MetricUnit.Count, 1, team=team, quotaShareName=share, state=state)
     name = {
         "SUBMITTED": "SubmissionsSubmitted",
         "FAILED": "SubmissionsFailed",
