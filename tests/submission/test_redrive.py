@@ -126,6 +126,7 @@ def test_redrive_replays_parked_submissions_once_and_audits_each(
     direct = submission(clientRequestId="never-stored", serviceRequestPayload=training_payload("x"))
     m_direct = _park(stack, direct, principal=ALICE)
     before_done = stack.jobs.get(done)
+    capsys.readouterr()
 
     code = _redrive(stack)
 
@@ -188,6 +189,7 @@ def test_dry_run_changes_nothing(
     _empty(stack, stack.queue_url)
     message = _park(stack, {"submissionId": stuck})
     before = stack.jobs.get(stuck)
+    capsys.readouterr()  # only the command's own output below
 
     assert _redrive(stack, "--dry-run") == 0
 
@@ -222,6 +224,7 @@ def test_redrive_reads_the_stack_outputs(
         "Outputs": {key: {"Value": value} for key, value in outputs.items()},
     }
     cfn.create_stack(StackName="quotagov", TemplateBody=json.dumps(template))
+    capsys.readouterr()
 
     assert (
         main(["redrive", "--queue", "submissions-dlq", "--stack", "quotagov", "--region", REGION])
