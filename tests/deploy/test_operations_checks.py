@@ -169,6 +169,8 @@ def test_project_alarms_notify_the_alarm_topic_and_someone_must_be_named() -> No
     for alarm in alarms.values():
         assert alarm["Properties"]["AlarmActions"] == [target]
     assert "RiskAlertsNotPostedAlarm" in alarms
+    stale = alarms["StaleSubmissionsFailedAlarm"]["Properties"]
+    assert (stale["Namespace"], stale["MetricName"]) == ("quotagov", "SubmissionsFailedStale")
     risk = alarms["RiskAlertsNotPostedAlarm"]["Properties"]
     assert (risk["Namespace"], risk["MetricName"]) == ("quotagov", "RiskAlertsNotPosted")
     # the dimension Powertools Metrics adds: service = POWERTOOLS_SERVICE_NAME

@@ -16,6 +16,7 @@ import pytest
 from quotagov import wiring
 from quotagov.cli import main
 from quotagov.governance.records import SubmissionState
+from quotagov.governance.submission import submission_id_for
 from quotagov.local.reads import audit_records
 from support.aws import REGION
 from support.principals import ALICE
@@ -147,6 +148,11 @@ def test_redrive_replays_parked_submissions_once_and_audits_each(
     )
     assert bodies == sorted(["no-such-submission", stuck])
     assert stack.jobs.get(done) == before_done  # settled: untouched
+    # The forged-able direct submission created nothing: no record under the id it
+    # would have had, nothing on the submission queue for it.
+    refused_id = lines[m_direct].split("  ", 1)[1].split(":", 1)[0]
+    assert refused_id == submission_id_for(ALICE, "never-stored", m_direct)
+    assert stack.jobs.get(refused_id) is None
     record = stack.jobs.get(stuck)
     assert record is not None and (record.model_extra or {})["requeueCount"] == 1
     redriven = [
