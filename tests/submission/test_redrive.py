@@ -248,3 +248,44 @@ def test_usage_errors_exit_2(stack: Stack, capsys: pytest.CaptureFixture[str]) -
     assert "give --stack, or --queue-url" in capsys.readouterr().err
     assert main(["redrive", "--queue", "failed-events", "--queue-url", "u", "--max", "0"]) == 2
     assert "--max 0: must be at least 1" in capsys.readouterr().err
+
+
+class _FailingAudit:
+    def record_decision(self, decision: object) -> None:
+        raise ConnectionError("audit table unreachable")
+
+
+def test_an_audit_failure_leaves_the_message_parked_for_the_next_run(
+    stack: Stack, batch: Any
+) -> None:
+    from quotagov.adapters.sqs_parked import SqsParkedQueue
+    from quotagov.governance.ports import NullAuditSink
+    from quotagov.governance.redrive import Outcome, ParkedKind, RedriveDeps, redrive
+
+    stuck = _queued("audit-down")
+    _empty(stack, stack.queue_url)
+    message = _park(stack, {"submissionId": stuck})
+
+    def deps(audit: Any) -> RedriveDeps:
+        return RedriveDeps(
+            parked=SqsParkedQueue(stack.dlq_url, stack.sqs, stack.queue_url),
+            audit=audit,
+            clock=stack.clock,
+            job_queue=stack.settings.job_queue,
+            jobs=stack.jobs,
+            queue=wiring.services().submission_queue,
+        )
+
+    with pytest.raises(ConnectionError):
+        redrive(ParkedKind.SUBMISSIONS_DLQ, deps(_FailingAudit()))
+    # still parked, and visible again at once
+    assert [m["MessageId"] for m in _take_all(stack, stack.dlq_url)] == [message]
+
+    audit = NullAuditSink()
+    [result] = redrive(ParkedKind.SUBMISSIONS_DLQ, deps(audit))
+
+    assert (result.message_id, result.outcome) == (message, Outcome.REQUEUED)
+    assert [d.decision_id for d in audit.decisions] == [
+        f"MessageRedriven#submissions-dlq#{message}"
+    ]
+    assert _take_all(stack, stack.dlq_url) == []

@@ -28,9 +28,10 @@ Two queues hold work that nothing processes again by itself (template ``Outputs`
     stays parked. Replays are idempotent because the functions are: job-state events
     fold once per event id, audit records once per CloudTrail ``eventID``.
 
-Every handled message is deleted only after its replay succeeded, and recorded as one
-audit decision (``MessageRedriven``, decision id ``MessageRedriven#<queue>#<messageId>``),
-so running the command twice, or after a crash, replays nothing twice.
+Every handled message is recorded as one audit decision (``MessageRedriven``, decision
+id ``MessageRedriven#<queue>#<messageId>``) and only then deleted, and only when its
+replay succeeded; a run interrupted between the two leaves the message parked, and the
+next run's replay is idempotent and records nothing twice.
 """
 
 from __future__ import annotations
@@ -185,6 +186,22 @@ def _handle(
         _release(deps.parked, message)
     if dry_run:
         return result
+    # Recorded before the delete: should the audit write fail, the message stays parked
+    # and the next run replays it again (idempotent) and records it then.
+    try:
+        deps.audit.record_decision(
+            ControllerDecision(
+                action="MessageRedriven",
+                actor=QUOTAGOV_ACTOR,
+                job_queue=deps.job_queue,
+                resource=result.subject or message.message_id,
+                decision_id=f"MessageRedriven#{kind}#{message.message_id}",
+                details={"queue": str(kind), **result.to_dict()},
+            )
+        )
+    except BaseException:
+        _release(deps.parked, message)  # visible at once for the next run
+        raise
     if result.outcome in _REMOVED:
         try:
             deps.parked.delete(message)
@@ -196,16 +213,6 @@ def _handle(
                 result.subject,
                 f"{result.detail}; not deleted from the queue ({exc})",
             )
-    deps.audit.record_decision(
-        ControllerDecision(
-            action="MessageRedriven",
-            actor=QUOTAGOV_ACTOR,
-            job_queue=deps.job_queue,
-            resource=result.subject or message.message_id,
-            decision_id=f"MessageRedriven#{kind}#{message.message_id}",
-            details={"queue": str(kind), **result.to_dict()},
-        )
-    )
     return result
 
 
