@@ -11,6 +11,9 @@
 
 The event is EventBridge's ``Scheduled Event`` (parsed with Powertools Parser; it needs
 ``"version": "0"``, reference §9.5). Returns counts for the logs.
+
+Metrics (:func:`quotagov.handlers.metrics.emit`): ``EscalationsExpired`` (count per
+run), ``EscalationsRetried`` by ``team``, ``quotaShareName`` and ``status``.
 """
 
 from __future__ import annotations

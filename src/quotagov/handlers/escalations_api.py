@@ -15,6 +15,9 @@ body field. Answers:
   job's team; 401 without a caller; 503 when Batch or Slack cannot be reached
   (nothing is left changed).
 
+Metric: ``EscalationsRequested`` by ``team``, ``quotaShareName``, ``level`` and
+``status`` (:func:`quotagov.handlers.metrics.emit`).
+
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
 (``install_error_handlers(app, listed_faults=False)``: this API's validation and
 too-deep answers are kept as they are).

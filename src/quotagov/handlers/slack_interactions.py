@@ -18,6 +18,9 @@ Order of work, per Slack's request-signing guide (reference §7.1-7.2):
    message (``chat.update``, done by the use case); refusals are told to the clicker
    only, through ``response_url``.
 
+Metrics (:func:`quotagov.handlers.metrics.emit`): ``EscalationsDecided`` by ``team``,
+``quotaShareName`` and ``outcome``; ``DispositionClicks`` by ``choice`` and ``outcome``.
+
 Slack needs the answer within 3 seconds. The work is done inline: one conditional
 DynamoDB write, at most one ``UpdateServiceJob`` and one ``chat.update``, each a
 single short call (the Slack client times out after 5 s and retries only 429s). The

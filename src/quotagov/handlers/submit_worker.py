@@ -7,7 +7,8 @@ per-message outcomes to SQS (``ReportBatchItemFailures``):
   refused by the policy as it is now, Batch ``ClientException``): the record says so,
   with reasons; the message counts as processed, so it is deleted and never loops.
   Each such message is logged with its ``messageId`` and counted in the
-  ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics.
+  ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics. Every outcome also counts in
+  ``SubmissionsByTeam`` by ``team``, ``quotaShareName`` and ``state``.
 * **transient** (Batch throttling or 5xx after the adapter's own retries, DynamoDB or
   policy unavailable, a concurrent duplicate in progress): reported in
   ``batchItemFailures``; SQS delivers it again after the visibility timeout and moves it

@@ -19,6 +19,8 @@ Replies:
   a new submission.
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`.
+Metrics: ``SubmissionsAccepted`` by ``team`` and ``quotaShareName``,
+``SubmissionsRefusedByPolicy`` by ``team`` (:func:`quotagov.handlers.metrics.emit`).
 """
 
 from __future__ import annotations
