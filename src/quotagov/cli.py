@@ -1,4 +1,5 @@
-"""The ``quotagov`` command: demo, serve, invoke, simulate, audit, policy, redrive.
+"""The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy,
+redrive.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -16,6 +17,8 @@ from collections.abc import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "policy",
     "simulate",
+    "whatif",
+    "history",
     "demo",
     "serve",
     "slack_click",

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         SubmissionQueue,
         VersionStore,
     )
+    from quotagov.governance.ports.handoff import DecisionHandoff
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.reconcile import ReconcileDeps
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
@@ -200,8 +201,32 @@ class Services:
         return SqsSubmissionQueue(self.settings.require("submission_queue_url"))
 
     @dependency()
+    def decision_handoff(self) -> DecisionHandoff:
+        """The SQS ``ApplyQueue`` to ``ApplyDecisionsFunction`` (``APPLY_QUEUE_URL``)."""
+        from quotagov.adapters.sqs_queue import SqsDecisionHandoff
+
+        return SqsDecisionHandoff(self.settings.require("apply_queue_url"))
+
+    def optional_handoff(self) -> DecisionHandoff | None:
+        """:attr:`decision_handoff` when ``APPLY_QUEUE_URL`` is set (or one is injected),
+        else None: decisions are then applied in the calling process."""
+        try:
+            return self.decision_handoff
+        except RuntimeError:  # Settings.require: no apply queue configured
+            return None
+
+    @dependency()
     def idempotency(self) -> DynamoDBPersistenceLayer:
         """Powertools Idempotency on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
+
+    @dependency()
+    def decision_idempotency(self) -> DynamoDBPersistenceLayer:
+        """Powertools Idempotency of the apply function's hand-offs, on
+        ``IDEMPOTENCY_TABLE`` too: its own persistence layer, because a layer keeps
+        the first configuration (key path) it was used with."""
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
         return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
@@ -241,10 +266,19 @@ class Services:
 
     @dependency()
     def audit(self) -> AuditSink:
-        """The sink of the controller's decisions: the audit chain on ``AUDIT_TABLE``."""
+        """The sink of the controller's decisions: the audit chain on ``AUDIT_TABLE``;
+        for a function without it but with ``APPLY_QUEUE_URL`` (the Slack function,
+        whose role has no audit-table write), the hand-off to the apply function,
+        which appends them."""
         from quotagov.governance.audit.chain import ChainWriter
         from quotagov.governance.audit.decisions import DecisionLog
 
+        if not self.settings.audit_table and "audit_chains" not in self._values:
+            handoff = self.optional_handoff()
+            if handoff is not None:
+                from quotagov.governance.handoff import HandoffAuditSink
+
+                return HandoffAuditSink(handoff)
         return DecisionLog(ChainWriter(self.audit_chains), self.audit_versions, self.clock)
 
     # --- Slack ------------------------------------------------------------------------
@@ -317,6 +351,7 @@ class Services:
             clock=clock,
             previewer=SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock),
             default_channel=self.settings.approval_channel,
+            handoff=self.optional_handoff(),
         )
 
     @dependency(cached=False)
@@ -333,6 +368,7 @@ class Services:
             chat=self.optional_chat(),
             job_queue=self.settings.job_queue,
             platform_channel=self.settings.platform_channel,
+            handoff=self.optional_handoff(),
         )
 
     @dependency(cached=False)

@@ -97,10 +97,10 @@ Resources:
               Resource:
                 - !If [CreateQueue, !Ref AWS::NoValue, arn:aws:batch:r:1:job-queue/q]
                 - !Sub arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*
-  EscalationsApiFunction:
+  ApplyDecisionsFunction:
     Type: AWS::Serverless::Function
     Properties:
-      Handler: fakeapp.handlers.escalations_api.handler
+      Handler: fakeapp.handlers.apply_decisions.handler
       Events:
         Tick:
           Type: Schedule
@@ -134,7 +134,11 @@ Resources:
 """
 
 #: What the ``operations`` rule asks of the fixture's functions and queues.
-FIXTURE_FUNCTIONS = ("JobsApiFunction", "WorkerFunction", "EscalationsApiFunction", "AuditFunction")
+FIXTURE_FUNCTIONS = tuple(
+    name
+    for name, resource in parse_template(FIXTURE_TEMPLATE)["Resources"].items()
+    if resource.get("Type") == "AWS::Serverless::Function"
+)
 
 
 def _alarm(logical_id: str, namespace: str, metric: str, dimension: str, value: str) -> str:
@@ -260,12 +264,12 @@ def fixture_project(tmp_path: Path) -> FixtureProject:
     handlers.mkdir(parents=True)
     for package in (handlers.parent, handlers):
         (package / "__init__.py").write_text("", encoding="utf-8")
-    for module in ("jobs_api", "worker", "escalations_api", "audit_trail"):
+    for module in ("jobs_api", "worker", "apply_decisions", "audit_trail"):
         (handlers / f"{module}.py").write_text(HANDLER_SOURCE, encoding="utf-8")
     project = FixtureProject(tmp_path, parse_template(text))
     project.events.mkdir()
     project.write_event("jobs_api-get.json", API_EVENT)
     project.write_event("worker.json", SQS_EVENT)
-    project.write_event("escalations_api-tick.json", SCHEDULE_EVENT)
+    project.write_event("apply_decisions-tick.json", SCHEDULE_EVENT)
     project.write_event("audit_trail-update-quota-share.json", CLOUDTRAIL_EVENT)
     return project

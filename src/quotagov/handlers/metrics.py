@@ -10,8 +10,9 @@ dimension value is written as ``unknown`` (CloudWatch refuses empty values).
 
 Names (README, "Operations"): ``SubmissionsAccepted`` / ``SubmissionsRefusedByPolicy``
 (jobs API), ``PreemptionsByTeam`` and ``LostGpuHours`` (job state), ``EscalationsRequested``
-(escalations API), ``EscalationsDecided`` (Slack), ``EscalationsExpired`` /
-``EscalationsRetried`` (expiry), plus each function's own counters.
+(escalations API), ``EscalationsDecided`` (Slack), ``EscalationsExpired`` (expiry),
+``EscalationsRetried``, ``DecisionsSettled`` and ``HandoffsDropped`` (apply function),
+plus each function's own counters.
 """
 
 from __future__ import annotations
