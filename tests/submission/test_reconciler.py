@@ -27,7 +27,7 @@ from support.principals import ALICE, BOB
 
 from .api import post_jobs
 from .conftest import VISIBILITY_TIMEOUT, Stack, submission, training_payload
-from .sqs_driver import lambda_record, queue_depth, send_direct
+from .sqs_driver import lambda_record, queue_depth
 
 SCHEDULE = {
     "version": "0",
@@ -150,17 +150,13 @@ def _run(stack: Stack, *, until: float, reconcile_every: int = RECONCILE_EVERY) 
 
 
 def _send_submissions(stack: Stack, count: int) -> None:
-    """Half through POST /jobs (records + {"submissionId"}), half straight on the queue."""
+    """``count`` submissions through POST /jobs (records + {"submissionId"} messages)."""
     for i in range(count):
         body = submission(
             clientRequestId=f"thr-{i}", serviceRequestPayload=training_payload(f"thr-{i}")
         )
-        principal = ALICE if i % 2 else BOB
-        if i % 2:
-            status, _ = post_jobs(body, principal)
-            assert status == 202
-        else:
-            send_direct(stack, body, principal)
+        status, _ = post_jobs(body, ALICE if i % 2 else BOB)
+        assert status == 202
 
 
 @pytest.mark.slow  # a few hundred worker invocations on moto SQS
