@@ -6,20 +6,31 @@ Run: ``.venv/bin/python benchmarks/submit_path.py``
    warm, with every AWS call replaced by an in-memory stand-in (job records,
    Idempotency persistence, Batch) so only quotagov's and Powertools' own work is
    measured. Target: < 2 ms per message.
-2. Import time of each handler module in a fresh interpreter, next to a bare
-   ``import boto3`` measured in the same run. Target: <= 1.5x boto3.
+2. Import cost of every function's handler module (all ``Handler`` entries of
+   ``template.yaml``) in a fresh interpreter, next to a bare ``import boto3`` measured
+   in the same run: CPU time (``time.process_time``, what a Lambda cold start pays at
+   its CPU share) and wall time, medians of ``--runs`` interpreters. Target: CPU time
+   <= 1.5x boto3 for every handler (issue 19).
+
+   ``--compare SRC`` measures the handler modules of another checkout too (its ``src``
+   directory, e.g. ``git worktree add /tmp/base main`` then ``--compare /tmp/base/src``),
+   interleaved with this one's in the same run, so before/after figures share one
+   machine state. ``--imports-only`` skips the worker figure.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
@@ -40,7 +51,7 @@ from quotagov.governance.records import JobRecord, SubmissionState, client_token
 from quotagov.policy.loading import FilePolicySource
 from quotagov.settings import Settings
 
-HANDLERS = ("quotagov.handlers.submit_worker", "quotagov.handlers.jobs_api")
+ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = 2000
 BATCH = 10
 
@@ -227,35 +238,103 @@ def worker_cpu_per_message() -> float:
     return statistics.median(samples)
 
 
-def import_seconds(module: str, runs: int = 5) -> float:
-    """Median wall time of ``import module`` in a fresh interpreter."""
-    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
-    times = [
-        float(
-            subprocess.run(
-                [sys.executable, "-c", code], capture_output=True, text=True, check=True
-            ).stdout
-        )
-        for _ in range(runs)
-    ]
-    return statistics.median(times)
-
-
-def main() -> None:
-    """Print the figures."""
-    cpu = worker_cpu_per_message()
-    print(
-        f"submit worker CPU per message (warm, AWS stubbed, batches of {BATCH}): "
-        f"{cpu:.3f} ms (target < 2 ms)"
+def handler_modules(template: Path = ROOT / "template.yaml") -> list[str]:
+    """The module of every function's ``Handler`` in the template (sorted, unique)."""
+    from quotagov.deploy.template import (
+        FUNCTION_TYPE,
+        function_property,
+        load_template,
+        resources_of_type,
     )
-    base = import_seconds("boto3")
-    print(f"import boto3: {base * 1000:.0f} ms")
-    for module in HANDLERS:
-        seconds = import_seconds(module)
+
+    loaded = load_template(template)
+    handlers = {
+        str(function_property(loaded, name, "Handler")).rpartition(".")[0]
+        for name in resources_of_type(loaded, FUNCTION_TYPE)
+    }
+    return sorted(handlers)
+
+
+_PROBE = (
+    "import time; c = time.process_time(); w = time.perf_counter(); import {module}; "
+    "print(time.process_time() - c, time.perf_counter() - w)"
+)
+
+
+def import_cost(module: str, src: str | None = None) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of ``import module`` in a fresh interpreter.
+
+    ``src``: put this directory first on ``sys.path`` (another checkout's ``src``).
+    """
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(module=module)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def _in_checkout(src: str, module: str) -> bool:
+    return (Path(src) / (module.replace(".", "/") + ".py")).is_file()
+
+
+def import_medians(
+    modules: list[str], runs: int, sources: list[str | None]
+) -> dict[tuple[str | None, str], tuple[float, float]]:
+    """Median (CPU, wall) per (source, module); runs interleaved across all of them."""
+    samples: dict[tuple[str | None, str], list[tuple[float, float]]] = {}
+    for _ in range(runs):
+        for module in modules:
+            for src in sources:
+                if src is not None and not _in_checkout(src, module):
+                    continue  # boto3, or a handler that checkout does not have
+                samples.setdefault((src, module), []).append(import_cost(module, src))
+    return {
+        key: (statistics.median(c for c, _ in vals), statistics.median(w for _, w in vals))
+        for key, vals in samples.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="interpreters per module")
+    parser.add_argument("--compare", help="another checkout's src directory (before)")
+    parser.add_argument("--imports-only", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.imports_only:
+        cpu = worker_cpu_per_message()
         print(
-            f"import {module}: {seconds * 1000:.0f} ms = {seconds / base:.2f}x boto3 "
-            "(target <= 1.5x)"
+            f"submit worker CPU per message (warm, AWS stubbed, batches of {BATCH}): "
+            f"{cpu:.3f} ms (target < 2 ms)"
         )
+    modules = handler_modules()
+    sources: list[str | None] = [None] + ([args.compare] if args.compare else [])
+    figures = import_medians(["boto3", *modules], args.runs, sources)
+    base_cpu, base_wall = figures[(None, "boto3")]
+    print(
+        f"import boto3: {base_cpu * 1000:.0f} ms CPU, {base_wall * 1000:.0f} ms wall "
+        f"(median of {args.runs})"
+    )
+    worst = 0.0
+    for module in modules:
+        cpu_s, wall_s = figures[(None, module)]
+        worst = max(worst, cpu_s / base_cpu)
+        line = (
+            f"import {module}: {cpu_s * 1000:.0f} ms CPU = {cpu_s / base_cpu:.2f}x boto3, "
+            f"{wall_s * 1000:.0f} ms wall = {wall_s / base_wall:.2f}x"
+        )
+        if args.compare and (args.compare, module) in figures:
+            old_cpu, _ = figures[(args.compare, module)]
+            line += f"  (before: {old_cpu * 1000:.0f} ms CPU = {old_cpu / base_cpu:.2f}x)"
+        print(line)
+    verdict = "met" if worst <= 1.5 else "NOT met"
+    print(f"{len(modules)} handler modules, worst {worst:.2f}x boto3 CPU: target <= 1.5x {verdict}")
 
 
 if __name__ == "__main__":

@@ -41,3 +41,25 @@ def test_override_refuses_an_unknown_dependency_and_keeps_injected_values() -> N
         assert wiring.services() is services
     finally:
         wiring.reset()
+
+
+def test_reconciler_threshold_comes_from_the_environment_and_is_checked() -> None:
+    values = {"jobs": object(), "submission_queue": object(), "batch": object()}
+    services = wiring.Services(Settings(job_queue="q", stale_submission_seconds="1200"))
+    for name, value in values.items():
+        services.set(name, value)
+    assert services.reconcile.stale_after_seconds == 1200
+    default = wiring.Services(Settings(job_queue="q"))
+    for name, value in values.items():
+        default.set(name, value)
+    assert default.reconcile.stale_after_seconds == 900
+    bad = wiring.Services(Settings(job_queue="q", stale_submission_seconds="15m"))
+    for name, value in values.items():
+        bad.set(name, value)
+    with pytest.raises(ValueError, match="STALE_SUBMISSION_SECONDS: '15m' is not a whole number"):
+        _ = bad.reconcile
+    zero = wiring.Services(Settings(job_queue="q", stale_submission_seconds="0"))
+    for name, value in values.items():
+        zero.set(name, value)
+    with pytest.raises(ValueError, match="stale_after_seconds: 0 is not >= 1"):
+        _ = zero.reconcile

@@ -1,4 +1,5 @@
-"""The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy.
+"""The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy,
+redrive.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -24,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "invoke",
     "audit",
     "report",
+    "redrive",
 )
 
 

@@ -40,6 +40,9 @@ class Settings:
     #: quotagov's own IAM role ARNs, comma-separated (CONTROLLER_PRINCIPALS); the audit
     #: trail names the decision behind calls made by these roles
     controller_principals: str = ""
+    #: seconds a submission may stay QUEUED before the reconciler re-queues or fails it
+    #: (STALE_SUBMISSION_SECONDS; empty: 900)
+    stale_submission_seconds: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

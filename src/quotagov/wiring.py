@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from quotagov.governance.ports.handoff import DecisionHandoff
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
+    from quotagov.governance.submission.reconcile import ReconcileDeps
     from quotagov.governance.waiting import WaitExplainer
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
     from quotagov.policy.models import Policy
@@ -459,6 +460,35 @@ class Services:
                 "chat notifier unavailable; risky changes are recorded, not posted"
             )
             return None
+
+    @dependency(cached=False)
+    def reconcile(self) -> ReconcileDeps:
+        """The reconciler's dependencies; ``STALE_SUBMISSION_SECONDS`` (default 900).
+
+        Raises:
+            ValueError: ``STALE_SUBMISSION_SECONDS`` is not a whole number >= 1.
+        """
+        from quotagov.governance.submission.reconcile import (
+            DEFAULT_STALE_AFTER_SECONDS,
+            ReconcileDeps,
+        )
+
+        raw = self.settings.stale_submission_seconds.strip()
+        try:
+            stale = int(raw) if raw else DEFAULT_STALE_AFTER_SECONDS
+        except ValueError:
+            raise ValueError(
+                f"STALE_SUBMISSION_SECONDS: {raw!r} is not a whole number of seconds"
+            ) from None
+        return ReconcileDeps(
+            jobs=self.jobs,
+            queue=self.submission_queue,
+            batch=self.batch,
+            audit=self.optional_audit(),
+            clock=self.clock,
+            job_queue=self.settings.require("job_queue"),
+            stale_after_seconds=stale,
+        )
 
     def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
         """The submission use cases' dependencies (Batch and the queue only when asked)."""

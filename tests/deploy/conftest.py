@@ -42,12 +42,17 @@ Resources:
     Type: AWS::DynamoDB::Table
     Properties:
       KeySchema: [{AttributeName: pk, KeyType: HASH}]
+  Dlq:
+    Type: AWS::SQS::Queue
   Queue:
     Type: AWS::SQS::Queue
+    Properties:
+      RedrivePolicy: {deadLetterTargetArn: !GetAtt Dlq.Arn, maxReceiveCount: 5}
   Api:
     Type: AWS::Serverless::Api
     Properties:
       StageName: v1
+      AccessLogSetting: {DestinationArn: !GetAtt AccessLogs.Arn, Format: $context.requestId}
   JobsApiFunction:
     Type: AWS::Serverless::Function
     Properties:
@@ -128,6 +133,73 @@ Resources:
               Resource: !GetAtt AuditTable.Arn
 """
 
+#: What the ``operations`` rule asks of the fixture's functions and queues.
+FIXTURE_FUNCTIONS = tuple(
+    name
+    for name, resource in parse_template(FIXTURE_TEMPLATE)["Resources"].items()
+    if resource.get("Type") == "AWS::Serverless::Function"
+)
+
+
+def _alarm(logical_id: str, namespace: str, metric: str, dimension: str, value: str) -> str:
+    return f"""
+  {logical_id}:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      Namespace: {namespace}
+      MetricName: {metric}
+      Dimensions: [{{Name: {dimension}, Value: {value}}}]
+      Statistic: Sum
+      Period: 60
+      EvaluationPeriods: 1
+      Threshold: 0
+      ComparisonOperator: GreaterThanThreshold
+      AlarmActions: [!Ref AlarmTopic]
+"""
+
+
+def _operations_yaml() -> str:
+    """Alarms, log groups, access logs and a dashboard: what a clean project has."""
+    parts = [
+        """
+  AlarmTopic:
+    Type: AWS::SNS::Topic
+  Dashboard:
+    Type: AWS::CloudWatch::Dashboard
+    Properties:
+      DashboardBody: "{}"
+  AccessLogs:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      RetentionInDays: 30
+""",
+        _alarm(
+            "DlqAlarm",
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            "QueueName",
+            "!GetAtt Dlq.QueueName",
+        ),
+    ]
+    for function in FIXTURE_FUNCTIONS:
+        parts.append(
+            f"""
+  {function}Logs:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      LogGroupName: !Sub /aws/lambda/${{{function}}}
+      RetentionInDays: 7
+"""
+        )
+        for metric in ("Errors", "Throttles"):
+            parts.append(
+                _alarm(
+                    f"{function}{metric}", "AWS/Lambda", metric, "FunctionName", f"!Ref {function}"
+                )
+            )
+    return "".join(parts)
+
+
 HANDLER_SOURCE = "def handler(event, context):\n    return {'module': __name__}\n"
 
 API_EVENT: dict[str, Any] = {
@@ -186,14 +258,15 @@ class FixtureProject:
 
 @pytest.fixture
 def fixture_project(tmp_path: Path) -> FixtureProject:
-    (tmp_path / "template.yaml").write_text(FIXTURE_TEMPLATE, encoding="utf-8")
+    text = FIXTURE_TEMPLATE + _operations_yaml()
+    (tmp_path / "template.yaml").write_text(text, encoding="utf-8")
     handlers = tmp_path / "code" / "fakeapp" / "handlers"
     handlers.mkdir(parents=True)
     for package in (handlers.parent, handlers):
         (package / "__init__.py").write_text("", encoding="utf-8")
     for module in ("jobs_api", "worker", "apply_decisions", "audit_trail"):
         (handlers / f"{module}.py").write_text(HANDLER_SOURCE, encoding="utf-8")
-    project = FixtureProject(tmp_path, parse_template(FIXTURE_TEMPLATE))
+    project = FixtureProject(tmp_path, parse_template(text))
     project.events.mkdir()
     project.write_event("jobs_api-get.json", API_EVENT)
     project.write_event("worker.json", SQS_EVENT)

@@ -96,11 +96,13 @@ def _deny_senders(queue_policy: str, queue: str) -> list[Any]:
 
 
 def test_the_submission_queue_takes_messages_only_from_the_api() -> None:
+    """And from the reconciler, which re-queues only ids of stored QUEUED records."""
     assert _deny_senders("SubmissionQueuePolicy", "SubmissionQueue") == [
-        {"Fn::GetAtt": ["JobsApiFunctionRole", "Arn"]}
+        {"Fn::GetAtt": ["JobsApiFunctionRole", "Arn"]},
+        {"Fn::GetAtt": ["ReconcilerFunctionRole", "Arn"]},
     ]
     senders = [f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, "SubmissionQueue")]
-    assert senders == ["JobsApiFunction"]
+    assert senders == ["JobsApiFunction", "ReconcilerFunction"]
 
 
 def test_the_apply_queue_takes_messages_only_from_the_decision_recorders() -> None:

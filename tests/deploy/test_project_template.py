@@ -25,6 +25,7 @@ from quotagov.deploy.template import (
     references,
     resources_of_type,
 )
+from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND
 from quotagov.policy import load_policy
 from quotagov.settings import Settings
 
@@ -88,7 +89,7 @@ def test_functions_and_handlers_are_those_of_the_architecture_page() -> None:
     functions = resources_of_type(TEMPLATE, FUNCTION_TYPE)
     handlers = {name: function_property(TEMPLATE, name, "Handler") for name in functions}
     assert handlers == _architecture_functions()
-    assert len(handlers) == 8
+    assert len(handlers) == 9
 
 
 @pytest.mark.parametrize("function", sorted(resources_of_type(TEMPLATE, FUNCTION_TYPE)))
@@ -191,6 +192,7 @@ def test_tables_have_the_keys_indexes_and_ttl_of_the_architecture_page() -> None
     assert _indexes("JobsTable") == {
         "byBatchJobId": {"batchJobId": "HASH"},
         "byTeam": {"teamKey": "HASH", "createdAt": "RANGE"},
+        "byState": {"state": "HASH", "updatedAt": "RANGE"},
     }
     assert _keys("EscalationsTable") == {"pk": "HASH"}
     assert _indexes("EscalationsTable") == {"byStatus": {"status": "HASH", "expiresAt": "RANGE"}}
@@ -227,9 +229,14 @@ def test_worker_stays_under_batch_submit_rate_and_queue_redrives_to_dlq() -> Non
     sqs = source["Properties"]
     assert sqs["Queue"] == {"Fn::GetAtt": ["SubmissionQueue", "Arn"]}
     assert sqs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    # One batch in flight, at most 5 submissions in it: the 5 SubmitServiceJob TPS
-    # account limit (reference facts 1.2) is the worker's to pace, never exceeded in parallel.
-    assert worker["ReservedConcurrentExecutions"] * sqs["BatchSize"] <= 5
+    # The event source, not reserved concurrency, limits the workers (a throttled
+    # function returns messages unprocessed, counting towards the DLQ); each worker paces
+    # itself, so all of them together stay under the 5 SubmitServiceJob TPS account
+    # limit (reference facts 1.2).
+    assert "ReservedConcurrentExecutions" not in worker
+    concurrency = sqs["ScalingConfig"]["MaximumConcurrency"]
+    assert concurrency >= 2  # the lowest value SQS event sources accept
+    assert concurrency * SUBMIT_CALLS_PER_SECOND <= 5
     assert sqs["MaximumBatchingWindowInSeconds"] > 0
     queue = _properties("SubmissionQueue")
     assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
@@ -280,7 +287,9 @@ def test_job_state_rule_matches_the_governed_queue_with_retries_and_dlq() -> Non
         "detail-type": ["Batch Service Job State Change"],
         "detail": {"jobQueue": [GOVERNED_QUEUE]},
     }
-    assert rule["Properties"]["DeadLetterConfig"] == {"Type": "SQS"}
+    assert rule["Properties"]["DeadLetterConfig"] == {
+        "Arn": {"Fn::GetAtt": ["JobStateEventsDeadLetterQueue", "Arn"]}
+    }
     assert rule["Properties"]["RetryPolicy"]["MaximumRetryAttempts"] > 0
 
 

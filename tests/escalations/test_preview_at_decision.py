@@ -166,5 +166,5 @@ def test_requests_and_decisions_are_counted_per_team(
         "alice",
         "approval",
     )
-    decisions = [(d["team"], d["outcome"]) for d in _emf(out, "EscalationDecisions")]
+    decisions = [(d["team"], d["outcome"]) for d in _emf(out, "EscalationsDecided")]
     assert decisions == [("research", "reconfirm"), ("research", "approved")]

@@ -34,6 +34,12 @@ def test_single_events_update_the_record_and_emit_metrics(
     assert lost == [(600.0, share), (600.0, share)]
     first = [(v, d) for n, v, d in metrics if n == "SubmissionToFirstStart"]
     assert first == [(60.0, share)]
+    team = {**share, "team": "research"}
+    by_team = [(v, d) for n, v, d in metrics if n == "PreemptionsByTeam"]
+    assert by_team == [(1.0, {**team, "kind": "unattributed"})] * 2
+    # 600 instance-seconds on ml.g5.xlarge (1 GPU each): 1/6 GPU-hour per preemption
+    gpu_hours = [(v, d) for n, v, d in metrics if n == "LostGpuHours"]
+    assert gpu_hours == [(pytest.approx(600 / 3600), team)] * 2
     dispositions = [d for n, _, d in metrics if n == "Dispositions"]
     assert dispositions == [
         {"dispositionType": "reclassify", "trigger": "retries-exhausted", "service": "job-state"}

@@ -151,3 +151,26 @@ def test_client_token_is_deterministic_and_fits_batch() -> None:
     assert client_token_for("sub-1") != client_token_for("sub-2")
     assert client_token_for("sub-1", 1) != client_token_for("sub-1", 0)
     assert len(client_token_for("x" * 500)) <= 64
+
+
+def test_in_state_since_pages_oldest_first_and_stops_at_the_limit(
+    jobs_repo: DynamoDBJobsRepository, clock: ManualClock
+) -> None:
+    """The reconciler's query (GSI byState): only the state asked, only old enough."""
+    for i in range(7):
+        jobs_repo.create(_record(f"q-{i}"))
+        clock.advance(10)
+    submitted = jobs_repo.create(_record("s-1"))
+    jobs_repo.update(submitted.pk, {"state": SubmissionState.SUBMITTED})
+    cutoff = int(clock.now()) - 25  # q-0 .. q-4 were last written at or before it
+
+    found = jobs_repo.in_state_since(SubmissionState.QUEUED, cutoff, limit=3)
+    assert [r.pk for r in found] == ["q-0", "q-1", "q-2"]
+    everything = jobs_repo.in_state_since(SubmissionState.QUEUED, cutoff, limit=100)
+    assert [r.pk for r in everything] == [f"q-{i}" for i in range(5)]
+    assert jobs_repo.in_state_since(SubmissionState.SUBMITTED, cutoff, limit=10) == []
+    now = int(clock.now())
+    assert [r.pk for r in jobs_repo.in_state_since(SubmissionState.SUBMITTED, now, limit=10)] == [
+        "s-1"
+    ]
+    assert len(jobs_repo.in_state_since(SubmissionState.QUEUED, now, limit=10)) == 7

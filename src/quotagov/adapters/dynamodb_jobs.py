@@ -3,6 +3,8 @@
 Table layout (``docs/architecture.md``): partition key ``pk`` (S) = submission id;
 global secondary index ``byBatchJobId`` on ``batchJobId`` (S), projection ALL. The
 index is sparse: a record has ``batchJobId`` only once Batch accepted its service job.
+GSI ``byState`` on ``state`` (S) + ``updatedAt`` (N), projection ALL: the reconciler's
+query for submissions stuck ``QUEUED``.
 
 Every write is conditional (``attribute_not_exists(pk)`` on create, ``version`` and/or
 ``state`` on update), so two writers never silently overwrite each other.
@@ -34,13 +36,16 @@ BY_BATCH_JOB_ID_INDEX = "byBatchJobId"
 BY_TEAM_INDEX = "byTeam"
 #: The ``byTeam`` index's partition key: the record's ``team`` (never empty).
 TEAM_KEY = "teamKey"
+#: Name of the GSI on ``state`` + ``updatedAt``.
+BY_STATE_INDEX = "byState"
 
 
 def jobs_table_definition(table_name: str) -> dict[str, Any]:
     """``CreateTable`` arguments for ``JobsTable`` (on-demand), for the local runtime and tests.
 
     Mirrors the template: key ``pk`` (S), GSI ``byBatchJobId`` on ``batchJobId`` (S),
-    GSI ``byTeam`` on ``teamKey`` (S) + ``createdAt`` (N).
+    GSI ``byTeam`` on ``teamKey`` (S) + ``createdAt`` (N),
+    GSI ``byState`` on ``state`` (S) + ``updatedAt`` (N).
     """
     return {
         "TableName": table_name,
@@ -50,6 +55,8 @@ def jobs_table_definition(table_name: str) -> dict[str, Any]:
             {"AttributeName": "batchJobId", "AttributeType": "S"},
             {"AttributeName": TEAM_KEY, "AttributeType": "S"},
             {"AttributeName": "createdAt", "AttributeType": "N"},
+            {"AttributeName": "state", "AttributeType": "S"},
+            {"AttributeName": "updatedAt", "AttributeType": "N"},
         ],
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
         "GlobalSecondaryIndexes": [
@@ -63,6 +70,14 @@ def jobs_table_definition(table_name: str) -> dict[str, Any]:
                 "KeySchema": [
                     {"AttributeName": TEAM_KEY, "KeyType": "HASH"},
                     {"AttributeName": "createdAt", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            {
+                "IndexName": BY_STATE_INDEX,
+                "KeySchema": [
+                    {"AttributeName": "state", "KeyType": "HASH"},
+                    {"AttributeName": "updatedAt", "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             },
@@ -212,6 +227,35 @@ class DynamoDBJobsRepository:
         )
         items = response.get("Items", [])
         return _record(deserialize_item(items[0])) if items else None
+
+    def in_state_since(
+        self, state: SubmissionState, updated_before: int, *, limit: int
+    ) -> list[JobRecord]:
+        """Records in ``state`` with ``updatedAt <= updated_before``, oldest first (GSI
+        ``byState``), at most ``limit``; pages through the index as needed.
+
+        IAM: ``dynamodb:Query`` on ``<table>/index/byState``.
+        """
+        found: list[JobRecord] = []
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": BY_STATE_INDEX,
+            "KeyConditionExpression": "#state = :state AND updatedAt <= :before",
+            "ExpressionAttributeNames": {"#state": "state"},
+            "ExpressionAttributeValues": {
+                ":state": {"S": str(state)},
+                ":before": {"N": str(int(updated_before))},
+            },
+            "ScanIndexForward": True,
+        }
+        while len(found) < limit:
+            response = self._client.query(**request, Limit=limit - len(found))
+            found.extend(_record(deserialize_item(item)) for item in response.get("Items", []))
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                break
+            request["ExclusiveStartKey"] = last
+        return found
 
     def update(
         self,

@@ -37,14 +37,19 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quotagov.batch_semantics import HOLDING_STATUSES
 from quotagov.clock import Clock
 from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.ports import BatchNotFoundError, BatchPort, GovernedJob, GovernedJobs
 from quotagov.policy.models import Policy
-from quotagov.scheduler import Engine, JobSpec, Options, ShareConfig, Transition
+
+if TYPE_CHECKING:
+    from quotagov.scheduler import Engine, JobSpec, Transition
+
+# The local scheduler is imported when a preview is computed, not with this module:
+# the escalation functions build this previewer on every request (cold start).
 
 #: Statuses the preview reads: waiting (RUNNABLE) and holding instances
 #: (:data:`quotagov.batch_semantics.HOLDING_STATUSES`), in that order.
@@ -227,6 +232,8 @@ class SchedulerImpactPreviewer:
                 ends at the latest then), for estimates run forward in time; False:
                 unknown run times (``runSeconds=None``), for what happens at ``now``.
         """
+        from quotagov.scheduler import Engine, Options, ShareConfig
+
         capacity: dict[str, int] = defaultdict(int)
         shares = []
         for share in self.policy.quotaShares:
@@ -360,6 +367,8 @@ def max_runtime_of(payload: Any) -> float | None:
 def _spec(job: ActiveJob, bounded: bool = False) -> JobSpec:
     """``job`` as a scheduler job: of unknown remaining time (``runSeconds=None``), or,
     ``bounded``, running at most its ``max_runtime`` (None when it has none)."""
+    from quotagov.scheduler import JobSpec
+
     return JobSpec(
         jobName=job.job_id,
         quotaShareName=job.share,

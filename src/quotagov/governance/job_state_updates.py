@@ -79,6 +79,8 @@ class JobStateResult:
         disposition: the disposition after this event (None when there is none).
         disposition_opened: the disposition type opened by this event (``resubmit``,
             ``reclassify``, ``ask-owner``, ``abandon``), else None.
+        team: the record's team (None for foreign jobs).
+        instance_type: the record's ``instanceType`` (for GPU-hours), if known.
     """
 
     outcome: str
@@ -90,6 +92,8 @@ class JobStateResult:
     first_start_seconds: float | None = None
     disposition: DispositionOutcome | None = None
     disposition_opened: str | None = None
+    team: str | None = None
+    instance_type: str | None = None
 
 
 @dataclass
@@ -224,6 +228,8 @@ def _result(
         first_start_seconds=first_start,
         disposition=disposition,
         disposition_opened=opened,
+        team=_text_or_none(folded.record.get("team")),
+        instance_type=_text_or_none(folded.record.get("instanceType")),
     )
 
 
@@ -245,6 +251,10 @@ def _tell_owner(
         job, folded.before, folded.after, folded.summary, beneficiary_of=beneficiary_of
     ):
         notifier.notify(job, event)
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def instance_count_of(record: Mapping[str, Any]) -> float | None:

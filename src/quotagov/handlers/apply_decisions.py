@@ -41,7 +41,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
@@ -57,10 +58,11 @@ from quotagov.governance.handoff import (
     HandoffMessageError,
     parse_message,
 )
+from quotagov.handlers.metrics import emit
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
 logger = Logger()
-tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 #: Idempotency: key = ``<kind>:<record id>`` (plus ``:<decision round>`` for an
@@ -120,6 +122,7 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
             "dropped an unusable hand-off",
             extra={"messageId": record.message_id, "error": str(error)},
         )
+        emit("HandoffsDropped", MetricUnit.Count, 1)
         return {"dropped": str(error)}
     if message.kind == AUDIT:
         assert message.decision is not None
@@ -134,6 +137,13 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         )
         raise
     logger.info("settled a decision", extra=result)
+    emit(
+        "DecisionsSettled",
+        MetricUnit.Count,
+        1,
+        kind=message.kind,
+        status=str(result.get("status") or "unknown"),
+    )
     return result
 
 
@@ -142,7 +152,7 @@ def _is_schedule(event: dict[str, Any]) -> bool:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point: an SQS batch of hand-offs, or the 5-minute retry schedule.
 
@@ -153,6 +163,15 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if _is_schedule(event):
         retried = services().escalations.retry_failed()
         result = {"retried": {e.escalation_id: e.status.value for e in retried}}
+        for escalation in retried:
+            emit(
+                "EscalationsRetried",
+                MetricUnit.Count,
+                1,
+                team=escalation.team,
+                quotaShareName=escalation.quota_share_name,
+                status=escalation.status.value,
+            )
         logger.info("retried failed escalations", extra=result)
         return result
     IDEMPOTENCY_CONFIG.register_lambda_context(context)

@@ -32,7 +32,6 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.audit.events import CloudTrailApiCall
-from quotagov.governance.audit.trail import AuditEventError
 from quotagov.wiring import services
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))
@@ -65,6 +64,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     ``status`` is ``recorded``, ``duplicate`` (the event id was already recorded) or
     ``rejected`` (with ``reason``).
     """
+    from quotagov.governance.audit.trail import AuditEventError  # not at import: cold start
+
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:

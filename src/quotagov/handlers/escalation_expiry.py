@@ -12,53 +12,49 @@ The event is EventBridge's ``Scheduled Event`` (reference §9.5). It carries no 
 the schedule itself is the trigger, so every shape a trigger or an operator can send
 runs the housekeeping: the full event, one without ``version`` (what
 ``sam local generate-event cloudwatch scheduled-event`` writes), ``{}`` (a console test
-or ``aws lambda invoke`` without payload). The event is read with Powertools Parser
-(:class:`ScheduleTick`, every field optional) only for the logs; one it cannot read is
-logged as such. Returns the ids for the logs.
+or ``aws lambda invoke`` without payload). Only its ``id`` and ``time`` are read, for
+the logs (:func:`_tick`; no model, so no pydantic at cold start). Returns the ids.
+
+Metrics (:func:`quotagov.handlers.metrics.emit`): ``EscalationsExpired`` (count per
+run).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
-from aws_lambda_powertools.utilities.parser import ValidationError, parse
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field
 
+from quotagov.handlers.metrics import emit
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
 logger = Logger()
-tracer = Tracer()
 
 
-class ScheduleTick(BaseModel):
-    """What the logs keep of a schedule's event; every field may be absent."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    id: str | None = None
-    time: str | None = None
-    detail_type: str | None = Field(default=None, alias="detail-type")
-    resources: list[str] = Field(default_factory=list)
-
-
-def _tick(event: Any) -> ScheduleTick:
-    try:
-        return parse(event=event, model=ScheduleTick)
-    except (ValidationError, ValueError, TypeError) as error:
-        logger.warning("schedule event not readable; running anyway", extra={"error": str(error)})
-        return ScheduleTick()
+def _tick(event: Any) -> dict[str, str | None]:
+    """``id`` and ``time`` of a schedule's event for the logs (None where absent or not
+    text); an event that is not an object is logged as such and still runs."""
+    if not isinstance(event, dict):
+        logger.warning("schedule event not an object; running anyway")
+        event = {}
+    return {
+        key: value if isinstance(value := event.get(key), str) else None for key in ("id", "time")
+    }
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 def handler(event: Any, context: LambdaContext) -> dict[str, Any]:
-    """Expire overdue requests; returns their ids."""
+    """Expire overdue requests; returns their ids (any event shape, see the module)."""
     tick = _tick(event)
     expired = services().escalations.expire_due()
     result = {"expired": [e.escalation_id for e in expired]}
+    emit("EscalationsExpired", MetricUnit.Count, len(expired))
     logger.info(
-        "escalation housekeeping", extra={"scheduledAt": tick.time, "eventId": tick.id, **result}
+        "escalation housekeeping",
+        extra={"scheduledAt": tick["time"], "eventId": tick["id"], **result},
     )
     return result

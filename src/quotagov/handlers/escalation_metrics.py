@@ -4,27 +4,24 @@ dashboards next to ``quotagov report escalations``:
 * ``EscalationRequests`` (Count) by ``team`` and ``requester`` (the principal's last
   path element, e.g. the session name ``alice``) and ``kind`` (``approval`` or
   ``direct``), from ``EscalationsApiFunction`` for each accepted request;
-* ``EscalationDecisions`` (Count) by ``team`` and ``outcome`` (``approved``,
-  ``denied``, ``reconfirm``, ``expired``), from ``SlackInteractionsFunction`` for each
-  click that decided something.
+* the decisions are counted as ``EscalationsDecided`` by the Slack function itself
+  (:mod:`quotagov.handlers.slack_interactions`).
 
-Namespace ``POWERTOOLS_METRICS_NAMESPACE`` (default ``quotagov``).
+Namespace ``POWERTOOLS_METRICS_NAMESPACE`` (default ``quotagov``), with the ``service``
+dimension :func:`~quotagov.handlers.metrics.emit` adds.
 """
 
 from __future__ import annotations
 
-import os
+from aws_lambda_powertools.metrics import MetricUnit
 
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from quotagov.handlers.metrics import emit
 
 
 def count(name: str, **dimensions: str) -> None:
-    """Emit one ``Count`` of 1 for metric ``name`` with ``dimensions`` (empty ones left out)."""
-    namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov"
-    with single_metric(name=name, unit=MetricUnit.Count, value=1, namespace=namespace) as metric:
-        for key, value in dimensions.items():
-            if value:
-                metric.add_dimension(name=key, value=value[:250])
+    """Emit one ``Count`` of 1 for metric ``name`` with ``dimensions``, through
+    :func:`quotagov.handlers.metrics.emit` (the one metric writer)."""
+    emit(name, MetricUnit.Count, 1, **dimensions)
 
 
 def requester_name(principal: str) -> str:

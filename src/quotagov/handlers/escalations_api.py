@@ -18,6 +18,9 @@ body field. Answers:
   a caller; 503 when Batch or Slack cannot be reached
   (nothing is left changed).
 
+Metric: ``EscalationsRequested`` by ``team``, ``quotaShareName``, ``level`` and
+``status`` (:func:`quotagov.handlers.metrics.emit`).
+
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
 (``install_error_handlers(app)``: this API's validation and
 too-deep answers are kept as they are).
@@ -27,23 +30,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
-from quotagov.governance.escalation_records import EscalationStatus
-from quotagov.governance.escalations import EscalationRequest
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import install_error_handlers, json_response
 from quotagov.handlers.escalation_metrics import count, requester_name
 from quotagov.handlers.identity import caller_of
+from quotagov.handlers.metrics import emit
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
 logger = Logger()
-tracer = Tracer()
 app = APIGatewayRestResolver(enable_validation=True)
 install_error_handlers(app)
 
@@ -100,11 +103,24 @@ def create_escalation(
     body: Annotated[EscalationBody, Body()],
 ) -> Response[str]:
     """Check the request, then apply it (direct level) or ask the approvers in Slack."""
+    # Imported here so that the module's import (the cold start) stays light.
+    from quotagov.governance.escalation_records import EscalationStatus
+    from quotagov.governance.escalations import EscalationRequest
+
     principal = caller_of(app.current_event.raw_event)
     request = EscalationRequest(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
     )
     escalation = services().escalations.request(request)
+    emit(
+        "EscalationsRequested",
+        MetricUnit.Count,
+        1,
+        team=escalation.team,
+        quotaShareName=escalation.quota_share_name,
+        level=escalation.requested_level,
+        status=escalation.status.value,
+    )
     logger.info(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
@@ -123,7 +139,7 @@ def create_escalation(
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point (API Gateway REST proxy event)."""
     return app.resolve(event, context)

@@ -20,7 +20,11 @@ Metrics (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): ``Preempti
 by ``quotaShareName`` and ``kind``; ``LostInstanceSeconds`` by ``quotaShareName``;
 ``Dispositions`` by ``dispositionType`` and ``trigger``; ``SubmissionToFirstStart``
 (seconds from the service job's ``createdAt``, i.e. ``SubmitServiceJob``, to its first
-attempt's start) by ``quotaShareName``; ``ForeignJobEvents``; ``MalformedEvents``;
+attempt's start) by ``quotaShareName``; ``PreemptionsByTeam`` by ``team``,
+``quotaShareName`` and ``kind``; ``LostGpuHours`` (lost instance-seconds times the
+instance type's GPUs, in hours; :mod:`quotagov.instance_types`) by ``team`` and
+``quotaShareName``;
+``ForeignJobEvents``; ``MalformedEvents``;
 ``JobStateEvents`` (events handled); ``JobStateEventsDeferred`` (retried because the
 job's record is not visible yet, or another invocation is submitting its successor). Each is
 emitted only for facts the event newly recorded, so duplicates add nothing.
@@ -30,28 +34,27 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import DispositionInProgressError
-from quotagov.governance.job_state_updates import (
-    JobStateDeps,
-    JobStateResult,
-    RecordNotVisibleYetError,
-    apply_state_event,
-)
-from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
+from quotagov.handlers.metrics import emit
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
+
+if TYPE_CHECKING:
+    from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult
+
+# The use cases are imported where they are used, so that the function's cold start
+# pays only for Powertools and the composition root (benchmarks/submit_path.py).
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "job-state")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
-tracer = Tracer()
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
@@ -61,7 +64,7 @@ def job_state_deps() -> JobStateDeps:
 
 
 @logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Entry point: one EventBridge event, or an SQS batch of them.
@@ -76,6 +79,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def _record_handler(record: SQSRecord) -> dict[str, Any]:
+    from quotagov.handlers.service_job_events import MalformedEventError
+
     try:
         body = json.loads(record.body)
     except (TypeError, ValueError) as error:
@@ -91,6 +96,10 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
         MalformedEventError: only when ``in_batch`` (so the SQS record fails alone).
         RecordNotVisibleYetError, JobStateConflictError, BatchError: retry the event.
     """
+    from quotagov.governance.dispositions import DispositionInProgressError
+    from quotagov.governance.job_state_updates import RecordNotVisibleYetError, apply_state_event
+    from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
+
     try:
         parsed = parse_state_change(event)
         state_event = parsed.to_state_event()
@@ -136,44 +145,47 @@ def _malformed(reason: str, event: Any, *, message_id: str | None) -> None:
 
 
 def _emit(result: JobStateResult) -> None:
+    from quotagov.instance_types import gpu_hours
+
     if result.outcome == "foreign":
         logger.info("event of a job quotagov did not submit: recorded as foreign")
         metrics.add_metric(name="ForeignJobEvents", unit=MetricUnit.Count, value=1)
         return
     share = result.quota_share_name or "unknown"
     for preemption in result.new_preemptions:
-        _dimensioned("Preemptions", MetricUnit.Count, 1, quotaShareName=share, kind=preemption.kind)
+        emit("Preemptions", MetricUnit.Count, 1, quotaShareName=share, kind=preemption.kind)
+        emit(
+            "PreemptionsByTeam",
+            MetricUnit.Count,
+            1,
+            team=result.team,
+            quotaShareName=share,
+            kind=preemption.kind,
+        )
         if preemption.lost_instance_seconds is not None:
-            _dimensioned(
+            emit(
                 "LostInstanceSeconds",
                 MetricUnit.Seconds,
                 preemption.lost_instance_seconds,
                 quotaShareName=share,
             )
+            lost = gpu_hours(result.instance_type, preemption.lost_instance_seconds)
+            if lost is not None:
+                emit(
+                    "LostGpuHours", MetricUnit.NoUnit, lost, team=result.team, quotaShareName=share
+                )
     if result.first_start_seconds is not None:
-        _dimensioned(
+        emit(
             "SubmissionToFirstStart",
             MetricUnit.Seconds,
             result.first_start_seconds,
             quotaShareName=share,
         )
     if result.disposition_opened is not None and result.disposition is not None:
-        _dimensioned(
+        emit(
             "Dispositions",
             MetricUnit.Count,
             1,
             dispositionType=result.disposition_opened,
             trigger=result.disposition.trigger,
         )
-
-
-def _dimensioned(name: str, unit: MetricUnit, value: float, **dimensions: str) -> None:
-    with single_metric(
-        name=name,
-        unit=unit,
-        value=value,
-        namespace=metrics.namespace,
-        default_dimensions=metrics.default_dimensions,
-    ) as metric:
-        for key, dimension in dimensions.items():
-            metric.add_dimension(name=key, value=dimension)

@@ -23,6 +23,9 @@ request-signing guide (reference §7.1-7.2):
 4. Answer 200 with an empty body; refusals are told to the clicker only, through
    ``response_url``.
 
+Metrics (:func:`quotagov.handlers.metrics.emit`): ``EscalationsDecided`` by ``team``,
+``quotaShareName`` and ``outcome``; ``DispositionClicks`` by ``choice`` and ``outcome``.
+
 Slack needs the answer within 3 seconds; this function makes no Batch call, so a slow
 Batch cannot delay it. Events: API Gateway REST (v1) proxy events, HTTP API (v2)
 events and Lambda function URL events are all accepted (:func:`handler` picks the
@@ -32,10 +35,10 @@ Powertools resolver by the event's shape).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import (
     APIGatewayHttpResolver,
     APIGatewayRestResolver,
@@ -45,24 +48,21 @@ from aws_lambda_powertools.event_handler import (
 )
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.dispositions import ACTION_ID_PREFIX as DISPOSITION_PREFIX
-from quotagov.governance.dispositions import DispositionError, decide_disposition
-from quotagov.governance.ports import ChatError
-from quotagov.governance.slack.escalations import ACTION_PREFIX, APPROVE_ACTION, DENY_ACTION
-from quotagov.governance.slack.interactions import (
-    ActionReply,
-    BlockAction,
-    handler_for,
-    parse_block_actions,
-    register_action,
-)
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import invalid_request
-from quotagov.handlers.escalation_metrics import count
-from quotagov.handlers.slack_signature import verify_slack_request
+from quotagov.handlers.metrics import emit
+from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
+
+if TYPE_CHECKING:
+    from quotagov.governance.slack.interactions import ActionReply, BlockAction
+
+# The use cases, slack_sdk (signature) and the action table are loaded on the first
+# request (_register_actions), not at import: the cold start stays near a bare
+# ``import boto3`` (benchmarks/submit_path.py, tests/test_cold_start.py).
 
 __all__ = [
     "MAX_RECORD_ID_LENGTH",
@@ -73,11 +73,9 @@ __all__ = [
     "record_clicks",
     "resolver_for",
     "unusable_record_id",
-    "verify_slack_request",
 ]
 
 logger = Logger()
-tracer = Tracer()
 router = Router()  # type: ignore[no-untyped-call]
 #: The REST (v1) resolver; :data:`http_app` and :data:`url_app` serve the same route
 #: for HTTP API (v2) and Lambda function URL events.
@@ -143,6 +141,9 @@ def unusable_record_id(action: BlockAction) -> str | None:
 
 def escalation_action(action: BlockAction) -> ActionReply:
     """``escalation_approve`` / ``escalation_deny``: decide the escalation in ``value``."""
+    from quotagov.governance.slack.escalations import APPROVE_ACTION, DENY_ACTION
+    from quotagov.governance.slack.interactions import ActionReply
+
     if action.action_id not in (APPROVE_ACTION, DENY_ACTION):
         return ActionReply(f"Unknown escalation action {action.action_id!r}.")
     unusable = unusable_record_id(action)
@@ -155,13 +156,15 @@ def escalation_action(action: BlockAction) -> ActionReply:
         "escalation decision",
         extra={"escalationId": action.value, "outcome": result.outcome, "user": action.user_id},
     )
-    if result.escalation is not None and result.outcome in (
-        "approved",
-        "denied",
-        "reconfirm",
-        "expired",
-    ):
-        count("EscalationDecisions", team=result.escalation.team, outcome=result.outcome)
+    decided = result.escalation
+    emit(
+        "EscalationsDecided",
+        MetricUnit.Count,
+        1,
+        team=decided.team if decided else None,
+        quotaShareName=decided.quota_share_name if decided else None,
+        outcome=result.outcome,
+    )
     if result.outcome in ("approved", "denied"):
         return ActionReply(None)
     return ActionReply(result.notice)
@@ -173,6 +176,9 @@ def disposition_action(action: BlockAction) -> ActionReply:
     Calls :func:`quotagov.governance.dispositions.decide_disposition` (the use case
     ``POST /jobs/{jobId}/disposition`` calls); a refusal is told to the clicker only.
     """
+    from quotagov.governance.dispositions import DispositionError, decide_disposition
+    from quotagov.governance.slack.interactions import ActionReply
+
     unusable = unusable_record_id(action)
     if unusable is not None:
         return ActionReply(unusable)
@@ -185,12 +191,35 @@ def disposition_action(action: BlockAction) -> ActionReply:
             source="slack",
         )
     except DispositionError as error:
+        emit("DispositionClicks", MetricUnit.Count, 1, choice=action.action_id, outcome="refused")
         return ActionReply(f"Nothing was changed: {error}")
+    emit("DispositionClicks", MetricUnit.Count, 1, choice=action.action_id, outcome="recorded")
     return ActionReply(None)
 
 
-register_action(ACTION_PREFIX, escalation_action)
-register_action(DISPOSITION_PREFIX, disposition_action)
+_registered: list[bool] = []
+
+
+def _register_actions() -> None:
+    """Route ``escalation_*`` and ``disposition_*`` actions here (once per process)."""
+    if _registered:
+        return
+    from quotagov.governance.dispositions import ACTION_ID_PREFIX as DISPOSITION_PREFIX
+    from quotagov.governance.slack.escalations import ACTION_PREFIX
+    from quotagov.governance.slack.interactions import register_action
+
+    register_action(ACTION_PREFIX, escalation_action)
+    register_action(DISPOSITION_PREFIX, disposition_action)
+    _registered.append(True)
+
+
+def __getattr__(name: str) -> Any:
+    """``verify_slack_request`` (re-exported) is imported on first use: slack_sdk is heavy."""
+    if name == "verify_slack_request":
+        from quotagov.handlers.slack_signature import verify_slack_request
+
+        return verify_slack_request
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @router.post(
@@ -210,6 +239,9 @@ register_action(DISPOSITION_PREFIX, disposition_action)
 )
 def interactions() -> Response[str]:
     """Verify, parse, record; 401 for a bad signature, 400 for a bad payload, else 200."""
+    from quotagov.governance.slack.interactions import parse_block_actions
+    from quotagov.handlers.slack_signature import verify_slack_request
+
     current = services()
     body = verify_slack_request(
         router.current_event.raw_event, current.slack_signing_secret, current.clock
@@ -239,6 +271,10 @@ def record_clicks(actions: list[BlockAction]) -> None:
     call and the message update are the apply function's. ``actions`` come from a
     request whose signature was checked.
     """
+    from quotagov.governance.ports import ChatError
+    from quotagov.governance.slack.interactions import handler_for
+
+    _register_actions()
     current = services()
     for action in actions:
         action_handler = handler_for(action.action_id)
@@ -268,7 +304,7 @@ def resolver_for(event: dict[str, Any]) -> ApiGatewayResolver:
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point: REST (v1), HTTP API (v2) or function URL event."""
     return resolver_for(event).resolve(event, context)

@@ -13,7 +13,8 @@ per-message outcomes to SQS (``ReportBatchItemFailures``):
   from the message id, with the sender's claimed principal kept as
   ``claimedPrincipal`` only, audited ``SubmissionRefused`` and never submitted.
   Each such message is logged with its ``messageId`` and counted in the
-  ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics.
+  ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics. Every outcome also counts in
+  ``SubmissionsByTeam`` by ``team``, ``quotaShareName`` and ``state``.
 * **transient** (Batch throttling or 5xx after the adapter's own retries, DynamoDB or
   policy unavailable, a concurrent duplicate in progress): reported in
   ``batchItemFailures``; SQS delivers it again after the visibility timeout and moves it
@@ -39,27 +40,41 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
+from quotagov.handlers.metrics import emit
 from quotagov.handlers.sqs_batches import process_batch
 from quotagov.wiring import services
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    from quotagov.governance.records import JobRecord
     from quotagov.handlers.submission_messages import ParsedMessage
 
-# The use cases are imported where they are used, so that the function's cold start
-# pays only for Powertools and the composition root (benchmarks/submit_path.py).
+# The use cases (and Powertools Idempotency, whose DynamoDB layer imports boto3) are
+# imported where they are used, so that the function's cold start pays only for
+# Powertools' logger, metrics and batch utilities (benchmarks/submit_path.py).
 
 logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
-#: Idempotency: key = the submission id; a day covers the queue's redelivery window.
-IDEMPOTENCY_CONFIG = IdempotencyConfig(
-    event_key_jmespath="submissionId",
-    raise_on_no_idempotency_key=True,
-    expires_after_seconds=86_400,
-)
+_idempotency_config: list[IdempotencyConfig] = []
+
+
+def idempotency_config() -> IdempotencyConfig:
+    """Idempotency: key = the submission id; a day covers the queue's redelivery window."""
+    if not _idempotency_config:
+        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+        _idempotency_config.append(
+            IdempotencyConfig(
+                event_key_jmespath="submissionId",
+                raise_on_no_idempotency_key=True,
+                expires_after_seconds=86_400,
+            )
+        )
+    return _idempotency_config[0]
 
 
 class BatchBackoffError(Exception):
@@ -97,7 +112,8 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
     """Send one stored submission to Batch; the result is what Idempotency keeps.
 
     Returns:
-        ``{"submissionId", "state", "batchJobId", "reasons"}`` of the record after.
+        ``{"submissionId", "state", "batchJobId", "reasons", "team", "quotaShareName"}``
+        of the record after.
 
     Raises:
         _NotFinalError: the record is enqueue-failed (nothing done, nothing to keep).
@@ -113,6 +129,8 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
         "state": str(record.state),
         "batchJobId": record.batchJobId,
         "reasons": list(record.reasons),
+        "team": record.team,
+        "quotaShareName": record.quotaShareName,
     }
     if is_enqueue_failure(record):
         raise _NotFinalError(outcome)
@@ -121,11 +139,13 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
 
 def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
     """:func:`_submit` behind Powertools Idempotency (persistence from wiring)."""
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
+
     store = services().idempotency
     submit = _idempotent_submit.get(id(store))
     if submit is None:
         submit = idempotent_function(
-            data_keyword_argument="work", persistence_store=store, config=IDEMPOTENCY_CONFIG
+            data_keyword_argument="work", persistence_store=store, config=idempotency_config()
         )(_submit)
         _idempotent_submit.clear()
         _idempotent_submit[id(store)] = submit
@@ -165,7 +185,7 @@ def _refuse(record: SQSRecord, message: ParsedMessage, reasons: list[str]) -> di
         claimed_principal=message.claimed_principal,
         fields=message.fields,
     )
-    return _outcome(record, stored.pk, str(stored.state), stored.reasons)
+    return _outcome(record, stored.pk, str(stored.state), stored.reasons, stored)
 
 
 def _send(record: SQSRecord, message: ParsedMessage) -> dict[str, Any]:
@@ -194,12 +214,32 @@ def _send(record: SQSRecord, message: ParsedMessage) -> dict[str, Any]:
         metrics.add_metric(name="SubmissionsRetried", unit=MetricUnit.Count, value=1)
         logger.warning("transient failure, will retry", extra={"messageId": record.message_id})
         raise
-    return _outcome(record, submission_id, result["state"], result["reasons"])
+    return _outcome(
+        record,
+        submission_id,
+        result["state"],
+        result["reasons"],
+        # results kept by Idempotency before these keys existed have neither
+        team=result.get("team"),
+        share=result.get("quotaShareName"),
+    )
 
 
 def _outcome(
-    record: SQSRecord, submission_id: str, state: str, reasons: list[str]
+    record: SQSRecord,
+    submission_id: str,
+    state: str,
+    reasons: list[str],
+    stored: JobRecord | None = None,
+    *,
+    team: str | None = None,
+    share: str | None = None,
 ) -> dict[str, Any]:
+    """Count and log one message's outcome; ``SubmissionsByTeam`` carries the record's
+    ``team``, ``quotaShareName`` and ``state`` (from ``stored``, else ``team``/``share``)."""
+    if stored is not None:
+        team, share = stored.team, stored.quotaShareName
+    emit("SubmissionsByTeam", MetricUnit.Count, 1, team=team, quotaShareName=share, state=state)
     name = {
         "SUBMITTED": "SubmissionsSubmitted",
         "FAILED": "SubmissionsFailed",
@@ -226,6 +266,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     An empty batch (or no batch) returns no failures (:mod:`quotagov.handlers.sqs_batches`).
     """
-    IDEMPOTENCY_CONFIG.register_lambda_context(context)
+    idempotency_config().register_lambda_context(context)
     _Invocation.throttled = False
     return process_batch(event, record_handler, processor, context)

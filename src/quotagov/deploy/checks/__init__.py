@@ -4,7 +4,7 @@ Run after ``sam build`` on ``.aws-sam/build/template.yaml`` (or on ``template.ya
 
     python -m quotagov.deploy.checks [TEMPLATE] [--events DIR]
 
-Three families of rules (issue 9; docs/architecture.md for the names):
+Four families of rules (issue 9; docs/architecture.md for the names):
 
 ``handler``
     Every ``AWS::Serverless::Function``'s ``Handler`` (``package.module.attribute``)
@@ -28,11 +28,17 @@ Three families of rules (issue 9; docs/architecture.md for the names):
     (:data:`APPEND_ONLY_TABLES`) get no update or delete action; and the actions in
     :data:`EXCLUSIVE_ACTIONS` go only to the functions listed there.
 
+``operations``
+    Every dead-letter target queue (redrive policies, ``OnFailure`` destinations, event
+    ``DeadLetterConfig``) has an alarm on its first visible message, every function
+    alarms on ``Errors`` and ``Throttles`` and logs to a log group with retention,
+    every API stage writes access logs to one, and there is a dashboard (issue 19).
+
 Every rule reports :class:`Finding` values; an empty list means the template passes.
 """
 
 # One module per concern (this docstring is also ``--help``): findings (Finding),
-# handlers, events and iam (one rule family each; statements reads the IAM statements
+# handlers, events, iam and operations (one rule family each; statements reads the IAM statements
 # out of the template), run (check_template, default_template, main).
 
 from quotagov.deploy.checks.events import check_events
@@ -45,6 +51,7 @@ from quotagov.deploy.checks.iam import (
     NO_RESOURCE_LEVEL_ACTIONS,
     check_iam,
 )
+from quotagov.deploy.checks.operations import check_operations, dead_letter_queues
 from quotagov.deploy.checks.run import check_template, default_template, main
 
 __all__ = [
@@ -56,7 +63,9 @@ __all__ = [
     "check_events",
     "check_handlers",
     "check_iam",
+    "check_operations",
     "check_template",
+    "dead_letter_queues",
     "default_template",
     "main",
 ]

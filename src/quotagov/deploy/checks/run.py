@@ -1,7 +1,7 @@
 """Every rule on one template, and the command line ``python -m quotagov.deploy.checks``.
 
-:func:`check_template` runs the ``handler``, ``event`` and ``iam`` rules (the package
-documentation of :mod:`quotagov.deploy.checks` describes them); :func:`main` prints the
+:func:`check_template` runs the ``handler``, ``event``, ``iam`` and ``operations`` rules
+(the package documentation of :mod:`quotagov.deploy.checks` describes them); :func:`main` prints the
 findings and a verdict line, for ``make lint-template`` users and CI.
 """
 
@@ -16,6 +16,7 @@ from quotagov.deploy.checks.events import check_events
 from quotagov.deploy.checks.findings import Finding
 from quotagov.deploy.checks.handlers import check_handlers
 from quotagov.deploy.checks.iam import check_iam
+from quotagov.deploy.checks.operations import check_operations
 from quotagov.deploy.template import (
     FUNCTION_TYPE,
     TemplateError,
@@ -58,7 +59,8 @@ def check_template(
         python: interpreter for the handler imports.
 
     Returns:
-        The ``handler``, then ``event``, then ``iam`` findings (each family sorted).
+        The ``handler``, ``event``, ``iam``, then ``operations`` findings (each family
+        sorted).
 
     Raises:
         TemplateError: when the template cannot be read.
@@ -71,6 +73,7 @@ def check_template(
         *check_handlers(template, path.parent, python=python),
         *check_events(template, events_dir),
         *check_iam(template),
+        *check_operations(template),
     ]
 
 

@@ -88,6 +88,17 @@ class JobsRepository(Protocol):
         """
         ...
 
+    def in_state_since(
+        self, state: SubmissionState, updated_before: int, *, limit: int
+    ) -> list[JobRecord]:
+        """Records in ``state`` not written since ``updated_before`` (epoch seconds).
+
+        Oldest ``updatedAt`` first, at most ``limit`` of them (GSI ``byState`` on
+        ``state`` + ``updatedAt``; eventually consistent, so callers re-check with a
+        conditional write).
+        """
+        ...
+
     def update(
         self,
         submission_id: str,

@@ -34,9 +34,12 @@ from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission.deps import (
     ENQUEUE_FAILED,
+    STALE_FAILED,
     SubmissionDeps,
     audit_decision,
     is_enqueue_failure,
+    is_stale_failure,
+    requeue_count,
 )
 from quotagov.governance.submission.errors import TransientSubmitError
 from quotagov.governance.submission_request import SubmissionRequest
@@ -112,7 +115,8 @@ def submit_to_batch(
         submission_id: the record's id.
         deps: needs ``policy``, ``jobs``, ``clock``, ``audit``, ``batch`` (and ``pace``).
         recheck: the submission may have reached Batch before (a redelivered message):
-            look for a service job tagged with this submission before submitting.
+            look for a service job tagged with this submission before submitting. Also
+            done for a submission the reconciler queued again.
 
     Returns:
         The record: ``SUBMITTED`` (now or earlier), ``FAILED`` with reasons, or
@@ -135,10 +139,13 @@ def submit_to_batch(
     if reasons:
         return _fail(record, deps, reasons, "SubmissionFailed")
     record = _with_current_routing(record, deps.policy)
-    if recheck:
-        found = _find_service_job(deps.batch, record, deps.governed_queue)
+    if recheck or requeue_count(record):
+        try:
+            found = find_service_job(deps.batch, record, deps.governed_queue)
+        except BatchError as exc:
+            raise TransientSubmitError(submission_id, exc) from exc
         if found is not None:
-            return _mark_submitted(record, deps, found)
+            return mark_submitted(record, deps, found)
     request = service_job_request(record, deps.governed_queue)
     if deps.pace is not None:
         deps.pace()
@@ -146,17 +153,17 @@ def submit_to_batch(
         response = deps.batch.submit_service_job(**request)
     except BatchClientError as exc:
         found = (
-            _find_service_job(deps.batch, record, deps.governed_queue)
+            find_service_job(deps.batch, record, deps.governed_queue)
             if "token" in exc.message.lower()
             else None
         )
         if found is not None:
-            return _mark_submitted(record, deps, found)
+            return mark_submitted(record, deps, found)
         reason = f"Batch refused SubmitServiceJob: {exc.code}: {exc.message}"
         return _fail(record, deps, [reason], "SubmissionFailed")
     except BatchError as exc:
         raise TransientSubmitError(submission_id, exc) from exc
-    return _mark_submitted(record, deps, response)
+    return mark_submitted(record, deps, response)
 
 
 def _recheck_policy(record: JobRecord, policy: Policy) -> list[str]:
@@ -188,13 +195,19 @@ def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
     )
 
 
-def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dict[str, Any] | None:
+def find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dict[str, Any] | None:
     """A service job of the governed queue tagged with this submission, or None.
 
     Lists jobs by name (``JOB_NAME`` filter, all statuses, newest first) and describes
     candidates to read their tags (summaries carry none). A tag proves nothing (anyone
     who may call ``SubmitServiceJob`` can set it), so a candidate must also carry the
     exact request quotagov sent (:func:`_is_quotagovs_job`).
+
+    Returns:
+        ``{"jobId", "jobArn", "jobName"}`` of the job, or None.
+
+    Raises:
+        BatchError: ``ListServiceJobs`` or ``DescribeServiceJob`` failed.
     """
     token: str | None = None
     while True:
@@ -237,9 +250,17 @@ def _is_quotagovs_job(job: Mapping[str, Any], record: JobRecord) -> bool:
     )
 
 
-def _mark_submitted(
+def mark_submitted(
     record: JobRecord, deps: SubmissionDeps, response: Mapping[str, Any]
 ) -> JobRecord:
+    """Move ``record`` ``QUEUED -> SUBMITTED`` with the service job in ``response``.
+
+    ``response`` is ``SubmitServiceJob``'s answer (or :func:`find_service_job`'s):
+    ``jobId``, optionally ``jobArn``. When the record is no longer ``QUEUED``, the stored
+    one is returned, except that a record ``FAILED`` only because the queue refused
+    it, or because the reconciler gave up on it, becomes ``SUBMITTED`` anyway: a
+    service job exists, and the record must name it.
+    """
     changes = {
         "state": SubmissionState.SUBMITTED,
         "batchJobId": response["jobId"],
@@ -256,13 +277,13 @@ def _mark_submitted(
         # Someone else moved it first (a concurrent duplicate delivery): keep theirs.
         if exc.current is None:  # pragma: no cover
             raise
-        if is_enqueue_failure(exc.current):
-            # The API saw the send fail, but the message had reached the queue and the
-            # service job now exists: the record must say so.
+        if is_enqueue_failure(exc.current) or is_stale_failure(exc.current):
+            # The API saw the send fail (or the reconciler gave up on it), but a message
+            # was still on its way and the service job now exists: the record must say so.
             try:
                 return deps.jobs.update(
                     record.pk,
-                    {**changes, ENQUEUE_FAILED: None},
+                    {**changes, ENQUEUE_FAILED: None, STALE_FAILED: None},
                     expected_version=exc.current.version,
                     expected_states=[SubmissionState.FAILED],
                 )

@@ -25,6 +25,8 @@ Replies:
   a new submission.
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`.
+Metrics: ``SubmissionsAccepted`` by ``team`` and ``quotaShareName``,
+``SubmissionsRefusedByPolicy`` by ``team`` (:func:`quotagov.handlers.metrics.emit`).
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.metrics import MetricUnit
 
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
+from quotagov.handlers.metrics import emit
 from quotagov.wiring import services
 
 router = Router()  # type: ignore[no-untyped-call]
@@ -104,10 +108,18 @@ def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str
     check_submission(submission)
     record = receive_submission(submission, principal, services().submission(queue=True)).record
     if record.state in (SubmissionState.REFUSED, SubmissionState.FAILED):
+        emit("SubmissionsRefusedByPolicy", MetricUnit.Count, 1, team=record.team)
         return json_response(
             422,
             {"submissionId": record.pk, "state": str(record.state), "reasons": record.reasons},
         )
+    emit(
+        "SubmissionsAccepted",
+        MetricUnit.Count,
+        1,
+        team=record.team,
+        quotaShareName=record.quotaShareName,
+    )
     return json_response(
         202,
         {
