@@ -75,12 +75,14 @@ class DynamoDBChainStore:
         self._client = client
 
     def _query(
-        self, pk: str, *, forward: bool = True, limit: int | None = None
+        self, pk: str, *, forward: bool = True, limit: int | None = None, after_sk: str = ""
     ) -> Iterator[dict[str, Any]]:
         request: dict[str, Any] = {
             "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "KeyConditionExpression": "pk = :pk AND sk > :after" if after_sk else "pk = :pk",
+            "ExpressionAttributeValues": (
+                {":pk": {"S": pk}, ":after": {"S": after_sk}} if after_sk else {":pk": {"S": pk}}
+            ),
             "ConsistentRead": True,
             "ScanIndexForward": forward,
         }
@@ -163,9 +165,11 @@ class DynamoDBChainStore:
             return None
         return {k: v for k, v in item.items() if k not in _KEYS}
 
-    def records(self, chain: str) -> Iterator[dict[str, Any]]:
-        """Every record item of ``chain`` in ``sk`` order, without ``pk``/``sk``, as stored."""
-        for item in self._query(f"CHAIN#{chain}"):
+    def records(self, chain: str, after_seq: int = 0) -> Iterator[dict[str, Any]]:
+        """Every record item of ``chain`` with ``sk`` after record ``after_seq``'s, in
+        ``sk`` order, without ``pk``/``sk``, as stored."""
+        after = record_key(chain, after_seq)["sk"] if after_seq > 0 else ""
+        for item in self._query(f"CHAIN#{chain}", after_sk=after):
             yield {k: v for k, v in item.items() if k not in _KEYS}
 
     def markers(self, chain: str) -> dict[str, tuple[int, str]]:
