@@ -206,7 +206,12 @@ def test_misconfigured_slack_still_records(
     assert len(list(chains.records("ml-gov-queue"))) == 1
 
 
-@pytest.mark.parametrize("path", sorted(EVENTS.glob("audit_trail-*.json")), ids=lambda p: p.stem)
+CLOUDTRAIL_SAMPLES = sorted(
+    p for p in EVENTS.glob("audit_trail-*.json") if '"Records"' not in p.read_text()
+)
+
+
+@pytest.mark.parametrize("path", CLOUDTRAIL_SAMPLES, ids=lambda p: p.stem)
 def test_every_sample_event_is_an_audited_cloudtrail_call(path: Path) -> None:
     event = BatchApiCallEvent.model_validate_json(path.read_text())
 

@@ -430,9 +430,10 @@ class Demo(DemoDriver):
         sealed = all(r.seal_checks is not None for r in reports)
         self.check(sealed, "audit verify: record seals checked with the KMS key")
         state = "every chain intact" if verified else "BROKEN"
+        self.say(f"audit verify: {state} ({len(records)} records)")
         for r in reports:
             self.say(
-                f"audit verify: chain {r.chain}: {r.records} records, {state}; "
-                f"{r.digests} signed digests cover records 1-{r.digested_to}, "
-                f"{r.seal_checks} seal checks (bisection)"
+                f"  chain {r.chain}: {r.digests} signed digests (signatures checked with "
+                f"the public key) cover records 1-{r.digested_to}; "
+                f"{r.seal_checks} KMS seal checks (bisection over {r.records} records)"
             )
