@@ -33,7 +33,8 @@ class S3DigestStore:
         self._client = client
 
     def put(self, key: str, body: bytes) -> None:
-        """``PutObject`` (content type JSON, SHA-256 checksum) under the prefix.
+        """``PutObject`` under the prefix, only if the key is new (``If-None-Match: *``),
+        content type JSON, SHA-256 checksum.
 
         Raises:
             botocore.exceptions.ClientError: S3 refused (rights, throttling).
@@ -44,6 +45,7 @@ class S3DigestStore:
             Body=body,
             ContentType="application/json",
             ChecksumAlgorithm="SHA256",
+            IfNoneMatch="*",
         )
 
     def _versions(self, prefix: str) -> dict[str, list[dict[str, Any]]]:
@@ -62,7 +64,8 @@ class S3DigestStore:
 
     def _read(self, key: str, versions: list[dict[str, Any]]) -> StoredDigest:
         real = [v for v in versions if not v.get("deleteMarker")]
-        oldest = min(real, key=lambda v: v["LastModified"]) if real else None
+        # S3 lists a key's versions newest first: the last one is the first written.
+        oldest = real[-1] if real else None
         body = b""
         if oldest is not None:
             answer = self._client.get_object(

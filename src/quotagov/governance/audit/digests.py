@@ -54,13 +54,15 @@ DIGEST_VERSION = 1
 MAX_SIGNED_BYTES = 4096
 
 
-def digest_key(chain: str, head_seq: int, at: float) -> str:
-    """Object key (without the store's prefix): ``<chain>/<12-digit head>-<UTC time>.json``.
+def digest_key(chain: str, first_seq: int, head_seq: int, at: float) -> str:
+    """Object key (without the store's prefix):
+    ``<chain>/<12-digit head>-<12-digit first>-<UTC time>.json``.
 
-    Keys sort by head seq, then time, so the greatest key is the latest digest.
+    Keys sort by head seq, then first seq (an on-demand digest of an unmoved chain has
+    ``first = head + 1``), then time, so the greatest key is the latest digest.
     """
     moment = datetime.fromtimestamp(at, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    return f"{chain}/{head_seq:012d}-{moment}.json"
+    return f"{chain}/{head_seq:012d}-{first_seq:012d}-{moment}.json"
 
 
 def records_sha256(hashes: Sequence[str]) -> str:
@@ -241,7 +243,7 @@ class DigestPublisher:
             "signingAlgorithm": self.signer.algorithm,
         }
         signature = self.signer.sign(signed_message(header))
-        key = digest_key(chain, int(header["headSeq"]), now)
+        key = digest_key(chain, int(header["firstSeq"]), int(header["headSeq"]), now)
         digest = Digest(key, header, hashes, signature)
         self.store.put(key, digest.body())
         return PublishOutcome(chain, "published", key=key, head_seq=int(header["headSeq"]))
@@ -310,6 +312,12 @@ def check_digests(
     previous: Digest | None = None
     covered = 0
     for count, stored in enumerate(digests, start=1):
+        if stored.versions > 1:
+            reason = (
+                f"digest {stored.key} has {stored.versions} versions "
+                "(overwritten after it was written)"
+            )
+            return DigestCheck(ChainBreak(chain, covered + 1, reason), count, covered)
         try:
             digest = parse_digest(stored)
         except MalformedDigestError as exc:
@@ -356,8 +364,6 @@ def _digest_fault(
 ) -> str | None:
     header = digest.header
     name = f"digest {digest.key}"
-    if digest.versions > 1:
-        return f"{name} has {digest.versions} versions (overwritten after it was written)"
     if header.get("chain") != chain:
         return f"{name} names chain {header.get('chain')!r}"
     try:

@@ -132,13 +132,22 @@ def verify(
     ``(seq, hash)``, a head published earlier) must still hold record ``seq`` with that
     hash, else a break at ``seq``. A named chain that exists nowhere and has no anchor
     is reported as 0 intact records.
+
+    With ``digests``, every chain that has a digest is verified too, and for each chain
+    :func:`~quotagov.governance.audit.digests.check_digests`; with ``sealer``,
+    :func:`~quotagov.governance.audit.seals.first_unsealed` on a chain whose links hold.
+    The break with the lowest seq wins.
+
+    Raises:
+        whatever the stores or KMS raise (a failing read is never reported as tamper).
     """
     anchors = anchors or {}
     registry = set(store.chains())
+    digested = set(digests.store.chains()) if digests is not None else set()
     if chains is not None:
         names = sorted(set(chains))
     else:
-        names = sorted(registry | set(store.stored_chains()) | set(anchors))
+        names = sorted(registry | set(store.stored_chains()) | set(anchors) | digested)
     reports = []
     for name in names:
         markers = store.markers(name)
