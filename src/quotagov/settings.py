@@ -30,6 +30,9 @@ class Settings:
     audit_seal_key: str = ""  #: KMS HMAC_256 key sealing audit records (AUDIT_SEAL_KEY)
     audit_digest_bucket: str = ""  #: S3 bucket (Object Lock) of the digests (AUDIT_DIGEST_BUCKET)
     audit_digest_key: str = ""  #: KMS ECC_NIST_P256 key signing digests (AUDIT_DIGEST_KEY)
+    #: PEM/DER file of the digest public key, used instead of kms:GetPublicKey by
+    #: ``quotagov audit verify`` (AUDIT_DIGEST_PUBLIC_KEY)
+    audit_digest_public_key: str = ""
     idempotency_table: str = ""  #: Powertools Idempotency (IDEMPOTENCY_TABLE)
     submission_queue_url: str = ""  #: SQS submission queue (SUBMISSION_QUEUE_URL)
     policy_parameter: str = ""  #: SSM parameter holding the policy YAML (POLICY_PARAMETER)

@@ -302,10 +302,15 @@ class Services:
 
     @dependency()
     def audit_digest_checker(self) -> SignatureChecker:
-        """The digest public key, fetched once with ``kms:GetPublicKey`` (``AUDIT_DIGEST_KEY``)."""
-        import boto3
-
+        """The digest public key: the file ``AUDIT_DIGEST_PUBLIC_KEY`` (PEM or DER) when
+        set, else fetched once with ``kms:GetPublicKey`` (``AUDIT_DIGEST_KEY``)."""
         from quotagov.adapters.kms_audit import PublicKeyChecker
+
+        if self.settings.audit_digest_public_key:
+            from pathlib import Path
+
+            return PublicKeyChecker(Path(self.settings.audit_digest_public_key).read_bytes())
+        import boto3
 
         return PublicKeyChecker.from_kms(
             self.settings.require("audit_digest_key"), boto3.client("kms")

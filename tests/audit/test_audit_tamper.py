@@ -382,3 +382,43 @@ def test_digests_chain_to_each_other_and_cover_only_new_records(world: World) ->
     assert documents[2]["header"]["previousDigest"] == stored[1].key
     assert documents[1]["records"] == [world.chains.head(CHAIN).hash]  # type: ignore[union-attr]
     assert world.report().intact
+
+
+def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record(
+    world: World,
+    attacker: Attacker,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What an auditor in another account runs: the table, the bucket, the exported
+    public key (no KMS call for digests) and VerifyMac on the seal key."""
+    from quotagov import wiring
+    from quotagov.cli import main
+
+    pem = tmp_path / "digest-public-key.pem"
+    pem.write_bytes(world.checker.pem())
+    for name in ("AUDIT_TABLE", "AUDIT_DIGEST_BUCKET", "AUDIT_DIGEST_KEY", "AUDIT_SEAL_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    argv = [
+        "audit", "verify", "--table", TABLE, "--region", REGION,
+        "--digest-bucket", BUCKET, "--public-key", str(pem), "--seal-key", world.seal_key,
+    ]  # fmt: skip
+    wiring.reset()
+    try:
+        assert main(argv) == 0
+        intact = capsys.readouterr()
+        assert intact.err == ""
+        assert intact.out.startswith(
+            f"chain {CHAIN}: 9 records, intact; 1 signed digests verified, records 1-9 as "
+            "digested; seals hold ("
+        )
+
+        forged = {**attacker.record(4), "action": "SubmissionAccepted"}
+        attacker.rehash_from(4, 9, first=forged)
+        wiring.reset()
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(f"BROKEN chain {CHAIN}: record 4: differs from digest {CHAIN}/")
+    finally:
+        wiring.reset()
