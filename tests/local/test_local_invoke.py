@@ -61,6 +61,7 @@ AUDIT_FINDINGS = {
     "update-service-environment": [],
     "update-service-job-controller": ["PRIORITY_RAISED_OUTSIDE_QUOTAGOV"],
     "update-service-job": ["PRIORITY_RAISED_OUTSIDE_QUOTAGOV"],
+    "submit-service-job": ["SUBMITTED_OUTSIDE_QUOTAGOV"],
 }
 API_ANSWERS = {
     "jobs_api-submit.json": (202, '"state":"QUEUED"'),

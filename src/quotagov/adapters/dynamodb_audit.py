@@ -42,14 +42,47 @@ _KEYS = ("pk", "sk")
 _NEW_KEY = "attribute_not_exists(pk)"
 
 
+#: Escape of nested map keys: DynamoDB refuses an empty map key (a request parameter map
+#: may hold one, e.g. ``tags: {"": ...}``), so ``""`` is stored as ``"~"`` and a key
+#: starting with ``~`` gets one more ``~``; reading undoes it, so the record (and its
+#: hash) is exactly what was sealed.
+_ESCAPE = "~"
+
+
+def _escape(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            (_ESCAPE + k if k.startswith(_ESCAPE) or not k else k): _escape(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_escape(v) for v in value]
+    return value
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            (k[1:] if k.startswith(_ESCAPE) else k): _unescape(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_unescape(v) for v in value]
+    return value
+
+
 def to_item(value: Mapping[str, Any]) -> dict[str, Any]:
-    """A Python mapping (numbers as int/Decimal) as a DynamoDB item of typed attributes."""
-    return {k: _SERIALIZER.serialize(v) for k, v in value.items()}
+    """A Python mapping (numbers as int/Decimal) as a DynamoDB item of typed attributes.
+
+    Nested map keys are escaped (``""`` -> ``"~"``, ``"~k"`` -> ``"~~k"``), because
+    DynamoDB refuses empty map keys; :func:`from_item` undoes it.
+    """
+    return {k: _SERIALIZER.serialize(_escape(v)) for k, v in value.items()}
 
 
 def from_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A DynamoDB item as a Python dict (numbers come back as ``Decimal``)."""
-    return {k: _DESERIALIZER.deserialize(v) for k, v in item.items()}
+    """A DynamoDB item as a Python dict (numbers come back as ``Decimal``), nested map
+    keys unescaped (see :func:`to_item`)."""
+    return {k: _unescape(_DESERIALIZER.deserialize(v)) for k, v in item.items()}
 
 
 def record_key(chain: str, seq: int) -> dict[str, str]:

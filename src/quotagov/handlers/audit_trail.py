@@ -49,7 +49,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.governance.audit.handover import parse_message
-from quotagov.governance.audit.trail import AuditEventError
+from quotagov.governance.audit.trail import AuditEventError, ForeignCallError
 from quotagov.wiring import services
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))
@@ -121,6 +121,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     call = parsed.detail
     try:
         result = services().audit_trail.record_call(call)
+    except ForeignCallError as exc:
+        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
+        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
+        return {"status": "foreign", "reason": str(exc)}
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record
