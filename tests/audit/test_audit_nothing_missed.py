@@ -108,7 +108,9 @@ def test_submit_service_job_outside_quotagov_is_recorded_with_a_finding_and_aler
             {"path": "schedulingPriority", "before": None, "after": 90},
             {"path": "serviceJobType", "before": None, "after": "SAGEMAKER_TRAINING"},
         ],
-        "findings": [{"code": "SUBMITTED_OUTSIDE_QUOTAGOV", "severity": "high", "message": message}],
+        "findings": [
+            {"code": "SUBMITTED_OUTSIDE_QUOTAGOV", "severity": "high", "message": message}
+        ],
         "lookupErrors": [],
         "chain": "ml-gov-queue",
         "seq": 1,
@@ -194,18 +196,16 @@ def test_resource_arns_use_the_records_partition(
 ) -> None:
     cn_queue = "arn:aws-cn:batch:cn-north-1:111122223333:job-queue/ml-gov-queue"
     cn_policy = policy.model_copy(update={"jobQueue": cn_queue})
-    trail = AuditTrail(
-        chains=chains, versions=versions, batch=batch, policy=cn_policy, clock=clock
-    )
+    trail = AuditTrail(chains=chains, versions=versions, batch=batch, policy=cn_policy, clock=clock)
     call = load_call("update-scheduling-policy")
     identity = call.userIdentity.model_dump(mode="json")
     identity["arn"] = "arn:aws-cn:sts::111122223333:assumed-role/ml-admins/alice"
-    identity["sessionContext"]["sessionIssuer"]["arn"] = "arn:aws-cn:iam::111122223333:role/ml-admins"
+    identity["sessionContext"]["sessionIssuer"]["arn"] = (
+        "arn:aws-cn:iam::111122223333:role/ml-admins"
+    )
     params = dict(call.parameters)
     params["arn"] = "arn:aws-cn:batch:cn-north-1:111122223333:scheduling-policy/ml-quota-policy"
-    cn_call = changed(
-        call, awsRegion="cn-north-1", userIdentity=identity, requestParameters=params
-    )
+    cn_call = changed(call, awsRegion="cn-north-1", userIdentity=identity, requestParameters=params)
 
     trail.record_call(cn_call)
 
@@ -277,5 +277,7 @@ def test_a_request_parameter_map_with_an_empty_key_is_stored_and_audited(
         "team": {"S": "ml"},
     }
     assert record["hash"] == record_hash(record)
-    assert verify_chain("ml-gov-queue", chains.records("ml-gov-queue"), chains.markers("ml-gov-queue")) == (1, None)
+    assert verify_chain(
+        "ml-gov-queue", chains.records("ml-gov-queue"), chains.markers("ml-gov-queue")
+    ) == (1, None)
     assert QUEUE_ARN.endswith(record["jobQueue"])

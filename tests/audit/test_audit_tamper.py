@@ -186,7 +186,9 @@ def test_the_untouched_chain_verifies_with_its_digest_and_seals(world: World) ->
     assert all(isinstance(r.get("seal"), str) and r["seal"] for s in stored for r in s)
 
 
-def test_record_4_of_9_changed_and_records_4_to_9_rehashed(world: World, attacker: Attacker) -> None:
+def test_record_4_of_9_changed_and_records_4_to_9_rehashed(
+    world: World, attacker: Attacker
+) -> None:
     forged = {**attacker.record(4), "actor": {"principalArn": "someone-else"}}
     attacker.rehash_from(4, 9, first=forged)
 
@@ -315,7 +317,9 @@ def test_a_digest_cannot_be_deleted_and_a_forged_one_does_not_verify(world: Worl
         own.sign(signed_message(header), ec.ECDSA(hashes.SHA256()))
     ).decode()
     body = json.dumps({"header": header, "records": [], "signature": signature})
-    world.s3.put_object(Bucket=BUCKET, Key=f"{DIGEST_PREFIX}{CHAIN}/000000000009-000000000010-z.json", Body=body)
+    world.s3.put_object(
+        Bucket=BUCKET, Key=f"{DIGEST_PREFIX}{CHAIN}/000000000009-000000000010-z.json", Body=body
+    )
 
     broken = world.report().first_break
 

@@ -140,7 +140,9 @@ def test_decisions_reach_the_writer_over_a_queue_with_a_dlq_and_partial_failures
     # Every other function may send to it, the queue policy refuses anyone else.
     policy = RESOURCES["AuditQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
     [deny] = [s for s in policy if s["Effect"] == "Deny"]
-    allowed = {arn["Fn::GetAtt"][0] for arn in deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]}
+    allowed = {
+        arn["Fn::GetAtt"][0] for arn in deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    }
     senders = {f"{f}Role" for f in FUNCTIONS if ("sqs:SendMessage", "AuditQueue") in _grants(f)}
     assert allowed == senders
     assert senders == {f"{f}Role" for f in FUNCTIONS if not f.startswith("Audit")}
@@ -237,7 +239,9 @@ def test_the_iam_checker_refuses_a_second_writer_key_usage_and_digest_removal() 
         }
     )
     messages = [str(f) for f in check_iam(broken) if "SlackInteractionsFunction" in str(f)]
-    assert any("dynamodb:PutItem on AuditTable is reserved for AuditFunction" in m for m in messages)
+    assert any(
+        "dynamodb:PutItem on AuditTable is reserved for AuditFunction" in m for m in messages
+    )
     assert any("kms:GenerateMac may only be granted by the audit keys" in m for m in messages)
     assert any("s3:DeleteObject on AuditDigestBucket" in m for m in messages)
     assert check_iam(TEMPLATE) == []

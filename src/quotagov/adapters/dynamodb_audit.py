@@ -62,9 +62,7 @@ def _escape(value: Any) -> Any:
 
 def _unescape(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {
-            (k[1:] if k.startswith(_ESCAPE) else k): _unescape(v) for k, v in value.items()
-        }
+        return {(k[1:] if k.startswith(_ESCAPE) else k): _unescape(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_unescape(v) for v in value]
     return value

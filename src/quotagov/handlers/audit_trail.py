@@ -10,9 +10,9 @@ Two triggers (issue 14, "One writer"):
   ``maxReceiveCount``; a malformed one fails the same way, so it is kept in the DLQ;
 - one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below.
 
-For CloudTrail events, thin: parse the event with Powertools Parser (EventBridge envelope + the CloudTrail
-record model), hand the record to :class:`~quotagov.governance.audit.trail.AuditTrail`,
-log and count the outcome.
+For CloudTrail events, thin: parse the event with Powertools Parser (EventBridge
+envelope + the CloudTrail record model), hand the record to
+:class:`~quotagov.governance.audit.trail.AuditTrail`, log and count the outcome.
 
 - A malformed event or an unaudited call is answered ``{"status": "rejected",
   "reason": ...}`` (logged with the field at fault, metric ``AuditEventsRejected``) and
@@ -47,9 +47,9 @@ from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.events import CloudTrailApiCall, ForeignCallError
 from quotagov.governance.audit.handover import parse_message
-from quotagov.governance.audit.trail import AuditEventError, ForeignCallError
+from quotagov.governance.audit.trail import AuditEventError
 from quotagov.wiring import services
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))

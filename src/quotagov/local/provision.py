@@ -231,7 +231,6 @@ class Provisioner:
         arn = self.events.create_event_bus(Name=name)["EventBusArn"]
         self.stack.set_physical(logical_id, name, Arn=arn, Name=name)
 
-
     # -- KMS and S3 (the audit's keys and digest bucket) ------------------------
 
     def _kms_key(self, logical_id: str, props: dict[str, Any]) -> None:
@@ -326,7 +325,7 @@ def parameter_values(template: Mapping[str, Any], values: LocalValues) -> dict[s
             )
             supplied[name] = "/quotagov/policy"
         elif "channel" in lowered and "Default" not in spec:
-            supplied[name] = f"C0{name.upper()[:-len('CHANNEL')]}"  # a valid channel id
+            supplied[name] = f"C0{name.upper()[: -len('CHANNEL')]}"  # a valid channel id
         elif "Default" not in spec:
             supplied[name] = f"local-{name}"
     return supplied

@@ -51,6 +51,7 @@ from typing import Any
 from quotagov import wiring
 from quotagov.clock import ManualClock
 from quotagov.deploy.template import load_template
+from quotagov.governance.audit.review import ChainReport
 from quotagov.local import api_gateway, reads
 from quotagov.local.api_gateway import ApiResponse
 from quotagov.local.cloudtrail import CloudTrailRecordingBatch
@@ -468,7 +469,7 @@ class LocalRuntime:
         with self._lock:
             return reads.audit_records(wiring.services().audit_chains)
 
-    def audit_reports(self) -> list[reads.ChainReport]:
+    def audit_reports(self) -> list[ChainReport]:
         """``quotagov audit verify``: each chain's report (links, dedup markers, seals
         with the moto KMS HMAC key, every signed digest in the moto Object Lock bucket)."""
         with self._lock:

@@ -127,7 +127,8 @@ def _audit_messages(
         if table in targets and owner not in writers:
             for action in actions:
                 if action in TABLE_WRITE_ACTIONS:
-                    yield f"{label}: {action} on {table} is reserved for {', '.join(sorted(writers))}"
+                    only = ", ".join(sorted(writers))
+                    yield f"{label}: {action} on {table} is reserved for {only}"
     for action in actions:
         if action in KEY_POLICY_ONLY_ACTIONS:
             yield f"{label}: {action} may only be granted by the audit keys' own key policies"

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.governance.canonical import CanonicalFormError, canonical_json, normalize
 from quotagov.governance.audit.seals import SEAL_FIELD, sealed
+from quotagov.governance.canonical import CanonicalFormError, canonical_json, normalize
 from quotagov.governance.ports.audit import AppendOutcome, ChainStore, RecordSealer
 
 #: ``prevHash`` of the first record of a chain.

@@ -191,9 +191,9 @@ class DigestPublisher:
     clock: Clock
     sealer: RecordSealer | None = None
 
-    def publish(self, *, force: bool = False, only: Iterable[str] | None = None) -> list[
-        PublishOutcome
-    ]:
+    def publish(
+        self, *, force: bool = False, only: Iterable[str] | None = None
+    ) -> list[PublishOutcome]:
         """Digest every chain (or ``only`` these) that moved since its last digest.
 
         ``force`` also digests chains that did not move (an empty ``records`` list, a
@@ -324,7 +324,9 @@ def check_digests(
             return DigestCheck(ChainBreak(chain, covered + 1, str(exc)), count, covered)
         fault = _digest_fault(chain, digest, previous, covered, checker)
         if fault is not None:
-            return DigestCheck(ChainBreak(chain, digest.first_seq or covered + 1, fault), count, covered)
+            return DigestCheck(
+                ChainBreak(chain, digest.first_seq or covered + 1, fault), count, covered
+            )
         for offset, digested in enumerate(digest.records):
             seq = digest.first_seq + offset
             stored_record = records[seq - 1] if seq - 1 < len(records) else None
@@ -385,7 +387,10 @@ def _digest_fault(
         return f"{name}: headHash is not its last record's hash"
     want_key = previous.key if previous is not None else None
     want_signature = previous.signature if previous is not None else None
-    if header.get("previousDigest") != want_key or header.get("previousSignature") != want_signature:
+    if (
+        header.get("previousDigest") != want_key
+        or header.get("previousSignature") != want_signature
+    ):
         return (
             f"{name} does not follow "
             f"{'digest ' + want_key if want_key else 'nothing (it should be the first)'} "

@@ -45,9 +45,7 @@ class LastKnownConfigurations:
         self._store = store
         self._batch = batch
 
-    def _latest_change(
-        self, resource_arn: str, before_ms: int, second_ms: int
-    ) -> Version | None:
+    def _latest_change(self, resource_arn: str, before_ms: int, second_ms: int) -> Version | None:
         """The newest version before ``before_ms``, skipping live reads made at or after
         ``second_ms`` (they may already show a later change of that second)."""
         bound: int | None = before_ms
