@@ -295,9 +295,11 @@ def main() -> None:
     parser.add_argument("--sealed-records", type=int, default=10000)
     parser.add_argument("--digest-every", type=int, default=1000)
     parser.add_argument("--appends", type=int, default=200)
+    parser.add_argument("--only-sealed", action="store_true", help="skip the first two parts")
     args = parser.parse_args()
-    in_memory(args.records)
-    contended(args.writers, args.per_writer)
+    if not args.only_sealed:
+        in_memory(args.records)
+        contended(args.writers, args.per_writer)
     sealed_chain(args.sealed_records, args.digest_every, args.appends)
 
 
