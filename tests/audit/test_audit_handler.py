@@ -120,8 +120,8 @@ def test_failed_call_event_is_an_attempt() -> None:
         ),
         (lambda e: e.pop("version"), "version: Field required"),
         (
-            lambda e: e["detail"].update(eventName="SubmitServiceJob"),
-            "detail.eventName: 'SubmitServiceJob' is not an audited call",
+            lambda e: e["detail"].update(eventName="SubmitJob"),
+            "detail.eventName: 'SubmitJob' is not an audited call",
         ),
         (
             lambda e: e["detail"]["requestParameters"].pop("quotaShareArn"),

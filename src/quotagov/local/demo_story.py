@@ -432,6 +432,8 @@ class Demo(DemoDriver):
         state = "every chain intact" if verified else "BROKEN"
         self.say(f"audit verify: {state} ({len(records)} records)")
         for r in reports:
+            if r.first_break is not None:
+                self.say(f"  BROKEN {r.first_break}")
             self.say(
                 f"  chain {r.chain}: {r.digests} signed digests (signatures checked with "
                 f"the public key) cover records 1-{r.digested_to}; "
