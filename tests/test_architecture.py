@@ -18,7 +18,14 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "quotagov"
 #: Packages of pure rules and use cases, and what they may never import.
-PURE = ("quotagov.governance", "quotagov.policy", "quotagov.scheduler", "quotagov.batch_semantics")
+PURE = (
+    "quotagov.governance",
+    "quotagov.policy",
+    "quotagov.scheduler",
+    "quotagov.batch_semantics",
+    "quotagov.whatif",
+    "quotagov.durations",
+)
 FORBIDDEN = (
     "quotagov.wiring",
     "quotagov.adapters",

@@ -1,4 +1,4 @@
-"""The ``quotagov`` command: demo, serve, invoke, simulate, audit, policy.
+"""The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -16,6 +16,8 @@ from collections.abc import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "policy",
     "simulate",
+    "whatif",
+    "history",
     "demo",
     "serve",
     "slack_click",

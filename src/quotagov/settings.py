@@ -35,6 +35,9 @@ class Settings:
     audit_digest_public_key: str = ""
     idempotency_table: str = ""  #: Powertools Idempotency (IDEMPOTENCY_TABLE)
     submission_queue_url: str = ""  #: SQS submission queue (SUBMISSION_QUEUE_URL)
+    #: SQS queue of recorded decisions for ApplyDecisionsFunction (APPLY_QUEUE_URL); set
+    #: on the functions that record decisions but must not act on Batch themselves
+    apply_queue_url: str = ""
     policy_parameter: str = ""  #: SSM parameter holding the policy YAML (POLICY_PARAMETER)
     policy_file: str = ""  #: local policy file, used instead of SSM when set (POLICY_FILE)
     slack_secret_arn: str = ""  #: Secrets Manager secret with the Slack tokens (SLACK_SECRET_ARN)

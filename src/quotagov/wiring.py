@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         SubmissionQueue,
         VersionStore,
     )
+    from quotagov.governance.ports.handoff import DecisionHandoff
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
     from quotagov.policy.models import Policy
@@ -207,8 +208,32 @@ class Services:
         return SqsSubmissionQueue(self.settings.require("submission_queue_url"))
 
     @dependency()
+    def decision_handoff(self) -> DecisionHandoff:
+        """The SQS ``ApplyQueue`` to ``ApplyDecisionsFunction`` (``APPLY_QUEUE_URL``)."""
+        from quotagov.adapters.sqs_queue import SqsDecisionHandoff
+
+        return SqsDecisionHandoff(self.settings.require("apply_queue_url"))
+
+    def optional_handoff(self) -> DecisionHandoff | None:
+        """:attr:`decision_handoff` when ``APPLY_QUEUE_URL`` is set (or one is injected),
+        else None: decisions are then applied in the calling process."""
+        try:
+            return self.decision_handoff
+        except RuntimeError:  # Settings.require: no apply queue configured
+            return None
+
+    @dependency()
     def idempotency(self) -> DynamoDBPersistenceLayer:
         """Powertools Idempotency on ``IDEMPOTENCY_TABLE`` (key ``id``, TTL ``expiration``)."""
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
+
+    @dependency()
+    def decision_idempotency(self) -> DynamoDBPersistenceLayer:
+        """Powertools Idempotency of the apply function's hand-offs, on
+        ``IDEMPOTENCY_TABLE`` too: its own persistence layer, because a layer keeps
+        the first configuration (key path) it was used with."""
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
         return DynamoDBPersistenceLayer(table_name=self.settings.require("idempotency_table"))
@@ -274,12 +299,19 @@ class Services:
     @dependency()
     def audit(self) -> AuditSink:
         """The sink of the controller's decisions: the audit queue (``AUDIT_QUEUE_URL``)
-        to the one writer; without a queue (tests), the writer's log itself."""
+        to the one writer; without a queue, the hand-off to the apply function when only
+        ``APPLY_QUEUE_URL`` is set, else (tests) the writer's log itself."""
         if self.settings.audit_queue_url:
             from quotagov.adapters.sqs_audit import SqsAuditQueue
             from quotagov.governance.audit.handover import QueuedAuditSink
 
             return QueuedAuditSink(SqsAuditQueue(self.settings.audit_queue_url), self.clock)
+        if not self.settings.audit_table and "audit_chains" not in self._values:
+            handoff = self.optional_handoff()
+            if handoff is not None:  # no audit queue: through the apply function (issue 15)
+                from quotagov.governance.handoff import HandoffAuditSink
+
+                return HandoffAuditSink(handoff)
         return self.audit_log
 
     @dependency()
@@ -407,6 +439,7 @@ class Services:
             clock=clock,
             previewer=SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock),
             default_channel=self.settings.approval_channel,
+            handoff=self.optional_handoff(),
         )
 
     @dependency(cached=False)
@@ -423,6 +456,7 @@ class Services:
             chat=self.optional_chat(),
             job_queue=self.settings.job_queue,
             platform_channel=self.settings.platform_channel,
+            handoff=self.optional_handoff(),
         )
 
     @dependency(cached=False)

@@ -92,10 +92,10 @@ Resources:
               Resource:
                 - !If [CreateQueue, !Ref AWS::NoValue, arn:aws:batch:r:1:job-queue/q]
                 - !Sub arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*
-  EscalationsApiFunction:
+  ApplyDecisionsFunction:
     Type: AWS::Serverless::Function
     Properties:
-      Handler: fakeapp.handlers.escalations_api.handler
+      Handler: fakeapp.handlers.apply_decisions.handler
       Events:
         Tick:
           Type: Schedule
@@ -191,12 +191,12 @@ def fixture_project(tmp_path: Path) -> FixtureProject:
     handlers.mkdir(parents=True)
     for package in (handlers.parent, handlers):
         (package / "__init__.py").write_text("", encoding="utf-8")
-    for module in ("jobs_api", "worker", "escalations_api", "audit_trail"):
+    for module in ("jobs_api", "worker", "apply_decisions", "audit_trail"):
         (handlers / f"{module}.py").write_text(HANDLER_SOURCE, encoding="utf-8")
     project = FixtureProject(tmp_path, parse_template(FIXTURE_TEMPLATE))
     project.events.mkdir()
     project.write_event("jobs_api-get.json", API_EVENT)
     project.write_event("worker.json", SQS_EVENT)
-    project.write_event("escalations_api-tick.json", SCHEDULE_EVENT)
+    project.write_event("apply_decisions-tick.json", SCHEDULE_EVENT)
     project.write_event("audit_trail-update-quota-share.json", CLOUDTRAIL_EVENT)
     return project

@@ -150,7 +150,7 @@ def test_update_item_on_another_table_is_allowed(fixture_project: FixtureProject
     assert _iam_with(fixture_project, "AuditFunction", planted) == []
 
 
-def test_planted_update_service_job_outside_the_escalation_functions_fails(
+def test_planted_update_service_job_outside_the_apply_function_fails(
     fixture_project: FixtureProject,
 ) -> None:
     planted = {
@@ -163,8 +163,7 @@ def test_planted_update_service_job_outside_the_escalation_functions_fails(
         Finding(
             "iam",
             "JobsApiFunction",
-            "statement Planted: batch:UpdateServiceJob is reserved for "
-            "EscalationExpiryFunction, EscalationsApiFunction, SlackInteractionsFunction",
+            "statement Planted: batch:UpdateServiceJob is reserved for ApplyDecisionsFunction",
         )
     ]
 
@@ -357,6 +356,30 @@ def test_sample_event_missing_the_route_fails(fixture_project: FixtureProject) -
             "jobs_api-post.json POST /jobs/{jobId} hits none of the function's routes "
             "(GET /jobs/{jobId})",
         ),
+    ]
+
+
+def test_payload_2_events_count_as_the_same_api_request(fixture_project: FixtureProject) -> None:
+    """HTTP API (v2) and function URL samples of an Api-triggered function are checked
+    against its routes like REST ones."""
+    v2 = {
+        "version": "2.0",
+        "rawPath": "/jobs/j-1",
+        "requestContext": {"http": {"method": "GET", "path": "/jobs/j-1"}},
+        "body": None,
+        "isBase64Encoded": False,
+    }
+    fixture_project.write_event("jobs_api-v2.json", v2)
+    fixture_project.write_event(
+        "jobs_api-v2-post.json", {**v2, "requestContext": {"http": {"method": "POST"}}}
+    )
+    assert _events(fixture_project) == [
+        Finding(
+            "event",
+            "JobsApiFunction",
+            "jobs_api-v2-post.json POST /jobs/j-1 hits none of the function's routes "
+            "(GET /jobs/{jobId})",
+        )
     ]
 
 

@@ -88,7 +88,7 @@ def test_functions_and_handlers_are_those_of_the_architecture_page() -> None:
     functions = resources_of_type(TEMPLATE, FUNCTION_TYPE)
     handlers = {name: function_property(TEMPLATE, name, "Handler") for name in functions}
     assert handlers == _architecture_functions()
-    assert len(handlers) == 8  # issue 14 added AuditDigestFunction
+    assert len(handlers) == 9  # issue 15 ApplyDecisionsFunction, issue 14 AuditDigestFunction
 
 
 @pytest.mark.parametrize("function", sorted(resources_of_type(TEMPLATE, FUNCTION_TYPE)))
@@ -131,7 +131,7 @@ def test_slack_secret_only_through_secrets_manager() -> None:
         assert targets <= {"SlackSecret"}
 
 
-def test_audit_table_is_put_only_and_update_service_job_only_for_escalations() -> None:
+def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_function() -> None:
     for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
         on_audit = {a for a, t in _granted(function) if t == "AuditTable"}
         assert on_audit <= {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}
@@ -140,12 +140,7 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_escalations() -
         hands_over = ("sqs:SendMessage", "AuditQueue") in _granted(function)
         assert hands_over == (function not in {"AuditFunction", "AuditDigestFunction"}), function
         holds_update = any(a == "batch:UpdateServiceJob" for a, _t in _granted(function))
-        escalation_functions = {
-            "EscalationsApiFunction",
-            "SlackInteractionsFunction",
-            "EscalationExpiryFunction",
-        }
-        assert holds_update == (function in escalation_functions)
+        assert holds_update == (function == "ApplyDecisionsFunction")
     assert {a for a, _t in _granted("AuditFunction")} == {
         "dynamodb:PutItem",
         "dynamodb:GetItem",
@@ -165,7 +160,7 @@ def test_submit_service_job_names_queue_service_jobs_and_quota_shares() -> None:
         "JobsApiFunction",
         "SubmitWorkerFunction",
         "JobStateFunction",
-        "SlackInteractionsFunction",
+        "ApplyDecisionsFunction",
     ):
         [statement] = [s for s in _statements(function) if "batch:SubmitServiceJob" in s["Action"]]
         assert statement["Resource"] == [
@@ -254,7 +249,8 @@ def _events(function: str) -> dict[str, Any]:
 def test_api_uses_iam_by_default_and_no_auth_only_for_slack() -> None:
     auth = _properties("Api")["Auth"]
     assert auth["DefaultAuthorizer"] == "AWS_IAM"
-    assert "BinaryMediaTypes" not in _properties("Api")
+    # Slack's form posts arrive base64-encoded: the exact bytes Slack signed.
+    assert _properties("Api")["BinaryMediaTypes"] == ["application~1x-www-form-urlencoded"]
     routes = {}
     for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
         for event in _events(function).values() if "Events" in _properties(function) else []:

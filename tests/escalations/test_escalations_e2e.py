@@ -231,7 +231,8 @@ def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: W
         ("sub-bg-2", "standard", REASON, ALICE, 422, "is not higher than the job's current"),
         ("sub-bg-2", "critical", REASON, ALICE, 422, "may not request level 'critical'"),
         ("sub-bg-2", "nosuch", REASON, ALICE, 422, "unknown priority level 'nosuch'"),
-        ("sub-bg-2", "high", REASON, DAVE, 403, "not a member of team 'research'"),
+        # Fault 5: another team's caller gets the refusal of an unknown job.
+        ("sub-bg-2", "high", REASON, DAVE, 422, "is not a job submitted by quotagov"),
     ],
 )
 def test_refused_requests(
@@ -249,6 +250,21 @@ def test_refused_requests(
     assert world.slack.messages == []
     assert world.escalations.with_status(EscalationStatus.PENDING) == []
     assert audit_actions(world) == ["EscalationRefused"]
+
+
+def test_another_teams_job_is_answered_like_no_job(world: World) -> None:
+    """dave (team applied) escalates research's bg-2 and a job that does not exist:
+    the two answers are identical but for the id; nothing is stored or posted."""
+    known = world.request("sub-bg-2", "high", REASON, DAVE)
+    unknown = world.request("sub-xx-9", "high", REASON, DAVE)
+    assert known == (
+        422,
+        {"message": "jobId: 'sub-bg-2' is not a job submitted by quotagov that you may escalate"},
+    )
+    assert unknown[1]["message"] == known[1]["message"].replace("sub-bg-2", "sub-xx-9")
+    assert unknown[0] == 422
+    assert world.slack.messages == [] and world.update_calls == []
+    assert world.escalations.with_status(EscalationStatus.PENDING) == []
 
 
 def test_terminal_job_is_refused(world: World) -> None:

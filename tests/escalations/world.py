@@ -155,12 +155,14 @@ class World:
         return int(response["statusCode"])
 
     def expire(self) -> dict[str, Any]:
-        """Run the scheduled expiry function with the sample event."""
-        from quotagov.handlers import escalation_expiry
+        """Run the two 5-minute schedules with the sample event: the expiry function
+        (``expired``), then the apply function's retry run (``retried``)."""
+        from quotagov.handlers import apply_decisions, escalation_expiry
 
         event = load_event("escalation_expiry-scheduled")
         result: dict[str, Any] = escalation_expiry.handler(event, LambdaContext())  # type: ignore[arg-type]
-        return result
+        retry: dict[str, Any] = apply_decisions.handler(event, LambdaContext())  # type: ignore[arg-type]
+        return result | retry
 
     def describe(self, name: str) -> dict[str, Any]:
         answer: dict[str, Any] = self.batch.describe_service_job(jobId=self.job_ids[name])

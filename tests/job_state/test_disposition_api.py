@@ -30,7 +30,17 @@ def call(method: str, job_id: str, principal: str, body: Any = None) -> tuple[in
 
 def test_owner_decides_once_over_the_api_and_the_chain_shows_both_jobs(world: World) -> None:
     exhausted_release_job(world, "rel-1")
-    assert call("POST", "rel-1", ALICE, {"choice": "resubmit"})[0] == 403
+    before = world.store.get("rel-1")
+    # Fault 5: another team's caller gets the very answer of an unknown job.
+    assert call("POST", "rel-1", ALICE, {"choice": "resubmit"}) == (
+        404,
+        {"message": "jobId: no job 'rel-1'"},
+    )
+    assert call("POST", "rel-9", ALICE, {"choice": "resubmit"}) == (
+        404,
+        {"message": "jobId: no job 'rel-9'"},
+    )
+    assert world.store.get("rel-1") == before
     status, reply = call("POST", "rel-1", FRANK, {"choice": "reclassify"})
     assert status == 400
     assert "not offered" in reply["message"]

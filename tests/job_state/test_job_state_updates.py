@@ -10,18 +10,18 @@ import pytest
 
 from quotagov.governance.dispositions import (
     DispositionConflictError,
-    DispositionForbiddenError,
+    DispositionNotFoundError,
     InvalidChoiceError,
     decide_disposition,
 )
 from quotagov.governance.job_state_updates import (
     apply_state_event,
 )
-from quotagov.governance.records import JobRecord
+from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission import service_job_request
 from quotagov.handlers.service_job_events import parse_state_change
 
-from .conftest import START, World, submitted, terminated
+from .conftest import START, World, submitted, terminated, training_payload
 from .envelopes import QUEUE_ARN, attempt, envelope, preempted_twice, training_job_arn
 
 CREATED_MS = int(START * 1000)
@@ -130,8 +130,9 @@ def test_ask_owner_leaves_the_decision_pending_and_applies_it_once(world: World)
     assert disposition["status"] == "pending-owner"
     assert disposition["choices"] == ["resubmit", "abandon"]  # reserved is release's only share
     assert submitted(world.batch) == []
-    with pytest.raises(DispositionForbiddenError, match="actor"):
+    with pytest.raises(DispositionNotFoundError, match=r"^jobId: no job 'sub-3'$"):
         decide_disposition("sub-3", "resubmit", "U0ALICE", deps=world.disposition_deps())
+    assert world.store.get("sub-3") == item
     with pytest.raises(InvalidChoiceError, match="reclassify"):
         decide_disposition("sub-3", "reclassify", "U0FRANK", deps=world.disposition_deps())
     outcome = decide_disposition(
@@ -264,18 +265,113 @@ def test_foreign_jobs_are_recorded_and_otherwise_ignored(world: World) -> None:
     assert submitted(world.batch) == []
 
 
-def test_a_job_whose_record_has_no_batch_job_id_yet_is_found_by_its_tag(world: World) -> None:
-    # the submit path writes batchJobId only after SubmitServiceJob answered; the job's
-    # first events can arrive before that write
+def test_a_job_whose_record_has_no_batch_job_id_yet_waits_for_the_worker(world: World) -> None:
+    """The submit path writes batchJobId only after SubmitServiceJob answered; the job's
+    first events can arrive before that write. The tag alone does not prove the job is
+    the submission's (anyone may set it), so those events are retried until the worker
+    has recorded the job id; then they are tracked."""
     record = world.record("sub-young", batch_job_id=None)
-    world.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
+    response = world.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
     world.batch.advance(10)
-    results = world.pump()
-    assert [r["outcome"] for r in results] == ["tracked"] * 4  # RUNNABLE .. RUNNING
+    assert world.pump() == []
+    assert len(world.retries) == 4  # RUNNABLE .. RUNNING, each to be retried
     item = world.store.get("sub-young")
+    assert item is not None and "jobState" not in item
+    world.jobs.update(
+        "sub-young", {"batchJobId": response["jobId"], "state": SubmissionState.SUBMITTED.value}
+    )
+    world.clock.advance(60)
+    results = world.pump()
+    assert [r["outcome"] for r in results] == ["tracked"] * 4
+    item = world.store.get("sub-young")
+    assert item is not None and item["jobState"]["status"] == "RUNNING"
+
+
+def _impostor(world: World, victim: str, name: str = "impostor") -> str:
+    """A job submitted straight to Batch (around quotagov) tagged with ``victim``."""
+    response = world.batch.submit_service_job(
+        jobName=name,
+        jobQueue=QUEUE_ARN,
+        serviceJobType="SAGEMAKER_TRAINING",
+        quotaShareName="medium",
+        schedulingPriority=10,
+        serviceRequestPayload=training_payload(name, 1, None, run_seconds=60),
+        tags={"quotagov:submissionId": victim},
+    )
+    return str(response["jobId"])
+
+
+def _claims(world: World) -> list[dict[str, Any]]:
+    return [
+        dict(d.details) for d in world.audit.decisions if d.action == "ForeignJobClaimsSubmission"
+    ]
+
+
+def test_an_impostor_tagged_with_a_refused_submission_gains_it_no_job_state(
+    world: World,
+) -> None:
+    """Fault 3a: the refused record stays exactly as it was; the job is foreign."""
+    world.record("sub-refused", batch_job_id=None)
+    world.jobs.update("sub-refused", {"state": SubmissionState.REFUSED.value})
+    before = world.store.get("sub-refused")
+    job_id = _impostor(world, "sub-refused")
+    world.advance(120)
+    assert world.retries == []
+    assert world.store.get("sub-refused") == before
+    item = world.store.get(f"FOREIGN#{job_id}")
     assert item is not None
+    finding = (
+        "SUBMISSION_TAG_OF_ANOTHER_JOB: tagged with submission 'sub-refused', "
+        "which never reached Batch (state REFUSED)"
+    )
+    assert (item["claimedSubmissionId"], item["finding"]) == ("sub-refused", finding)
+    assert {c["finding"] for c in _claims(world)} == {finding}
+    assert {c["jobId"] for c in _claims(world)} == {job_id}
+
+
+def test_an_impostor_tagged_with_a_running_submission_leaves_its_tracking_alone(
+    world: World,
+) -> None:
+    """Fault 3b: the victim's own events keep being tracked, the impostor's are foreign
+    (none fails, none reaches the failed-events queue)."""
+    victim = world.submit("sub-victim", share="background", instance_count=1)
+    world.advance(30)
+    tracked = world.store.get("sub-victim")
+    assert tracked is not None and tracked["jobState"]["status"] == "RUNNING"
+    job_id = _impostor(world, "sub-victim")
+    world.advance(120)
+    assert world.retries == []
+    after = world.store.get("sub-victim")
+    assert after is not None and after["batchJobId"] == victim.batchJobId
+    assert after["jobStateFacts"] == tracked["jobStateFacts"]
+    item = world.store.get(f"FOREIGN#{job_id}")
+    assert item is not None and item["claimedSubmissionId"] == "sub-victim"
+    assert item["finding"] == (
+        "SUBMISSION_TAG_OF_ANOTHER_JOB: tagged with submission 'sub-victim', "
+        f"whose job is {victim.batchJobId!r}"
+    )
+    assert "SUCCEEDED" in item["statusesSeen"]
+
+
+def test_an_impostor_racing_a_queued_submission_never_becomes_its_job(world: World) -> None:
+    """Fault 3c: the victim is still being submitted when the impostor's events come;
+    they wait, and once the worker records the victim's own job they are foreign."""
+    record = world.record("sub-queued", batch_job_id=None)
+    job_id = _impostor(world, "sub-queued")
+    world.batch.advance(10)
+    world.pump()
+    assert world.retries and world.store.get(f"FOREIGN#{job_id}") is None
+    response = world.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
+    world.jobs.update(
+        "sub-queued", {"batchJobId": response["jobId"], "state": SubmissionState.SUBMITTED.value}
+    )
+    world.clock.advance(60)
+    world.advance(120)
+    item = world.store.get("sub-queued")
+    assert item is not None and item["batchJobId"] == response["jobId"]
     assert item["jobState"]["status"] == "RUNNING"
-    assert "batchJobId" not in item  # left to the submit path
+    foreign = world.store.get(f"FOREIGN#{job_id}")
+    assert foreign is not None and foreign["claimedSubmissionId"] == "sub-queued"
 
 
 def test_untagged_jobs_are_foreign_and_batch_is_asked_once(world: World) -> None:

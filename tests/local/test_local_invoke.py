@@ -70,6 +70,8 @@ API_ANSWERS = {
     "escalations_api-request.json": (422, "'sub-bg-2' is not a job submitted by quotagov"),
     # recorded long ago with another signing secret: stale, so refused
     "slack_interactions-approve.json": (401, "invalid Slack request signature"),
+    "slack_interactions-http-api-v2.json": (401, "invalid Slack request signature"),
+    "slack_interactions-function-url.json": (401, "invalid Slack request signature"),
 }
 
 
@@ -104,7 +106,12 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
             "submissionId": None,
         }
     elif name == "escalation_expiry-scheduled.json":
-        assert result == {"expired": [], "retried": {}}
+        assert result == {"expired": []}
+    elif name == "apply_decisions-scheduled.json":
+        assert result == {"retried": {}}
+    elif name == "apply_decisions-handoffs.json":
+        # an escalation and a disposition that do not exist: nothing to act on, acknowledged
+        assert result == {"batchItemFailures": []}
     elif name == "submit_worker-batch.json":
         # a reference to an unknown submission is poison: acknowledged, not retried
         assert result == {"batchItemFailures": []}

@@ -283,3 +283,44 @@ def test_job_queue_name_or_arn_is_valid(queue: str) -> None:
     data = _example()
     data["jobQueue"] = queue
     assert parse_policy(data).jobQueue == queue
+
+
+@pytest.mark.parametrize(
+    ("pattern", "fault"),
+    [
+        ("sm-exec-*", "is not an IAM role ARN or pattern"),
+        ("arn:aws:iam::*:role/sm-exec", "is not an IAM role ARN or pattern"),
+        ("arn:aws:iam::111122223333:user/alice", "is not an IAM role ARN or pattern"),
+        ("arn:aws:iam::111122223333:role/sm-exec-?", "is not an IAM role ARN or pattern"),
+        ("arn:aws:iam::111122223333:role/*", "matches every role of the account"),
+        ("arn:aws:iam::111122223333:role/*/*", "matches every role of the account"),
+    ],
+)
+def test_execution_role_patterns_are_checked(pattern: str, fault: str) -> None:
+    data = _example()
+    data["teams"]["research"]["executionRoles"] = [
+        "arn:aws:iam::111122223333:role/sm-exec-research*",
+        pattern,
+    ]
+    data["workloadClasses"]["release"]["executionRoles"] = [pattern]
+    faults = _faults(data)
+    assert len(faults) == 2, faults
+    assert faults[0].startswith(f"teams.research.executionRoles[1]: {pattern!r} {fault}")
+    assert faults[1].startswith(f"workloadClasses.release.executionRoles[0]: {pattern!r} {fault}")
+
+
+def test_execution_role_patterns_match_only_what_they_name() -> None:
+    from quotagov.policy.roles import role_matches
+
+    pattern = "arn:aws:iam::111122223333:role/sm-exec-research*"
+    assert role_matches("arn:aws:iam::111122223333:role/sm-exec-research", pattern)
+    assert role_matches("arn:aws:iam::111122223333:role/sm-exec-research-nlp", pattern)
+    assert not role_matches("arn:aws:iam::111122223333:role/sm-exec-release-prod", pattern)
+    assert not role_matches("arn:aws:iam::444455556666:role/sm-exec-research", pattern)
+    exact = "arn:aws:iam::111122223333:role/sm-exec"
+    assert role_matches(exact, exact)
+    assert not role_matches(exact + "-admin", exact)
+    # regex metacharacters in a name are literal
+    assert not role_matches(
+        "arn:aws:iam::111122223333:role/smXexec", "arn:aws:iam::111122223333:role/sm.exec"
+    )

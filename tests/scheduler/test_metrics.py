@@ -61,3 +61,51 @@ def test_utilization_waits_and_completions() -> None:
     assert a["completionSeconds"] == {"p50": 150, "p95": 200}
     assert a["goodput"] == 1
     assert a["jobs"] == {"SUCCEEDED": 3}
+
+
+def test_every_runnable_stretch_is_a_wait_after_preemptions_too() -> None:
+    # b (borrowing l's instance) runs 0-100, is preempted by l1 at 100, waits until l1
+    # ends at 400, then runs 400-...: its waits are 0 and 300; l1 waited 0.
+    out = run(
+        scenario(
+            2,
+            [share("b", 1), share("l", 1, "LEND")],
+            [job("b1", "b", 0, 1000), job("b2", "b", 0, 500), job("l1", "l", 100, 300)],
+        )
+    )
+    total = out["metrics"]["total"]
+    assert out["jobs"]["b2"]["preemptions"][0]["at"] == 100
+    # waits: b1 0, b2 0, l1 0, b2 after its preemption 100-400 = 300
+    assert total["waitSeconds"] == {"p50": 0, "p95": 300, "max": 300}
+    assert out["metrics"]["shares"]["b"]["waitSeconds"]["max"] == 300
+
+
+def test_a_wait_still_open_at_the_horizon_counts_until_the_end() -> None:
+    # one instance, a1 holds it 0-1000; a2 waits from 0 and the run stops at 600
+    out = run(
+        scenario(
+            1,
+            [share("a", 1, "RESERVE")],
+            [job("a1", "a", 0, 1000), job("a2", "a", 0, 100)],
+            horizonSeconds=600,
+        )
+    )
+    assert out["metrics"]["total"]["waitSeconds"]["max"] == 600
+    assert out["metrics"]["total"]["failedJobs"] == 0
+
+
+def test_environment_utilization_and_failed_jobs() -> None:
+    # capacity 4, one share of limit 1: a1 0-100 alone; the environment offers 4 x 100
+    out = run(
+        scenario(
+            4,
+            [share("a", 1, "RESERVE"), share("d", 1, "RESERVE", state="DISABLED")],
+            [job("a1", "a", 0, 100), job("d1", "d", 0, 100)],
+        )
+    )
+    total = out["metrics"]["total"]
+    assert total["utilization"] == 100 / 400
+    assert out["metrics"]["shares"]["a"]["utilizationOfLimit"] == 100 / 100
+    # d1 went to a DISABLED share: FAILED at once, counted as failed
+    assert total["failedJobs"] == 1
+    assert out["metrics"]["shares"]["d"]["failedJobs"] == 1

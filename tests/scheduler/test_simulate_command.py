@@ -64,7 +64,12 @@ def test_float_times_are_stable() -> None:
 def test_table_output_has_timeline_jobs_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(WALKTHROUGH)]) == 0
     out = capsys.readouterr().out
-    assert "Timeline" in out and "Jobs" in out and "Per-share summary (4800 s simulated)" in out
+    assert "Timeline" in out and "Jobs" in out
+    # durations for a person: 4800 s is 1 h 20 m; failed jobs are counted
+    assert "Per-share summary (1 h 20 m simulated; 0 failed job(s))" in out
+    # the scenario's admin action (the escalation of bg-2 at 900 s)
+    assert "Admin actions (scenario)" in out
+    assert "900    UpdateServiceJob  jobName=bg-2, schedulingPriority=50" in out
     rows = {
         line.split()[0]: line.split()
         for line in out.splitlines()
@@ -75,6 +80,9 @@ def test_table_output_has_timeline_jobs_and_summary(capsys: pytest.CaptureFixtur
     assert ["0", "bg-2", "RUNNABLE", "->", "SCHEDULED", "->", "RUNNING", "BORROWED"] in timeline
     background = next(line for line in out.splitlines() if line.startswith("background"))
     assert background.split()[:4] == ["background", "7500", "2700", "0"]
+    # bg-1 waited 900 s (15 m) in RUNNABLE after its in-share preemption
+    total = next(line for line in out.splitlines() if line.startswith("TOTAL"))
+    assert "15 m" in total
     assert rows  # timeline rows per job are present
 
 
@@ -148,3 +156,49 @@ def test_progress_bar_on_a_terminal_for_large_scenarios(
     monkeypatch.setattr(command.sys.stderr, "isatty", lambda: False)
     assert main(["simulate", str(path), "--output", "json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_simulate_with_a_policy_shows_admin_actions_and_refusals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The walkthrough's jobs placed into the example policy's teams; the policy routes
+    # them (dave's scheduled class may only use medium) and runs its rules in the loop.
+    walkthrough = Path(__file__).resolve().parents[2] / "src/quotagov/examples/aws-walkthrough.json"
+    policy = Path(__file__).resolve().parents[2] / "src/quotagov/examples/policy.yaml"
+    args = [
+        "simulate", str(walkthrough), "--policy", str(policy),
+        "--map", "background=research:exploratory", "--map", "medium=applied:scheduled",
+        "--map", "reserved=release:release",
+    ]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Admin actions (the controller's decisions)" in out
+    assert "Refused at submission" in out
+    assert "team research" in out and "share background" in out
+    assert "1 h 20 m simulated" in out
+    assert main([*args, "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["total"]["refusedJobs"] == 0
+    assert doc["total"]["failedJobs"] == 0
+    assert doc["total"]["dispositions"]["resubmit"] == 0
+    assert set(doc["teams"]) == {"research", "applied", "release"}
+
+
+def test_simulate_with_a_policy_and_an_unmapped_share_exits_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    walkthrough = Path(__file__).resolve().parents[2] / "src/quotagov/examples/aws-walkthrough.json"
+    policy = Path(__file__).resolve().parents[2] / "src/quotagov/examples/policy.yaml"
+    assert main(["simulate", str(walkthrough), "--policy", str(policy)]) == 2
+    err = capsys.readouterr().err
+    assert "jobs[0].quotaShareName: share 'background' is not mapped" in err
+
+
+def test_a_policy_given_as_the_scenario_says_how_to_use_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    policy = Path(__file__).resolve().parents[2] / "src/quotagov/examples/policy.yaml"
+    assert main(["simulate", str(policy)]) == 2
+    err = capsys.readouterr().err
+    assert "this is a governance policy, not a scenario" in err
+    assert f"quotagov simulate WORKLOAD --policy {policy}" in err

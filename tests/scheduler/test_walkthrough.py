@@ -85,6 +85,16 @@ def test_walkthrough_metrics_worked_by_hand() -> None:
     assert background["lostInstanceSeconds"] == 300
     # useful = 3600 + 3600 of 7500 used
     assert background["goodput"] == 0.96
-    assert metrics["total"]["waitSeconds"] == {"p50": 0, "p95": 0, "max": 0}
+    # every RUNNABLE stretch is a wait: the four jobs start at once when submitted
+    # (0 s each), bg-2 waits 600-900 after its cross-share preemption (300 s) and bg-1
+    # 900-1800 after its in-share one (900 s): [0, 0, 0, 0, 300, 900]
+    assert metrics["total"]["waitSeconds"] == {"p50": 0, "p95": 900, "max": 900}
+    assert metrics["shares"]["background"]["waitSeconds"] == {"p50": 0, "p95": 900, "max": 900}
+    # the environment: 3 instances x 4800 s = 14400; used: background 7500, medium
+    # 1200 (med-1 600-1800), reserved 1800 (res-1 300-2100) = 10500
+    assert metrics["total"]["usedInstanceSeconds"] == 10500
+    assert metrics["total"]["utilization"] == round(10500 / 14400, 6)
+    assert metrics["shares"]["reserved"]["utilization"] == 0.125
+    assert metrics["total"]["failedJobs"] == 0
     assert metrics["shares"]["medium"]["completionSeconds"] == {"p50": 1200, "p95": 1200}
     assert metrics["durationSeconds"] == 4800

@@ -36,10 +36,13 @@ def policy_text() -> str:
 
 
 def training_payload(name: str = "resnet-sweep-017", **changes: Any) -> dict[str, Any]:
-    """A CreateTrainingJob request on one ml.g5.xlarge, with checkpoints."""
+    """A CreateTrainingJob request on one ml.g5.xlarge, with checkpoints, naming the
+    shared ``sm-exec`` role (bound to every class of the example policy)."""
     payload = copy.deepcopy(load_event("jobs_api-submit"))
     body: dict[str, Any] = json.loads(payload["body"])["serviceRequestPayload"]
     body["TrainingJobName"] = name
+    # the shared execution role the example policy binds to every workload class
+    body["RoleArn"] = "arn:aws:iam::111122223333:role/sm-exec"
     body["CheckpointConfig"]["S3Uri"] = (
         f"s3://example-ml-artifacts-euw1/research/checkpoints/{name}/"
     )

@@ -410,10 +410,15 @@ def test_get_of_unknown_or_foreign_submission(stack: Stack) -> None:
     assert status == 404 and view == {"message": "no submission does-not-exist"}
     _, reply = post_jobs(submission())
     assert get_job(reply["submissionId"], BOB)[0] == 200  # same team
-    status, view = get_job(reply["submissionId"], DAVE)
-    assert status == 403
-    assert view["message"] == f"{DAVE} may not see submission {reply['submissionId']}"
-    assert get_job(reply["submissionId"], FRANK)[0] == 403
+    # Fault 5: another team's caller gets the answer of a submission that does not
+    # exist, word for word, so ids (uuid5 of principal and clientRequestId) leak nothing.
+    sid = reply["submissionId"]
+    missing = "00000000-0000-5000-8000-000000000000"
+    assert get_job(sid, DAVE) == (404, {"message": f"no submission {sid}"})
+    assert get_job(missing, DAVE) == (404, {"message": f"no submission {missing}"})
+    assert get_job(sid, FRANK) == (404, {"message": f"no submission {sid}"})
+    record = stack.jobs.get(sid)
+    assert record is not None and record.state is SubmissionState.QUEUED
 
 
 def test_get_of_a_waiting_job_shows_status_reason_and_front_of_share(
@@ -494,3 +499,69 @@ def test_a_retry_accepted_while_the_first_send_hangs_is_submitted(
     _, job = get_job(reply["submissionId"])
     assert job["state"] == "SUBMITTED", job
     assert len(_jobs_named(batch, "race-1")) == 1
+
+
+RELEASE_ROLE = "arn:aws:iam::111122223333:role/sm-exec-release-prod"
+
+
+def test_research_member_naming_the_release_teams_role_is_refused(stack: Stack, batch: Any) -> None:
+    """Fault 2: alice (research) names release's ``sm-exec-release-prod`` in RoleArn:
+    422 with the reason, stored REFUSED and audited, nothing queued or sent to Batch."""
+    body = submission(serviceRequestPayload=training_payload(RoleArn=RELEASE_ROLE))
+    status, reply = post_jobs(body, ALICE)
+    reason = (
+        f"serviceRequestPayload.RoleArn: execution role {RELEASE_ROLE!r} is not bound to "
+        "team 'research' or class 'exploratory' in the policy (allowed: "
+        "arn:aws:iam::111122223333:role/sm-exec-research*, "
+        "arn:aws:iam::111122223333:role/sm-exec)"
+    )
+    assert status == 422
+    assert reply == {"submissionId": reply["submissionId"], "state": "REFUSED", "reasons": [reason]}
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.REFUSED
+    assert record.quotaShareName is None and record.schedulingPriority is None
+    assert queue_depth(stack) == (0, 0)
+    drain(stack)
+    assert [op for op, _ in batch.requests if op == "SubmitServiceJob"] == []
+    assert [(d.action, d.details["reasons"]) for d in stack.audit.decisions] == [
+        ("SubmissionRefused", [reason])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("role", "principal", "team", "workload_class"),
+    [
+        (
+            "arn:aws:iam::111122223333:role/sm-exec-research-vision",
+            ALICE,
+            "research",
+            "exploratory",
+        ),
+        ("arn:aws:iam::111122223333:role/sm-exec", ALICE, "research", "exploratory"),
+        ("arn:aws:iam::111122223333:role/sm-exec-release-prod", FRANK, "release", "release"),
+    ],
+)
+def test_roles_bound_to_the_team_or_class_are_accepted(
+    stack: Stack, role: str, principal: str, team: str, workload_class: str
+) -> None:
+    payload = training_payload(RoleArn=role)
+    changes: dict[str, Any] = {"team": team, "workloadClass": workload_class}
+    if workload_class == "release":
+        payload.pop("CheckpointConfig")
+        changes["checkpointIntervalSeconds"] = None
+    status, reply = post_jobs(submission(serviceRequestPayload=payload, **changes), principal)
+    assert status == 202, reply
+
+
+def test_a_role_that_only_looks_like_a_bound_one_is_refused(stack: Stack) -> None:
+    """Another account's role of the same name, a longer name around the shared role
+    and a path below it are not the bound roles."""
+    for role in (
+        "arn:aws:iam::444455556666:role/sm-exec-research",
+        "arn:aws:iam::111122223333:role/xsm-exec",
+        "arn:aws:iam::111122223333:role/sm-exec/admin",
+    ):
+        body = submission(serviceRequestPayload=training_payload(RoleArn=role))
+        status, reply = post_jobs(body, ALICE)
+        assert status == 422, role
+        assert reply["reasons"][0].startswith("serviceRequestPayload.RoleArn: ")

@@ -29,18 +29,25 @@ def test_submit_sample_is_accepted_and_get_sample_shape_resolves(stack: Stack) -
 
 
 def test_worker_batch_sample(stack: Stack, batch: Any) -> None:
-    """One reference to an unknown submission (poison, FAILED) and one direct submission."""
+    """A reference to no stored submission and a whole submission sent straight to the
+    queue claiming bob: both REFUSED and audited, nothing sent to Batch."""
+    from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
+
     reply = submit_worker.handler(load_event("submit_worker-batch"), LambdaContext())
     assert reply == {"batchItemFailures": []}
     records = [
         stack.jobs.get(i["pk"]["S"])
         for i in stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
     ]
-    by_state = {r.state: r for r in records if r is not None}
-    assert set(by_state) == {SubmissionState.FAILED, SubmissionState.SUBMITTED}
-    assert by_state[SubmissionState.FAILED].reasons == [
-        "submissionId: no submission 8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f"
-    ]
-    submitted = by_state[SubmissionState.SUBMITTED]
-    assert submitted.principal == BOB and submitted.jobName == "resnet-sweep-018"
-    assert batch.describe_service_job(jobId=submitted.batchJobId)["quotaShareName"] == "background"
+    assert sorted(r.reasons[0] for r in records if r is not None) == sorted(
+        [
+            "submissionId: no stored submission 8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f; "
+            "nothing was submitted",
+            DIRECT_SUBMISSION_FAULT,
+        ]
+    )
+    assert all(r is not None and r.state is SubmissionState.REFUSED for r in records)
+    direct = next(r for r in records if r is not None and r.team)
+    assert direct.principal == "" and (direct.model_extra or {})["claimedPrincipal"] == BOB
+    assert [op for op, _ in batch.requests if op == "SubmitServiceJob"] == []
+    assert [a.action for a in stack.audit.decisions] == ["SubmissionRefused"] * 2

@@ -7,7 +7,6 @@ whole run takes a few seconds of wall time.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -18,6 +17,7 @@ from quotagov.clock import ManualClock
 from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
 from support.principals import ALICE, BOB
 
+from .api import post_jobs
 from .conftest import Stack, submission, training_payload
 from .sqs_driver import drain, queue_depth
 
@@ -37,26 +37,14 @@ class RecordingPacer:
         self.times.append(self._clock.now())
 
 
-def _send_burst(stack: Stack, count: int) -> None:
-    for start in range(0, count, 10):
-        entries = []
-        for i in range(start, min(start + 10, count)):
-            body = submission(
-                clientRequestId=f"burst-{i}",
-                serviceRequestPayload=training_payload(f"burst-{i}"),
-            )
-            principal = ALICE if i % 2 else BOB
-            entries.append(
-                {
-                    "Id": str(i),
-                    "MessageBody": json.dumps(body),
-                    "MessageAttributes": {
-                        "principal": {"DataType": "String", "StringValue": principal}
-                    },
-                }
-            )
-        sent = stack.sqs.send_message_batch(QueueUrl=stack.queue_url, Entries=entries)
-        assert len(sent["Successful"]) == len(entries)
+def _send_burst(count: int) -> None:
+    """``count`` submissions through ``POST /jobs`` (the only sender the queue accepts)."""
+    for i in range(count):
+        body = submission(
+            clientRequestId=f"burst-{i}", serviceRequestPayload=training_payload(f"burst-{i}")
+        )
+        status, reply = post_jobs(body, ALICE if i % 2 else BOB)
+        assert status == 202, reply
 
 
 @pytest.mark.slow  # 300 submissions through moto SQS
@@ -66,7 +54,7 @@ def test_burst_of_300_ends_as_300_service_jobs_and_an_empty_dlq(stack: Stack, ba
     batch.throttle_above(5.0, burst=5, operations=["SubmitServiceJob"])
     pacer = RecordingPacer(rate, stack.clock)
     wiring.services().set("submit_pacer", pacer)
-    _send_burst(stack, COUNT)
+    _send_burst(COUNT)
 
     report = drain(stack)
 

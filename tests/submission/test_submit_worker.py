@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from quotagov.governance.records import SubmissionState
+from quotagov.governance.submission import submission_id_for
+from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
 from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import post_jobs
@@ -107,18 +109,18 @@ def test_scheduled_class_without_retry_limit_goes_to_medium(stack: Stack, batch:
 def test_ten_messages_with_two_poison_ones(
     stack: Stack, batch: Any, capsys: Any, caplog: Any
 ) -> None:
-    """Eight become service jobs; the two poison messages end FAILED and do not loop."""
-    good = [
-        send_direct(
-            stack,
+    """Eight become service jobs; a direct (unreferenced) message is refused and a job
+    Batch refuses ends FAILED; neither loops."""
+    good = []
+    for i in range(8):
+        status, reply = post_jobs(
             submission(
-                clientRequestId=f"run-{i}",
-                serviceRequestPayload=training_payload(f"run-{i}"),
+                clientRequestId=f"run-{i}", serviceRequestPayload=training_payload(f"run-{i}")
             ),
             ALICE if i % 2 else BOB,
         )
-        for i in range(8)
-    ]
+        assert status == 202, reply
+        good.append(reply["submissionId"])
     malformed = send_direct(stack, {"team": "research", "workloadClass": "exploratory"}, ALICE)
     # Accepted by the policy, but someone disabled the share in Batch: ClientException.
     status, reply = post_jobs(_release_job(), FRANK)
@@ -132,42 +134,39 @@ def test_ten_messages_with_two_poison_ones(
     assert report.processed == 10
     assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (0, 0)
     items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
-    states = sorted((i["state"]["S"], i.get("messageId", {}).get("S", "")) for i in items)
-    failed = [s for s in states if s[0] == "FAILED"]
-    assert len(failed) == 2
-    assert [s[0] for s in states].count("SUBMITTED") == 8
+    states = sorted(i["state"]["S"] for i in items)
+    assert states == ["FAILED", "REFUSED"] + ["SUBMITTED"] * 8
     assert len(_service_jobs(batch)) == 8
     bad = stack.jobs.get(reply["submissionId"])
     assert bad is not None and bad.state is SubmissionState.FAILED
     assert len(bad.reasons) == 1
     assert bad.reasons[0].startswith("Batch refused SubmitServiceJob: ClientException: ")
     assert "reserved" in bad.reasons[0]
-    malformed_record = next(
+    refused = next(
         stack.jobs.get(i["pk"]["S"]) for i in items if i.get("messageId", {}).get("S") == malformed
     )
-    assert malformed_record is not None
-    assert malformed_record.reasons == [
-        "priorityLevel: Field required",
-        "serviceRequestPayload: Field required",
-    ]
-    assert malformed_record.team == "research" and malformed_record.principal == ALICE
-    # The metrics name exactly two failures, and the logs name the two messages.
+    assert refused is not None and refused.state is SubmissionState.REFUSED
+    assert refused.reasons == [DIRECT_SUBMISSION_FAULT]
+    assert refused.principal == "" and (refused.model_extra or {})["claimedPrincipal"] == ALICE
     out = capsys.readouterr().out
     emf = [json.loads(line) for line in out.splitlines() if '"_aws"' in line]
-    assert _metric(emf, "SubmissionsFailed") == 2
+    assert _metric(emf, "SubmissionsFailed") == 1
+    assert _metric(emf, "SubmissionsRefused") == 1
     assert _metric(emf, "SubmissionsSubmitted") == 8
     warned = [r for r in caplog.records if r.getMessage() == "submission not sent to Batch"]
     assert sorted(getattr(w, "submissionId", "") for w in warned) == sorted(
-        [malformed_record.pk, reply["submissionId"]]
+        [refused.pk, reply["submissionId"]]
     )
-    assert {a.action for a in stack.audit.decisions} == {"SubmissionFailed"}
-    assert len(good) == 8
+    assert sorted(a.action for a in stack.audit.decisions) == [
+        "SubmissionFailed",
+        "SubmissionRefused",
+    ]
 
 
-def test_deeply_nested_message_is_recorded_failed_and_acknowledged(
+def test_deeply_nested_message_is_recorded_refused_and_acknowledged(
     stack: Stack, batch: Any
 ) -> None:
-    """A 2 KB body nested 1000 levels deep is poison: FAILED once, deleted, no DLQ."""
+    """A 2 KB body nested 1000 levels deep is poison: REFUSED once, deleted, no DLQ."""
     body = '{"team":"research","x":' + "[" * 1000 + "]" * 1000 + "}"
     message_id = stack.sqs.send_message(
         QueueUrl=stack.queue_url,
@@ -180,13 +179,13 @@ def test_deeply_nested_message_is_recorded_failed_and_acknowledged(
     assert report.failures == [] and report.processed == 1 and report.invocations == 1
     assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (0, 0)
     items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
-    assert [(i["state"]["S"], i["messageId"]["S"]) for i in items] == [("FAILED", message_id)]
+    assert [(i["state"]["S"], i["messageId"]["S"]) for i in items] == [("REFUSED", message_id)]
     record = stack.jobs.get(items[0]["pk"]["S"])
     assert record is not None
     assert record.reasons == ["(body): nested too deeply to decode"]
-    assert record.principal == ALICE
+    assert record.principal == "" and (record.model_extra or {})["claimedPrincipal"] == ALICE
     assert _service_jobs(batch) == []
-    assert [a.action for a in stack.audit.decisions] == ["SubmissionFailed"]
+    assert [a.action for a in stack.audit.decisions] == ["SubmissionRefused"]
 
 
 def test_same_message_delivered_three_times_makes_one_service_job(stack: Stack, batch: Any) -> None:
@@ -195,7 +194,7 @@ def test_same_message_delivered_three_times_makes_one_service_job(stack: Stack, 
 
     from .sqs_driver import lambda_record
 
-    send_direct(stack, submission(), ALICE)
+    assert post_jobs(submission())[0] == 202
     message = stack.sqs.receive_message(
         QueueUrl=stack.queue_url, AttributeNames=["All"], MessageAttributeNames=["All"]
     )["Messages"][0]
@@ -264,20 +263,81 @@ def test_server_error_is_retried_then_succeeds(stack: Stack, batch: Any) -> None
     assert len(_service_jobs(batch)) == 1
 
 
-def test_direct_submission_for_another_team_is_refused(stack: Stack, batch: Any) -> None:
-    body = submission(team="applied", workloadClass="scheduled")
+def test_attacker_sending_straight_to_the_queue_as_alice_submits_nothing(
+    stack: Stack, batch: Any
+) -> None:
+    """Fault 1: a caller who can send to the queue puts a whole submission there with
+    ``principal`` = alice (who may submit for research). Refused: no service job, no
+    record in alice's name, the claim audited as such."""
+    body = submission(clientRequestId="forged-1")
     message_id = send_direct(stack, body, ALICE)
+
     report = drain(stack)
-    assert report.failures == []
+
+    assert report.failures == [] and queue_depth(stack, stack.dlq_url) == (0, 0)
+    assert _submits(batch) == [] and _service_jobs(batch) == []
     items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
     assert len(items) == 1
     record = stack.jobs.get(items[0]["pk"]["S"])
     assert record is not None and record.state is SubmissionState.REFUSED
-    assert record.reasons == [
-        f"team: {ALICE} is not a member of team 'applied' and may not submit for it"
-    ]
-    assert (record.model_extra or {})["messageId"] == message_id
+    assert record.reasons == [DIRECT_SUBMISSION_FAULT]
+    assert record.principal == "" and record.schedulingPriority is None
+    extra = record.model_extra or {}
+    assert extra["messageId"] == message_id and extra["claimedPrincipal"] == ALICE
+    assert items[0].get("serviceRequestPayload", {"S": ""}) == {"S": ""}
+    assert items[0].get("clientToken", {"S": ""}) == {"S": ""}
+    assert "batchJobId" not in items[0]
+    # alice's own submission with that clientRequestId does not exist
+    assert stack.jobs.get(submission_id_for(ALICE, "forged-1")) is None
+    (decision,) = stack.audit.decisions
+    assert decision.action == "SubmissionRefused" and decision.actor == "quotagov"
+    assert decision.resource == record.pk
+    assert decision.details["claimedPrincipal"] == ALICE
+    assert decision.details["reasons"] == [DIRECT_SUBMISSION_FAULT]
+
+
+def test_reference_to_no_stored_submission_is_refused_and_audited(stack: Stack, batch: Any) -> None:
+    """A forged ``{"submissionId"}`` naming nothing the API stored: refused, audited."""
+    message_id = stack.sqs.send_message(
+        QueueUrl=stack.queue_url,
+        MessageBody=json.dumps({"submissionId": "11111111-2222-5333-8444-555555555555"}),
+        MessageAttributes={"principal": {"DataType": "String", "StringValue": ALICE}},
+    )["MessageId"]
+
+    drain(stack)
+
     assert _submits(batch) == []
+    (item,) = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
+    assert item["state"]["S"] == "REFUSED" and item["messageId"]["S"] == message_id
+    assert item["reasons"]["L"][0]["S"] == (
+        "submissionId: no stored submission 11111111-2222-5333-8444-555555555555; "
+        "nothing was submitted"
+    )
+    assert stack.jobs.get("11111111-2222-5333-8444-555555555555") is None
+    assert [a.action for a in stack.audit.decisions] == ["SubmissionRefused"]
+
+
+def test_the_worker_submits_as_the_stored_record_says_whatever_the_message_claims(
+    stack: Stack, batch: Any
+) -> None:
+    """The API stored bob's submission; a copy of its reference with ``principal`` =
+    alice changes nothing: one service job, bob's, tagged as his."""
+    status, reply = post_jobs(submission(), BOB)
+    assert status == 202
+    stack.sqs.send_message(
+        QueueUrl=stack.queue_url,
+        MessageBody=json.dumps({"submissionId": reply["submissionId"]}),
+        MessageAttributes={"principal": {"DataType": "String", "StringValue": ALICE}},
+    )
+
+    drain(stack)
+
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.SUBMITTED
+    assert record.principal == BOB
+    (request,) = _submits(batch)
+    assert request["tags"]["quotagov:submissionId"] == reply["submissionId"]
+    assert ALICE not in json.dumps(request)
 
 
 def test_direct_submission_without_principal_attribute_is_refused(stack: Stack, batch: Any) -> None:
@@ -285,7 +345,7 @@ def test_direct_submission_without_principal_attribute_is_refused(stack: Stack, 
     drain(stack)
     items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
     assert [i["state"]["S"] for i in items] == ["REFUSED"]
-    assert items[0]["reasons"]["L"][0]["S"].startswith("team: (anonymous) is not a member")
+    assert items[0]["reasons"]["L"][0]["S"] == DIRECT_SUBMISSION_FAULT
     assert _submits(batch) == []
 
 
@@ -324,31 +384,36 @@ def test_priority_change_in_policy_applies_at_submission(stack: Stack, batch: An
     assert batch.describe_service_job(jobId=record.batchJobId)["schedulingPriority"] == 15
 
 
-def test_direct_retry_of_a_submission_the_api_could_not_queue_is_submitted_once(
-    stack: Stack, batch: Any, monkeypatch: Any
+def test_a_redelivery_does_not_adopt_an_impostor_carrying_the_submissions_tags(
+    stack: Stack, batch: Any
 ) -> None:
-    """POST /jobs got 503 (SQS refused the send); the same request put on the queue
-    directly (same principal and clientRequestId) is the same submission: submitted."""
-    from quotagov import wiring
-    from quotagov.governance.ports import SubmissionQueueError
+    """Fault 3, submit side: before the worker's redelivery, someone submits straight to
+    Batch a job with the submission's name and ``quotagov:*`` tags. The worker's
+    recheck finds it by name and tag, sees another request, and submits its own."""
+    status, reply = post_jobs(submission())
+    record = stack.jobs.get(reply["submissionId"])
+    assert status == 202 and record is not None
+    first = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"][0]
+    impostor = batch.submit_service_job(
+        jobName=record.jobName,
+        jobQueue="ml-gov-queue",
+        serviceJobType="SAGEMAKER_TRAINING",
+        serviceRequestPayload=json.dumps(training_payload("other-work")),
+        quotaShareName="background",
+        schedulingPriority=10,
+        tags={"quotagov:submissionId": record.pk, "quotagov:team": "research"},
+    )
+    stack.sqs.change_message_visibility(
+        QueueUrl=stack.queue_url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0
+    )
 
-    queue = wiring.services().submission_queue
-
-    def refuse(submission_id: str) -> None:
-        raise SubmissionQueueError("SQS SendMessage failed: ServiceUnavailable")
-
-    monkeypatch.setattr(queue, "send", refuse)
-    status, reply = post_jobs(submission(clientRequestId="direct-1"))
-    assert status == 503
-    failed = stack.jobs.get(reply["submissionId"])
-    assert failed is not None and failed.state is SubmissionState.FAILED
-
-    send_direct(stack, submission(clientRequestId="direct-1"), ALICE)
     report = drain(stack)
 
-    assert report.failures == [] and queue_depth(stack, stack.dlq_url) == (0, 0)
-    record = stack.jobs.get(reply["submissionId"])
-    assert record is not None and record.state is SubmissionState.SUBMITTED
-    assert record.reasons == [] and "enqueueFailed" not in (record.model_extra or {})
-    assert len(_service_jobs(batch)) == 1
-    assert len(stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]) == 1
+    assert report.failures == []
+    after = stack.jobs.get(reply["submissionId"])
+    assert after is not None and after.state is SubmissionState.SUBMITTED
+    assert after.batchJobId and after.batchJobId != impostor["jobId"]
+    own = batch.describe_service_job(jobId=after.batchJobId)
+    assert json.loads(own["serviceRequestPayload"]) == json.loads(record.serviceRequestPayload)
+    tokens = [r.get("clientToken") for r in _submits(batch)]
+    assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own

@@ -250,11 +250,14 @@ class DynamoDBJobStateStore:
         job_queue: str | None,
         job_name: str | None,
         quota_share_name: str | None,
+        claimed_submission_id: str | None = None,
+        finding: str | None = None,
     ) -> None:
         """Note an event of a job quotagov did not submit (``FOREIGN#<jobId>`` item).
 
         Idempotent: the statuses seen form a set (``statusesSeen``); ``firstEventTime`` is
-        the envelope time of the first event delivered.
+        the envelope time of the first event delivered. A job tagged with a submission
+        that is not its own also keeps ``claimedSubmissionId`` and ``finding``.
         """
         values: dict[str, Any] = {
             ":id": batch_job_id,
@@ -271,6 +274,8 @@ class DynamoDBJobStateStore:
             ("jobQueue", job_queue),
             ("jobName", job_name),
             ("quotaShareName", quota_share_name),
+            ("claimedSubmissionId", claimed_submission_id),
+            ("finding", finding),
         ):
             if value is not None:
                 sets.append(f"{attribute} = :{attribute}")

@@ -1,9 +1,8 @@
 """The SQS submission queue: implements :class:`~quotagov.governance.submission.SubmissionQueue`.
 
-Messages sent by the API carry ``{"submissionId": "<id>"}``; the submit worker also
-accepts whole submissions put on the queue directly (see
-``quotagov.handlers.submit_worker``), which carry the caller in the ``principal``
-message attribute.
+Messages sent by the API carry ``{"submissionId": "<id>"}``, the only kind the submit
+worker submits (who submitted, for which team, what: all from the stored record).
+Also :class:`SqsDecisionHandoff`, the ``ApplyQueue`` sender.
 
 IAM: ``sqs:SendMessage`` on the queue (``SUBMISSION_QUEUE_URL``).
 """
@@ -11,11 +10,13 @@ IAM: ``sqs:SendMessage`` on the queue (``SUBMISSION_QUEUE_URL``).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from quotagov.governance.ports import SubmissionQueueError
+from quotagov.governance.ports.handoff import HandoffError
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -57,3 +58,37 @@ class SqsSubmissionQueue:
             )
         except (ClientError, BotoCoreError) as exc:
             raise SubmissionQueueError(f"SQS SendMessage failed: {exc}") from exc
+
+
+class SqsDecisionHandoff:
+    """Sends decision hand-offs to the SQS ``ApplyQueue`` (``APPLY_QUEUE_URL``).
+
+    Implements :class:`~quotagov.governance.ports.handoff.DecisionHandoff`.
+    IAM: ``sqs:SendMessage`` on the queue (and the queue policy must name the role).
+
+    Args:
+        queue_url: the queue URL.
+        client: a boto3 SQS client (built with the default session when None).
+    """
+
+    def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
+        if client is None:
+            import boto3
+
+            client = boto3.client("sqs")
+        self._client = client
+        self._url = queue_url
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Send ``message`` as compact JSON.
+
+        Raises:
+            HandoffError: SQS refused the message or could not be reached.
+        """
+        try:
+            self._client.send_message(
+                QueueUrl=self._url,
+                MessageBody=json.dumps(dict(message), separators=(",", ":"), sort_keys=True),
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise HandoffError(f"SQS SendMessage failed: {exc}") from exc

@@ -1,9 +1,16 @@
 """``quotagov simulate SCENARIO [--output table|json]``: a what-if run of a scenario.
 
-- ``table`` (default): a readable timeline of the status changes, the jobs and a
-  per-share summary, for a person.
+- ``table`` (default): a readable timeline of the status changes, the jobs, the admin
+  actions and a per-share summary (durations in d/h/m/s, failed jobs), for a person.
 - ``json``: exactly the spec's output document (``../shared/spec/scenario-format.md``),
   byte-identical for the same input.
+
+``quotagov simulate WORKLOAD --policy FILE [--format ...]`` replays a workload (any
+``whatif`` format) under one governance policy with its rules in the loop
+(:mod:`quotagov.whatif.governed`) and shows the controller's admin actions
+(resubmissions, reclassifications, owner decisions, thrash-guard terminations,
+refusals), failed jobs and per-share and per-team figures; ``--output json`` prints
+the run's result document.
 
 Invalid scenarios exit 2 with one message per fault on stderr. Scenarios of 10,000
 jobs or more show a progress bar on stderr when stderr is a terminal (a few lines of
@@ -15,8 +22,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
+from quotagov.commands.progress import ProgressBar
+from quotagov.durations import human_duration
 from quotagov.scheduler import ScenarioError, dump_output, load_scenario, simulate
 from quotagov.scheduler.simulation import Progress
 
@@ -35,7 +44,19 @@ def register(subparsers: Any) -> None:
         description="Replay a scenario (JSON or YAML) on the local scheduler and report "
         "transitions, per-job outcomes and per-share metrics.",
     )
-    parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (.json or .yaml)")
+    parser.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        help="scenario file (.json or .yaml), or with "
+        "--policy any workload file of quotagov whatif",
+    )
+    parser.add_argument(
+        "--policy",
+        default=None,
+        metavar="FILE",
+        help="a governance policy: replay the workload with its routing, dispositions and "
+        "thrash guard in the loop",
+    )
     parser.add_argument(
         "--output",
         choices=("table", "json"),
@@ -49,36 +70,26 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="table output: at most N timeline rows and N job rows (default 200)",
     )
+    from quotagov.commands.workload_options import add_workload_arguments
+
+    add_workload_arguments(parser, positional=False)
     parser.set_defaults(func=run)
 
 
-class ProgressBar:
-    """A one-line text progress bar redrawn in place on ``stream``."""
-
-    def __init__(self, stream: TextIO, width: int = 40) -> None:
-        self.stream = stream
-        self.width = width
-
-    def __call__(self, done: int, total: int) -> None:
-        """Draw ``done`` of ``total`` jobs settled."""
-        fraction = done / total if total else 1.0
-        filled = round(fraction * self.width)
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\rsimulating [{bar}] {done}/{total} jobs settled")
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End the bar's line."""
-        self.stream.write("\n")
-        self.stream.flush()
-
-
 def run(args: argparse.Namespace) -> int:
-    """Run the command; returns 0, or 2 for an invalid scenario."""
+    """Run the command; returns 0, or 2 for an invalid scenario, policy or workload."""
+    if args.policy is not None:
+        return _run_governed(args)
     try:
         scenario = load_scenario(args.scenario)
     except ScenarioError as exc:
         print(f"quotagov simulate: invalid scenario {args.scenario}:", file=sys.stderr)
+        if _looks_like_policy(args.scenario):
+            print(
+                "  (document): this is a governance policy, not a scenario: replay a "
+                f"workload under it with quotagov simulate WORKLOAD --policy {args.scenario}",
+                file=sys.stderr,
+            )
         for fault in exc.faults:
             print(f"  {fault}", file=sys.stderr)
         return 2
@@ -93,8 +104,21 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         sys.stdout.write(dump_output(document))
     else:
-        sys.stdout.write(render_table(document, max_rows=args.max_rows))
+        actions = [{"at": a.at, "type": a.type, **a.fields} for a in scenario.actions]
+        sys.stdout.write(render_table(document, max_rows=args.max_rows, actions=actions))
     return 0
+
+
+def _looks_like_policy(path: str) -> bool:
+    """True when ``path`` holds a governance policy document (quota shares and classes)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and {"quotaShares", "workloadClasses"} <= set(data)
 
 
 def _fmt(value: Any) -> str:
@@ -134,7 +158,8 @@ _SUMMARY_COLUMNS = (
     "used inst-s",
     "borrowed",
     "lent",
-    "util",
+    "util (env)",
+    "util (limit)",
     "wait p50",
     "p95",
     "max",
@@ -144,6 +169,8 @@ _SUMMARY_COLUMNS = (
     "in-share",
     "lost inst-s",
     "goodput",
+    "failed",
+    "refused",
 )
 
 
@@ -217,26 +244,46 @@ def _summary_row(name: str, m: dict[str, Any]) -> tuple[Any, ...]:
         m["usedInstanceSeconds"],
         m["borrowedInstanceSeconds"],
         m["lentInstanceSeconds"],
+        m["utilization"],
         m["utilizationOfLimit"],
-        m["waitSeconds"]["p50"],
-        m["waitSeconds"]["p95"],
-        m["waitSeconds"]["max"],
-        m["completionSeconds"]["p50"],
-        m["completionSeconds"]["p95"],
+        human_duration(m["waitSeconds"]["p50"]),
+        human_duration(m["waitSeconds"]["p95"]),
+        human_duration(m["waitSeconds"]["max"]),
+        human_duration(m["completionSeconds"]["p50"]),
+        human_duration(m["completionSeconds"]["p95"]),
         m["preemptions"]["CROSS_SHARE"],
         m["preemptions"]["IN_SHARE"],
         m["lostInstanceSeconds"],
         m["goodput"],
+        m["failedJobs"],
+        m["refusedJobs"],
     )
 
 
-def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
+def _admin_lines(actions: Sequence[dict[str, Any]]) -> list[str]:
+    """The scenario's admin actions (``UpdateServiceJob``, ``UpdateQuotaShare``, ...)."""
+    if not actions:
+        return ["none"]
+    rows = []
+    for a in actions:
+        detail = ", ".join(f"{k}={v}" for k, v in a.items() if k not in ("at", "type"))
+        rows.append((a["at"], a["type"], detail))
+    return _table(("t (s)", "action", "detail"), rows)
+
+
+def render_table(
+    document: dict[str, Any],
+    max_rows: int = 200,
+    actions: Sequence[dict[str, Any]] = (),
+) -> str:
     """The human-readable report of an output document: timeline, jobs, per-share summary.
 
     Args:
         document: the simulation's output document (``scenario-format.md``).
         max_rows: at most this many timeline rows and job rows (a line says how many
             more there are).
+        actions: the scenario's admin actions (``{at, type, ...fields}``), shown in
+            their own section.
     """
     metrics = document["metrics"]
     blocks = [*metrics["shares"].items(), ("TOTAL", metrics["total"])]
@@ -251,9 +298,88 @@ def render_table(document: dict[str, Any], max_rows: int = 200) -> str:
                 "Jobs",
                 *_job_lines(document["jobs"], max_rows),
                 "",
-                f"Per-share summary ({_fmt(metrics['durationSeconds'])} s simulated)",
+                "Admin actions (scenario)",
+                *_admin_lines(actions),
+                "",
+                f"Per-share summary ({human_duration(metrics['durationSeconds'])} simulated;"
+                f" {metrics['total']['failedJobs']} failed job(s))",
                 *_table(_SUMMARY_COLUMNS, [_summary_row(name, m) for name, m in blocks]),
             ]
         )
         + "\n"
     )
+
+
+def _run_governed(args: argparse.Namespace) -> int:
+    """``simulate WORKLOAD --policy FILE``: one governed run, table or JSON."""
+    import json
+
+    from quotagov.commands.workload_options import load_policy_file, load_workload, loop_options
+    from quotagov.scheduler import InvalidConfigError
+    from quotagov.whatif import WhatIfError, run_policy
+    from quotagov.whatif.mapping import parse_capacity
+
+    args.workload = args.scenario
+    try:
+        policy = load_policy_file(args.policy)
+        capacity = parse_capacity(args.capacity) or None
+        workload = load_workload(args)
+        result = run_policy(policy, workload, capacity, loop_options(args))
+    except (WhatIfError, InvalidConfigError) as exc:
+        faults = getattr(exc, "faults", [str(exc)])
+        print(f"quotagov simulate: {len(faults)} problem(s):", file=sys.stderr)
+        for fault in faults:
+            print(f"  {fault}", file=sys.stderr)
+        return 2
+    if args.output == "json":
+        result.pop("series", None)
+        sys.stdout.write(json.dumps(result, sort_keys=True, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_governed(workload.name, args.policy, result, args.max_rows))
+    return 0
+
+
+def render_governed(name: str, policy: str, result: dict[str, Any], max_rows: int = 200) -> str:
+    """The table of a governed run: admin actions, refusals, per-share and per-team summary."""
+    actions = result["actions"]
+    rows = [
+        (
+            f"{_fmt(a['at'])} ({human_duration(a['at'])})",
+            a["action"],
+            a["jobName"],
+            a.get("successor") or "",
+            a.get("share") or "",
+            a["reason"],
+        )
+        for a in actions[:max_rows]
+    ]
+    lines = [
+        f"Workload: {name} under policy {policy} "
+        f"({human_duration(result['durationSeconds'])} simulated, environment "
+        + ", ".join(f"{n} x {t}" for t, n in result["capacity"].items())
+        + ")",
+        "",
+        "Admin actions (the controller's decisions)",
+        *(
+            _table(("t (s)", "action", "job", "successor", "share", "why"), rows)
+            if rows
+            else ["none"]
+        ),
+    ]
+    if len(actions) > max_rows:
+        lines.append(f"... {len(actions) - max_rows} more (use --output json for all)")
+    lines += ["", "Refused at submission"]
+    refusals = result["refusals"]
+    lines += [f"  {n} x {reason}" for reason, n in refusals.items()] or ["  none"]
+    blocks = [
+        *((f"share {k}", m) for k, m in result["shares"].items()),
+        *((f"team {k}", m) for k, m in result["teams"].items()),
+        ("TOTAL", result["total"]),
+    ]
+    lines += [
+        "",
+        "Summary",
+        *_table(_SUMMARY_COLUMNS, [_summary_row(n, m) for n, m in blocks]),
+        "",
+    ]
+    return "\n".join(lines)

@@ -3,7 +3,9 @@
 Flow for each ``Batch Service Job State Change`` (``design.md`` §3):
 
 1. find the submission by ``batchJobId`` (index ``byBatchJobId``); a job quotagov did
-   not submit is recorded as foreign (``FOREIGN#<jobId>`` item) and otherwise ignored;
+   not submit is recorded as foreign (``FOREIGN#<jobId>`` item) and otherwise ignored,
+   also when it carries another submission's ``quotagov:submissionId`` tag (then with
+   a finding, audited; the claimed record is not touched);
 2. fold the event into the record's facts (:func:`quotagov.governance.job_state.fold`,
    order-free and idempotent) and write facts + summary with a version condition,
    re-reading and re-folding when another event won the race;
@@ -38,7 +40,7 @@ from quotagov.governance.job_state import (
     summarize,
 )
 from quotagov.governance.ports import BatchNotFoundError
-from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR, ControllerDecision
 from quotagov.governance.ports.jobs import JobStateRepository, StaleJobStateError
 from quotagov.governance.submission import SUBMISSION_TAG
 
@@ -115,11 +117,15 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
         BatchError: ``DescribeServiceJob`` or a disposition's Batch call failed; retry.
         DispositionInProgressError: another call is submitting the successor; retry.
     """
-    submission_id = deps.store.find_submission_id(event.job_id) or _submission_from_batch(
-        event, deps
-    )
+    submission_id = deps.store.find_submission_id(event.job_id)
     if submission_id is None:
-        return _foreign(event, deps)
+        claimed = _submission_from_batch(event, deps)
+        if claimed is None:
+            return _foreign(event, deps)
+        impostor = _claim_refusal(claimed, event, deps)
+        if impostor is not None:
+            return _foreign(event, deps, claimed=claimed, finding=impostor)
+        submission_id = claimed
     folded = _fold_and_save(submission_id, event, deps)
     record = {
         **folded.record,
@@ -277,7 +283,51 @@ def _submission_from_batch(event: StateEvent, deps: JobStateDeps) -> str | None:
     return str(tag) if tag else None
 
 
-def _foreign(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
+#: The finding of a service job tagged with a submission that is not its own.
+IMPOSTOR_FINDING = "SUBMISSION_TAG_OF_ANOTHER_JOB"
+
+
+def _claim_refusal(claimed: str, event: StateEvent, deps: JobStateDeps) -> str | None:
+    """Why the service job of ``event``, tagged ``quotagov:submissionId=<claimed>``, is
+    not that submission's job; None when it is.
+
+    The tag is only a hint: anyone who may call ``SubmitServiceJob`` can set it. The
+    job is the submission's only when the record names it (``batchJobId``, written by
+    the submit worker from Batch's answer to the record's own ``clientToken``). A
+    record still being submitted (``QUEUED``, no ``batchJobId`` yet) cannot be told
+    apart from an impostor (``DescribeServiceJob`` does not return the client token),
+    so the event is retried until the worker has recorded its job id.
+
+    Raises:
+        RecordNotVisibleYetError: the record is still being submitted (retry later).
+    """
+    record = deps.store.get(claimed)
+    if record is None:
+        raise RecordNotVisibleYetError(
+            f"detail.jobId: service job {event.job_id!r} is tagged with submission "
+            f"{claimed!r}, which has no record (yet); retry later"
+        )
+    recorded = record.get("batchJobId")
+    if recorded == event.job_id:
+        return None
+    if recorded:
+        return f"{IMPOSTOR_FINDING}: tagged with submission {claimed!r}, whose job is {recorded!r}"
+    if record.get("state") == "QUEUED":
+        raise RecordNotVisibleYetError(
+            f"detail.jobId: service job {event.job_id!r} is tagged with submission "
+            f"{claimed!r}, which is still being submitted; retry once its job id is recorded"
+        )
+    return (
+        f"{IMPOSTOR_FINDING}: tagged with submission {claimed!r}, which never reached "
+        f"Batch (state {record.get('state')})"
+    )
+
+
+def _foreign(
+    event: StateEvent, deps: JobStateDeps, *, claimed: str | None = None, finding: str | None = None
+) -> JobStateResult:
+    """Record the job as foreign; a job claiming another submission is also audited
+    (``ForeignJobClaimsSubmission``) and the claimed record is left as it was."""
     deps.store.record_foreign(
         event.job_id,
         status=event.status,
@@ -285,7 +335,26 @@ def _foreign(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
         job_queue=event.job_queue,
         job_name=event.job_name,
         quota_share_name=event.quota_share_name,
+        claimed_submission_id=claimed,
+        finding=finding,
     )
+    if finding is not None:
+        dispositions = deps.dispositions
+        dispositions.audit.record_decision(
+            ControllerDecision(
+                action="ForeignJobClaimsSubmission",
+                actor=QUOTAGOV_ACTOR,
+                job_queue=dispositions.audit_job_queue,
+                resource=event.job_id,
+                decision_id=f"foreign-claim:{event.job_id}:{claimed}",
+                details={
+                    "jobId": event.job_id,
+                    "claimedSubmissionId": claimed,
+                    "finding": finding,
+                    "status": event.status,
+                },
+            )
+        )
     return JobStateResult(
         outcome="foreign",
         batch_job_id=event.job_id,

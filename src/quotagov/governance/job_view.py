@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from quotagov.governance.access import may_view
-from quotagov.governance.errors import ForbiddenError, NotFoundError
+from quotagov.governance.errors import NotFoundError
 from quotagov.governance.job_chain import chain_links
 from quotagov.governance.ports import BatchError, BatchPort, JobsRepository
 from quotagov.governance.records import JobRecord, SubmissionState
@@ -63,10 +63,6 @@ class SubmissionNotFoundError(NotFoundError):
     """No submission has this id (a ``NotFoundError``)."""
 
 
-class ViewForbiddenError(ForbiddenError):
-    """The caller is neither the submitter nor a member of the submission's team."""
-
-
 def show_job(
     job_id: str,
     caller: str,
@@ -79,18 +75,19 @@ def show_job(
     """The view of submission ``job_id`` for ``caller`` (a principal ARN), with
     ``chain.links``.
 
-    An unknown id is told before the permission check (as ``GET /jobs/{jobId}`` always did).
+    Authorization before existence (design.md, trust model): a submission ``caller``
+    may not see (:func:`quotagov.governance.access.may_view`) gets the very answer of
+    one that does not exist, so ids (``uuid5`` of principal and ``clientRequestId``,
+    computable by anyone) cannot be probed across teams.
 
     Raises:
-        SubmissionNotFoundError: no submission ``job_id``.
-        ViewForbiddenError: ``caller`` may not see it
-            (:func:`quotagov.governance.access.may_view`).
+        SubmissionNotFoundError: no submission ``job_id`` that ``caller`` may see.
     """
     record = jobs.get(job_id)
-    if record is None:
+    if record is None or not may_view(
+        policy, team=record.team, submitter=record.principal, caller=caller
+    ):
         raise SubmissionNotFoundError(f"no submission {job_id}")
-    if not may_view(policy, team=record.team, submitter=record.principal, caller=caller):
-        raise ViewForbiddenError(f"{caller or '(anonymous)'} may not see submission {job_id}")
     view = job_view(record, batch, job_queue)
 
     def get(submission_id: str) -> dict[str, Any] | None:

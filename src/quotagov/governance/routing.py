@@ -28,6 +28,7 @@ from quotagov.governance.access import team_member
 from quotagov.governance.errors import ForbiddenError
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy, QuotaShare, Team, WorkloadClass
+from quotagov.policy.roles import role_allowed
 
 
 class NotATeamMemberError(ForbiddenError):
@@ -172,6 +173,7 @@ def _class_faults(
             f"serviceRequestPayload.ResourceConfig.InstanceCount: {resources.InstanceCount} "
             f"exceeds class {name!r} maximum of {workload_class.maxInstanceCount}"
         )
+    faults += _role_faults(payload.RoleArn, name, workload_class, team_name, team)
     if workload_class.checkpointRequired:
         if not payload.checkpoints:
             faults.append(
@@ -185,6 +187,20 @@ def _class_faults(
                 "how often the job writes a checkpoint, in seconds"
             )
     return workload_class, faults
+
+
+def _role_faults(
+    role_arn: str, class_name: str, workload_class: WorkloadClass, team_name: str, team: Team
+) -> list[str]:
+    """``RoleArn`` must be bound to the team or the class (:mod:`quotagov.policy.roles`)."""
+    bound = [*team.executionRoles, *workload_class.executionRoles]
+    if role_allowed(role_arn, bound):
+        return []
+    allowed = ", ".join(bound) if bound else "none are bound"
+    return [
+        f"serviceRequestPayload.RoleArn: execution role {role_arn!r} is not bound to team "
+        f"{team_name!r} or class {class_name!r} in the policy (allowed: {allowed})"
+    ]
 
 
 def _level_faults(

@@ -6,13 +6,16 @@ body field. Answers:
 
 - 201 with the escalation (status PENDING, impact preview, Slack message) when it
   waits for approval;
-- 200 with the escalation (status APPLIED, ``direct``) for a level the team may set
-  itself;
+- 202 with the escalation (status APPROVED, ``direct``) for a level the team may set
+  itself: the apply function (the only caller of ``UpdateServiceJob``) applies it and
+  ``GET /jobs/{jobId}`` shows the new priority; 200 (status APPLIED) when this
+  function runs without the hand-off (``APPLY_QUEUE_URL`` unset) and applied it;
 - 422 ``{"message": reason}`` for a refused request (see
   :mod:`quotagov.governance.escalations`), or Powertools' validation detail for a
   malformed body; 400 ``{"message": "body: ..."}`` for a body nested too deeply to
-  decode (``RecursionError`` in the JSON decoder); 403 for a caller outside the
-  job's team; 401 without a caller; 503 when Batch or Slack cannot be reached
+  decode (``RecursionError`` in the JSON decoder); for a caller outside the job's
+  team the very 422 of an unknown job (authorization before existence); 401 without
+  a caller; 503 when Batch or Slack cannot be reached
   (nothing is left changed).
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
@@ -71,7 +74,9 @@ def create_escalation(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
     )
-    status = 201 if escalation.status is EscalationStatus.PENDING else 200
+    status = {EscalationStatus.PENDING: 201, EscalationStatus.APPROVED: 202}.get(
+        escalation.status, 200
+    )
     return json_response(status, escalation.to_api())
 
 

@@ -1,29 +1,30 @@
 """``SlackInteractionsFunction``: ``POST /slack/interactions`` (Slack button clicks).
 
-Order of work, per Slack's request-signing guide (reference §7.1-7.2):
+The function is internet-facing (no IAM authorization; the Slack signature is the
+authentication), so it only verifies and records. Order of work, per Slack's
+request-signing guide (reference §7.1-7.2):
 
 1. Verify the signature before anything else
-   (:func:`quotagov.handlers.slack_signature.verify_slack_request`: slack_sdk's
-   ``SignatureVerifier`` over the raw body as Slack sent it, a 300 s timestamp window
-   on the injectable clock). A missing, malformed, stale or wrong signature is a 401
-   and changes nothing; nothing in this step can raise.
+   (:func:`quotagov.handlers.slack_signature.verify_slack_request`: HMAC-SHA256 over
+   the raw body bytes, constant-time compare, a 300 s timestamp window on the
+   injectable clock). A missing, malformed, stale or wrong signature is a 401 and
+   changes nothing; nothing in this step can raise.
 2. Parse the ``payload`` form field as a ``block_actions`` payload (400 otherwise,
-   also for JSON nested too deeply to decode).
-3. Route each action by ``action_id`` prefix through
+   also for JSON nested too deeply to decode and bodies that are not UTF-8).
+3. Record each click (:func:`record_clicks`): route by ``action_id`` prefix through
    :mod:`quotagov.governance.slack.interactions`: ``escalation_`` ->
-   :func:`escalation_action` (the escalations use case), ``disposition_`` ->
-   :func:`disposition_action` (``decide_disposition``), both registered when this
-   module is imported.
-4. Answer 200 with an empty body. The outcome is shown by updating the original
-   message (``chat.update``, done by the use case); refusals are told to the clicker
-   only, through ``response_url``.
+   :func:`escalation_action` (the decision's conditional write), ``disposition_`` ->
+   :func:`disposition_action` (``decide_disposition``'s conditional write). With the
+   decision hand-off configured (``APPLY_QUEUE_URL``), the use cases stop there and
+   send the decision to ``ApplyDecisionsFunction``, which alone calls Batch
+   (``UpdateServiceJob``, successor submissions) and updates the Slack message.
+4. Answer 200 with an empty body; refusals are told to the clicker only, through
+   ``response_url``.
 
-Slack needs the answer within 3 seconds. The work is done inline: one conditional
-DynamoDB write, at most one ``UpdateServiceJob`` and one ``chat.update``, each a
-single short call (the Slack client times out after 5 s and retries only 429s). The
-decision is durable as soon as the conditional write succeeds; if ``UpdateServiceJob``
-fails or is slow to fail, the request is APPLY_FAILED and the scheduled expiry function
-retries it, so a late answer never loses or doubles a decision.
+Slack needs the answer within 3 seconds; this function makes no Batch call, so a slow
+Batch cannot delay it. Events: API Gateway REST (v1) proxy events, HTTP API (v2)
+events and Lambda function URL events are all accepted (:func:`handler` picks the
+Powertools resolver by the event's shape).
 """
 
 from __future__ import annotations
@@ -33,7 +34,14 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools import Logger, Tracer
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler import (
+    APIGatewayHttpResolver,
+    APIGatewayRestResolver,
+    LambdaFunctionUrlResolver,
+    Response,
+    content_types,
+)
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -57,13 +65,20 @@ __all__ = [
     "disposition_action",
     "escalation_action",
     "handler",
+    "record_clicks",
+    "resolver_for",
     "unusable_record_id",
     "verify_slack_request",
 ]
 
 logger = Logger()
 tracer = Tracer()
+router = Router()  # type: ignore[no-untyped-call]
+#: The REST (v1) resolver; :data:`http_app` and :data:`url_app` serve the same route
+#: for HTTP API (v2) and Lambda function URL events.
 app = APIGatewayRestResolver()
+http_app = APIGatewayHttpResolver()
+url_app = LambdaFunctionUrlResolver()
 
 
 def _text(status: int, message: str) -> Response[str]:
@@ -136,12 +151,12 @@ register_action(ACTION_PREFIX, escalation_action)
 register_action(DISPOSITION_PREFIX, disposition_action)
 
 
-@app.post("/slack/interactions")
+@router.post("/slack/interactions")
 def interactions() -> Response[str]:
-    """Verify, parse, route; 401 for a bad signature, 400 for a bad payload, else 200."""
+    """Verify, parse, record; 401 for a bad signature, 400 for a bad payload, else 200."""
     current = services()
     body = verify_slack_request(
-        app.current_event.raw_event, current.slack_signing_secret, current.clock
+        router.current_event.raw_event, current.slack_signing_secret, current.clock
     )
     if body is None:
         logger.warning("refused a Slack request with a missing, stale or invalid signature")
@@ -158,22 +173,48 @@ def interactions() -> Response[str]:
     except (UnicodeDecodeError, KeyError, IndexError, ValueError) as error:
         logger.warning("unusable Slack interaction", extra={"error": str(error)})
         return _text(400, f"unusable Slack interaction: {error}")
+    record_clicks(actions)
+    return Response(200, content_types.TEXT_PLAIN, "")
+
+
+def record_clicks(actions: list[BlockAction]) -> None:
+    """Record each verified click with its use case and tell the clicker any refusal.
+
+    This is the verification-and-record step of the function: each handler makes one
+    conditional write (and, with the hand-off configured, one SQS send); the Batch
+    call and the message update are the apply function's. ``actions`` come from a
+    request whose signature was checked.
+    """
+    current = services()
     for action in actions:
-        handler = handler_for(action.action_id)
-        if handler is None:
+        action_handler = handler_for(action.action_id)
+        if action_handler is None:
             logger.info("no handler for action", extra={"actionId": action.action_id})
             continue
-        reply = handler(action)
+        reply = action_handler(action)
         if reply.notice and action.response_url:
             try:
                 current.slack_responder(action.response_url, reply.notice)
             except ChatError as error:
                 logger.warning("could not answer the clicker", extra={"error": error.error})
-    return Response(200, content_types.TEXT_PLAIN, "")
+
+
+for _resolver in (app, http_app, url_app):
+    _resolver.include_router(router)
+
+
+def resolver_for(event: dict[str, Any]) -> ApiGatewayResolver:
+    """The resolver for ``event``'s shape: a Lambda function URL event (version 2.0, a
+    ``lambda-url`` domain), an HTTP API v2 event (version 2.0) or a REST v1 event."""
+    if event.get("version") != "2.0":
+        return app
+    context = event.get("requestContext")
+    domain = str(context.get("domainName") or "") if isinstance(context, dict) else ""
+    return url_app if ".lambda-url." in domain else http_app
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Lambda entry point (API Gateway REST proxy event)."""
-    return app.resolve(event, context)
+    """Lambda entry point: REST (v1), HTTP API (v2) or function URL event."""
+    return resolver_for(event).resolve(event, context)

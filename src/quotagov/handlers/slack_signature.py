@@ -1,34 +1,47 @@
 """Slack request signing: is this request from Slack, and fresh? (reference §7.1).
 
-:func:`verify_slack_request` checks the ``X-Slack-Signature`` header with slack_sdk's
-``SignatureVerifier`` over the raw body as Slack sent it (base64-decoded when API
-Gateway set ``isBase64Encoded``), header names in any case, and a 300 s timestamp
-window on quotagov's injectable clock. It never raises: a missing, malformed, stale or
-wrong signature, or an undecodable body, is simply not valid.
+:func:`verify_slack_request` checks the ``X-Slack-Signature`` header over the raw body
+bytes as Slack sent them (base64-decoded when API Gateway or a function URL set
+``isBase64Encoded``), header names in any case, and a 300 s timestamp window on
+quotagov's injectable clock. It never raises: a missing, malformed, stale or wrong
+signature, or an undecodable body, is simply not valid.
+
+The HMAC is computed here, over bytes, and compared with :func:`hmac.compare_digest`:
+slack_sdk's ``SignatureVerifier`` decodes the body as UTF-8 before hashing, so a body
+Slack signed that is not valid UTF-8 would fail there (and a decoded-then-re-encoded
+body is not what Slack signed). The base string and window are Slack's
+(``v0:<timestamp>:<body>``, HMAC-SHA256 hex, ``v0=`` prefix, 300 s).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from slack_sdk.signature import Clock as SlackClock
-from slack_sdk.signature import SignatureVerifier
-
 from quotagov.clock import Clock
 
+#: Slack's replay window: a timestamp further than this from now is refused (seconds).
+MAX_SKEW_SECONDS = 300
 
-class _VerifierClock(SlackClock):
-    """slack_sdk's clock interface over quotagov's injectable clock."""
+#: Signature version Slack uses (``v0=`` prefix and ``v0:`` base string).
+SIGNATURE_VERSION = "v0"
 
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
 
-    def now(self) -> float:
-        """Epoch seconds from the injected clock."""
-        return self._clock.now()
+def slack_signature(signing_secret: str, timestamp: str, body: bytes) -> str:
+    """``v0=`` + hex HMAC-SHA256 of ``b"v0:<timestamp>:" + body`` keyed with the secret.
+
+    Args:
+        signing_secret: the Slack app's signing secret.
+        timestamp: ``X-Slack-Request-Timestamp`` as sent (decimal epoch seconds).
+        body: the raw request body bytes, never decoded.
+    """
+    base = f"{SIGNATURE_VERSION}:{timestamp}:".encode("ascii") + body
+    digest = hmac.new(signing_secret.encode("utf-8"), base, hashlib.sha256).hexdigest()
+    return f"{SIGNATURE_VERSION}={digest}"
 
 
 def raw_body(event: Mapping[str, Any]) -> bytes | None:
@@ -43,7 +56,10 @@ def raw_body(event: Mapping[str, Any]) -> bytes | None:
             return base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             return None
-    return body.encode("utf-8")
+    try:
+        return body.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return None
 
 
 def request_headers(event: Mapping[str, Any]) -> dict[str, str]:
@@ -67,8 +83,14 @@ def verify_slack_request(
 ) -> bytes | None:
     """The raw body when the event carries a valid, fresh Slack signature; else None.
 
+    Args:
+        event: an API Gateway REST (v1), HTTP API (v2) or Lambda function URL event
+            (``body``, ``isBase64Encoded``, ``headers``/``multiValueHeaders``).
+        signing_secret: the Slack app's signing secret.
+        clock: the time source of the 300 s window (epoch seconds).
+
     Never raises: malformed timestamps, non-ASCII signatures and undecodable bodies
-    all count as invalid.
+    all count as invalid. A body that is not UTF-8 is verified as the bytes it is.
     """
     body = raw_body(event)
     if body is None:
@@ -78,9 +100,8 @@ def verify_slack_request(
     signature = headers.get("x-slack-signature", "")
     if not timestamp.isascii() or not timestamp.isdigit() or not signature.isascii():
         return None
-    try:
-        verifier = SignatureVerifier(signing_secret, clock=_VerifierClock(clock))
-        valid = verifier.is_valid(body=body, timestamp=timestamp, signature=signature)
-    except (ValueError, TypeError):
+    if abs(clock.now() - int(timestamp)) > MAX_SKEW_SECONDS:
         return None
+    expected = slack_signature(signing_secret, timestamp, body)
+    valid = hmac.compare_digest(expected.encode("ascii"), signature.encode("ascii"))
     return body if valid else None

@@ -3,9 +3,15 @@
 Powertools batch processing (``BatchProcessor`` + ``process_partial_response``) reports
 per-message outcomes to SQS (``ReportBatchItemFailures``):
 
-* **submitted**, **refused** or **failed for good** (a poison message: malformed,
-  refused by the policy as it is now, Batch ``ClientException``): the record says so,
-  with reasons; the message counts as processed, so it is deleted and never loops.
+* **submitted**, **refused** or **failed for good** (refused by the policy as it is
+  now, Batch ``ClientException``): the record says so, with reasons; the message
+  counts as processed, so it is deleted and never loops.
+* **refused message**: only ``{"submissionId"}`` references to a record the API wrote
+  are submitted, with the principal, team and request of that record (never a message
+  attribute). Anything else (a whole submission sent straight to the queue, a
+  reference to no record, a malformed body) is stored ``REFUSED`` under an id derived
+  from the message id, with the sender's claimed principal kept as
+  ``claimedPrincipal`` only, audited ``SubmissionRefused`` and never submitted.
   Each such message is logged with its ``messageId`` and counted in the
   ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics.
 * **transient** (Batch throttling or 5xx after the adapter's own retries, DynamoDB or
@@ -42,7 +48,6 @@ from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idemp
 from quotagov.wiring import services
 
 if TYPE_CHECKING:
-    from quotagov.governance.records import JobRecord
     from quotagov.handlers.submission_messages import ParsedMessage
 
 # The use cases are imported where they are used, so that the function's cold start
@@ -144,65 +149,36 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         BatchBackoffError: Batch throttled an earlier message of this invocation.
         TransientSubmitError: Batch throttled or failed on this one.
     """
-    from quotagov.governance.records import SubmissionState
-    from quotagov.governance.submission import record_unusable_message
     from quotagov.handlers.submission_messages import parse_message
 
     message = parse_message(record.body, record.raw_event.get("messageAttributes") or {})
-    if message.faults:
-        stored = record_unusable_message(
-            record.message_id,
-            message.faults,
-            services().submission(),
-            principal=message.principal,
-            fields=message.fields,
-        )
-        return _outcome(record, stored.pk, str(stored.state), stored.reasons)
-    submission_id = message.submission_id
-    if message.request is not None:
-        received = _receive_direct(record, message)
-        if received.state is not SubmissionState.QUEUED:
-            return _outcome(record, received.pk, str(received.state), received.reasons)
-        submission_id = received.pk
-    assert submission_id is not None
-    return _send(record, submission_id)
+    if message.submission_id is None:
+        return _refuse(record, message, message.faults)
+    return _send(record, message)
 
 
-def _receive_direct(record: SQSRecord, message: ParsedMessage) -> JobRecord:
-    """Store a whole submission sent straight to the queue; returns its record.
+def _refuse(record: SQSRecord, message: ParsedMessage, reasons: list[str]) -> dict[str, Any]:
+    """Store and audit a message that is not a reference to a stored submission."""
+    from quotagov.governance.submission import record_unusable_message
 
-    A caller who may not submit for the team is stored ``REFUSED`` with the reason.
-    """
-    from quotagov.governance.records import SubmissionState
-    from quotagov.governance.routing import NotATeamMemberError
-    from quotagov.governance.submission import receive_submission, record_unusable_message
-
-    assert message.request is not None
-    deps = services().submission()
-    try:
-        return receive_submission(
-            message.request,
-            message.principal,
-            deps,
-            source="sqs",
-            message_id=record.message_id,
-            enqueue=False,
-        ).record
-    except NotATeamMemberError as exc:
-        return record_unusable_message(
-            record.message_id,
-            [str(exc)],
-            deps,
-            principal=message.principal,
-            fields=message.fields,
-            state=SubmissionState.REFUSED,
-        )
+    stored = record_unusable_message(
+        record.message_id,
+        reasons,
+        services().submission(),
+        claimed_principal=message.claimed_principal,
+        fields=message.fields,
+    )
+    return _outcome(record, stored.pk, str(stored.state), stored.reasons)
 
 
-def _send(record: SQSRecord, submission_id: str) -> dict[str, Any]:
-    """Submit ``submission_id`` to Batch once (unless Batch throttled this invocation)."""
+def _send(record: SQSRecord, message: ParsedMessage) -> dict[str, Any]:
+    """Submit the referenced stored submission to Batch once (unless Batch throttled
+    this invocation); a reference to no stored submission is refused."""
     from quotagov.governance.ports import BatchThrottledError
-    from quotagov.governance.submission import TransientSubmitError, record_unusable_message
+    from quotagov.governance.submission import TransientSubmitError
+
+    submission_id = message.submission_id
+    assert submission_id is not None
 
     if _Invocation.throttled:
         metrics.add_metric(name="SubmissionsDeferred", unit=MetricUnit.Count, value=1)
@@ -211,13 +187,10 @@ def _send(record: SQSRecord, submission_id: str) -> dict[str, Any]:
     try:
         result = _submit_once(submission_id, recheck)
     except LookupError:
-        # A reference to a submission that was never stored can never succeed.
-        stored = record_unusable_message(
-            record.message_id,
-            [f"submissionId: no submission {submission_id}"],
-            services().submission(),
-        )
-        return _outcome(record, stored.pk, str(stored.state), stored.reasons)
+        # Only the API queues references, after storing the record: a reference to
+        # no record was sent by someone else (or the record was removed).
+        reason = f"submissionId: no stored submission {submission_id}; nothing was submitted"
+        return _refuse(record, message, [reason])
     except TransientSubmitError as exc:
         if isinstance(exc.cause, BatchThrottledError):
             _Invocation.throttled = True

@@ -40,9 +40,10 @@ class DemoResult:
 
 
 def training_request(
-    name: str, run_seconds: int, checkpoint_interval: int | None = None
+    name: str, run_seconds: int, checkpoint_interval: int | None = None, *, team: str
 ) -> dict[str, Any]:
-    """A SageMaker ``CreateTrainingJob`` request for one ml.g5.xlarge.
+    """A SageMaker ``CreateTrainingJob`` request for one ml.g5.xlarge, with the team's
+    execution role ``sm-exec-<team>`` (bound to the team in the example policy).
 
     The simulated Batch reads how long the job runs and how often it checkpoints
     from the ``quotagov:simRunSeconds`` / ``quotagov:simCheckpointIntervalSeconds``
@@ -51,7 +52,7 @@ def training_request(
     tags = [{"Key": "quotagov:simRunSeconds", "Value": str(run_seconds)}]
     request: dict[str, Any] = {
         "TrainingJobName": name,
-        "RoleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/sm-exec-research",
+        "RoleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/sm-exec-{team}",
         "AlgorithmSpecification": {
             "TrainingImage": f"{ACCOUNT_ID}.dkr.ecr.eu-west-1.amazonaws.com/train:1.0",
             "TrainingInputMode": "File",
@@ -140,7 +141,9 @@ class DemoDriver:
             "jobName": name,
             "quotaShareName": share,
             "clientRequestId": f"demo-{name}",
-            "serviceRequestPayload": training_request(name, run_seconds, checkpoint_interval),
+            "serviceRequestPayload": training_request(
+                name, run_seconds, checkpoint_interval, team=team
+            ),
         }
         if checkpoint_interval is not None:
             body["checkpointIntervalSeconds"] = checkpoint_interval

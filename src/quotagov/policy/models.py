@@ -136,6 +136,9 @@ class WorkloadClass(_Model):
         thrashGuard: optional early reclassification.
         instanceTypes: instance types the class may request.
         maxInstanceCount: largest ``ResourceConfig.InstanceCount`` allowed.
+        executionRoles: SageMaker execution roles (IAM role ARNs, ``*`` as wildcard)
+            the class's jobs may name in ``RoleArn``, besides their team's
+            (:mod:`quotagov.policy.roles`).
     """
 
     checkpointRequired: bool
@@ -145,6 +148,7 @@ class WorkloadClass(_Model):
     thrashGuard: ThrashGuard | None = None
     instanceTypes: list[str] = Field(min_length=1)
     maxInstanceCount: int = Field(default=1, ge=1)
+    executionRoles: list[str] = Field(default_factory=list)
     description: str = ""
 
 
@@ -174,6 +178,9 @@ class Team(_Model):
         approvers: Slack user ids who may approve this team's escalations, in addition
             to the share's approvers.
         escalationBudget: how many escalations the team may request per period.
+        executionRoles: SageMaker execution roles (IAM role ARNs, ``*`` as wildcard)
+            the team's jobs may name in ``RoleArn`` (:mod:`quotagov.policy.roles`); a
+            role bound to neither the team nor the job's class is refused.
     """
 
     members: list[Member] = Field(default_factory=list)
@@ -182,6 +189,7 @@ class Team(_Model):
     approvalLevels: list[str] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
     escalationBudget: EscalationBudget = EscalationBudget(count=3, periodSeconds=604800)
+    executionRoles: list[str] = Field(default_factory=list)
 
 
 class Policy(_Model):

@@ -21,6 +21,7 @@ from quotagov.policy.models import (
     MIN_SCHEDULING_PRIORITY,
     Policy,
 )
+from quotagov.policy.roles import role_pattern_fault
 
 
 class PolicyError(ValueError):
@@ -62,6 +63,7 @@ def _cross_reference_faults(policy: Policy) -> list[str]:
         *_level_faults(policy),
         *_class_faults(policy),
         *_team_faults(policy),
+        *_role_faults(policy),
     ]
 
 
@@ -179,6 +181,22 @@ def _team_faults(policy: Policy) -> list[str]:
                 faults.append(
                     f"teams.{tname}.members[{j}].principal: {principal!r} is listed twice"
                 )
+    return faults
+
+
+def _role_faults(policy: Policy) -> list[str]:
+    """Every ``executionRoles`` entry is an IAM role ARN or a bounded pattern
+    (:func:`quotagov.policy.roles.role_pattern_fault`)."""
+    owners = [(f"teams.{name}", team.executionRoles) for name, team in policy.teams.items()]
+    owners += [
+        (f"workloadClasses.{name}", c.executionRoles) for name, c in policy.workloadClasses.items()
+    ]
+    faults: list[str] = []
+    for where, patterns in owners:
+        for j, pattern in enumerate(patterns):
+            fault = role_pattern_fault(pattern)
+            if fault is not None:
+                faults.append(f"{where}.executionRoles[{j}]: {fault}")
     return faults
 
 

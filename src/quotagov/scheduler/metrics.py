@@ -1,19 +1,33 @@
-"""Metrics of a simulated run, per share and in total (spec "Output", ``metrics``).
+"""Metrics of a simulated run, per share, per team and in total (spec "Output", ``metrics``).
 
-Every share block and the ``total`` block hold:
+Written once, used by ``quotagov simulate`` (:mod:`.simulation`) and ``quotagov whatif``
+(:mod:`quotagov.whatif`). Every block holds:
 
 - ``usedInstanceSeconds``, ``borrowedInstanceSeconds``, ``lentInstanceSeconds``
   (lent attribution: see :mod:`.usage`), also per instance type in ``byInstanceType``;
+- ``utilization``: used instance-seconds over the **environment's** capacity
+  instance-seconds (every instance of the service environment, for the run's
+  duration); a share's or a team's value is its part of the environment, so the
+  shares' values add up to the total's;
 - ``utilizationOfLimit``: instance-seconds used within the share's own limit over the
-  instance-seconds of that limit (null when the limit integral is 0);
-- ``waitSeconds`` ``{p50, p95, max}``: ``firstStartedAt - submittedAt`` over the jobs
-  that started;
-- ``completionSeconds`` ``{p50, p95}``: ``stoppedAt - submittedAt`` over SUCCEEDED jobs;
-- ``preemptions`` ``{CROSS_SHARE, IN_SHARE}``: preemptions suffered by the share's jobs;
+  instance-seconds of that limit (null when the limit integral is 0, and for teams,
+  which have no limit);
+- ``waitSeconds`` ``{p50, p95, max}``: every stretch a job spent RUNNABLE is one wait:
+  the one after its submission and each one after a preemption (a job preempted at
+  600 s and started again at 900 s waited 300 s). A wait still open when the run ends
+  counts up to the end. Time in SCHEDULED/STARTING (startup) is not waiting: the job
+  holds its instances then;
+- ``completionSeconds`` ``{p50, p95}``: ``stoppedAt - submittedAt`` over SUCCEEDED jobs
+  (``submittedAt`` of the job's original submission when a governance loop resubmitted
+  it, see ``origins``);
+- ``preemptions`` ``{CROSS_SHARE, IN_SHARE}``: preemptions suffered by the block's jobs;
 - ``lostInstanceSeconds``: sum of ``lostSeconds x instanceCount``;
 - ``goodput``: useful instance-seconds over used instance-seconds, where useful =
   ``(RUNNING seconds - lostSeconds - restart overhead seconds run) x instanceCount``
   (null when nothing was used);
+- ``failedJobs``: jobs that ended FAILED (retries exhausted, terminated, DISABLED
+  share) and were not carried on by a successor; ``refusedJobs``: jobs never submitted
+  (refused by policy or too large for the environment; 0 for a plain scenario);
 - ``jobs``: job counts by final status.
 
 Percentiles use the nearest-rank method (this project's choice): the value at rank
@@ -23,11 +37,13 @@ Percentiles use the nearest-rank method (this project's choice): the value at ra
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from quotagov.scheduler.engine import JobView
+from quotagov.scheduler.state import HOLDING_STATES, Transition
 from quotagov.scheduler.usage import BORROWED, LENT, LIMIT, USED, WITHIN
+from quotagov.scheduler.views import JobView
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -39,15 +55,85 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     return ordered[rank - 1]
 
 
-def _block(
-    jobs: Sequence[JobView],
-    integrals: Mapping[tuple[str, str], list[float]],
-    share_names: set[str],
-) -> dict[str, Any]:
+def _sorted_percentile(ordered: Sequence[float], p: float) -> float | None:
+    if not ordered:
+        return None
+    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
+
+
+class JobClock:
+    """A transition listener that times each job's waits and holding, in seconds.
+
+    Attach it with :meth:`Engine.add_listener` before the run. It keeps, per job name,
+    the closed RUNNABLE stretches (:attr:`waits`), the start of an open one, and the
+    seconds it held instances (SCHEDULED, STARTING or RUNNING; :attr:`held`).
+    """
+
+    __slots__ = ("_held_since", "_runnable_since", "held", "waits")
+
+    def __init__(self) -> None:
+        self._runnable_since: dict[str, float] = {}
+        self._held_since: dict[str, float] = {}
+        #: Closed waits per job, seconds, in the order they ended.
+        self.waits: dict[str, list[float]] = {}
+        #: Seconds each job held instances (closed attempts).
+        self.held: dict[str, float] = {}
+
+    def __call__(self, t: Transition) -> None:
+        """Record one transition (the engine calls this as it happens)."""
+        name = t.jobName
+        if t.from_ == "RUNNABLE":
+            since = self._runnable_since.pop(name, None)
+            if since is not None:
+                self.waits.setdefault(name, []).append(t.at - since)
+        elif t.from_ in HOLDING_STATES and t.to not in HOLDING_STATES:
+            since = self._held_since.pop(name, None)
+            if since is not None:
+                self.held[name] = self.held.get(name, 0.0) + t.at - since
+        if t.to == "RUNNABLE":
+            self._runnable_since[name] = t.at
+        elif t.to == "SCHEDULED":
+            self._held_since[name] = t.at
+
+    def waits_until(self, end: float) -> dict[str, list[float]]:
+        """Every job's waits, the open ones counted up to ``end`` (seconds)."""
+        out = {name: list(w) for name, w in self.waits.items()}
+        for name, since in self._runnable_since.items():
+            out.setdefault(name, []).append(max(0.0, end - since))
+        return out
+
+    def held_until(self, end: float) -> dict[str, float]:
+        """Seconds each job held instances, open attempts counted up to ``end``."""
+        out = dict(self.held)
+        for name, since in self._held_since.items():
+            out[name] = out.get(name, 0.0) + max(0.0, end - since)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Instance-seconds of a block: used, borrowed, lent, used within limit, limit.
+
+    ``within`` and ``limit`` are None for blocks without a limit (teams).
+    """
+
+    used: float
+    borrowed: float
+    lent: float
+    within: float | None
+    limit: float | None
+    byInstanceType: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def usage_of_shares(
+    integrals: Mapping[tuple[str, str], list[float]], share_names: Iterable[str]
+) -> Usage:
+    """The usage of some shares from :meth:`Engine.usage_integrals` (instance-seconds)."""
+    names = set(share_names)
     by_type: dict[str, dict[str, float]] = {}
     within = limit = 0.0
     for (share, u), acc in sorted(integrals.items()):
-        if share not in share_names:
+        if share not in names:
             continue
         t = by_type.setdefault(
             u,
@@ -62,41 +148,110 @@ def _block(
         t["lentInstanceSeconds"] += acc[LENT]
         within += acc[WITHIN]
         limit += acc[LIMIT]
+    return Usage(
+        used=sum(t["usedInstanceSeconds"] for t in by_type.values()),
+        borrowed=sum(t["borrowedInstanceSeconds"] for t in by_type.values()),
+        lent=sum(t["lentInstanceSeconds"] for t in by_type.values()),
+        within=within,
+        limit=limit,
+        byInstanceType=by_type,
+    )
+
+
+def usage_of_jobs(jobs: Sequence[JobView], held: Mapping[str, float]) -> Usage:
+    """The usage of a set of jobs (a team) from their holding seconds x instances.
+
+    Borrowed and lent are 0 and there is no limit: quota is a share's, not a team's.
+    """
+    by_type: dict[str, dict[str, float]] = {}
+    for j in jobs:
+        t = by_type.setdefault(
+            j.instanceType,
+            {
+                "usedInstanceSeconds": 0.0,
+                "borrowedInstanceSeconds": 0.0,
+                "lentInstanceSeconds": 0.0,
+            },
+        )
+        t["usedInstanceSeconds"] += held.get(j.jobName, 0.0) * j.instanceCount
     used = sum(t["usedInstanceSeconds"] for t in by_type.values())
-    waits = [j.firstStartedAt - j.submittedAt for j in jobs if j.firstStartedAt is not None]
-    completions = [
-        j.stoppedAt - j.submittedAt
+    return Usage(used, 0.0, 0.0, None, None, by_type)
+
+
+def capacity_instance_seconds(capacity: Mapping[str, int], duration: float) -> float:
+    """Instance-seconds the environment offers: every instance for ``duration`` seconds."""
+    return float(sum(capacity.values())) * max(0.0, duration)
+
+
+def metrics_block(
+    jobs: Sequence[JobView],
+    usage: Usage,
+    waits: Mapping[str, Sequence[float]],
+    capacity_seconds: float,
+    *,
+    origins: Mapping[str, float] | None = None,
+    carried_on: frozenset[str] | set[str] = frozenset(),
+    refused: int = 0,
+) -> dict[str, Any]:
+    """One metrics block (see the module docstring for every key).
+
+    Args:
+        jobs: the block's jobs, final views.
+        usage: its instance-seconds (:func:`usage_of_shares` or :func:`usage_of_jobs`).
+        waits: RUNNABLE waits per job name, seconds (:meth:`JobClock.waits_until`).
+        capacity_seconds: the environment's instance-seconds over the run
+            (:func:`capacity_instance_seconds`).
+        origins: per job name, the submission time its completion counts from
+            (a successor's original submission); default the job's own.
+        carried_on: FAILED jobs a successor took over (not counted in ``failedJobs``).
+        refused: jobs of the block never submitted.
+    """
+    origins = origins or {}
+    wait_values = sorted(w for j in jobs for w in waits.get(j.jobName, ()))
+    completions = sorted(
+        j.stoppedAt - origins.get(j.jobName, j.submittedAt)
         for j in jobs
         if j.status == "SUCCEEDED" and j.stoppedAt is not None
-    ]
+    )
     preemptions = {"CROSS_SHARE": 0, "IN_SHARE": 0}
     lost = 0.0
     useful = 0.0
+    failed = 0
     statuses: dict[str, int] = {}
     for j in jobs:
         statuses[j.status] = statuses.get(j.status, 0) + 1
+        if j.status == "FAILED" and j.jobName not in carried_on:
+            failed += 1
         for p in j.preemptions:
             preemptions[p.kind] += 1
         lost += j.lostSeconds * j.instanceCount
         useful += (j.runningSeconds - j.lostSeconds - j.overheadSeconds) * j.instanceCount
+    used = usage.used
     return {
         "usedInstanceSeconds": used,
-        "borrowedInstanceSeconds": sum(t["borrowedInstanceSeconds"] for t in by_type.values()),
-        "lentInstanceSeconds": sum(t["lentInstanceSeconds"] for t in by_type.values()),
-        "byInstanceType": by_type,
-        "utilizationOfLimit": within / limit if limit > 0 else None,
+        "borrowedInstanceSeconds": usage.borrowed,
+        "lentInstanceSeconds": usage.lent,
+        "byInstanceType": usage.byInstanceType,
+        "utilization": used / capacity_seconds if capacity_seconds > 0 else None,
+        "utilizationOfLimit": (
+            usage.within / usage.limit
+            if usage.within is not None and usage.limit is not None and usage.limit > 0
+            else None
+        ),
         "waitSeconds": {
-            "p50": percentile(waits, 50),
-            "p95": percentile(waits, 95),
-            "max": max(waits) if waits else None,
+            "p50": _sorted_percentile(wait_values, 50),
+            "p95": _sorted_percentile(wait_values, 95),
+            "max": wait_values[-1] if wait_values else None,
         },
         "completionSeconds": {
-            "p50": percentile(completions, 50),
-            "p95": percentile(completions, 95),
+            "p50": _sorted_percentile(completions, 50),
+            "p95": _sorted_percentile(completions, 95),
         },
         "preemptions": preemptions,
         "lostInstanceSeconds": lost,
         "goodput": useful / used if used > 0 else None,
+        "failedJobs": failed,
+        "refusedJobs": refused,
         "jobs": statuses,
     }
 
@@ -106,6 +261,9 @@ def compute_metrics(
     integrals: Mapping[tuple[str, str], list[float]],
     share_names: Sequence[str],
     duration: float,
+    *,
+    waits: Mapping[str, Sequence[float]],
+    capacity: Mapping[str, int],
 ) -> dict[str, Any]:
     """The ``metrics`` block: ``{durationSeconds, shares: {name: block}, total: block}``.
 
@@ -114,12 +272,22 @@ def compute_metrics(
         integrals: :meth:`Engine.usage_integrals` at the end of the run.
         share_names: the shares, in input order.
         duration: seconds simulated.
+        waits: every job's RUNNABLE waits (:meth:`JobClock.waits_until` at the end).
+        capacity: the service environment (instances per type), for ``utilization``.
     """
     per_share: dict[str, list[JobView]] = {name: [] for name in share_names}
     for j in jobs:
         per_share.setdefault(j.quotaShareName, []).append(j)
+    cap_seconds = capacity_instance_seconds(capacity, duration)
     return {
         "durationSeconds": duration,
-        "shares": {name: _block(per_share[name], integrals, {name}) for name in share_names},
-        "total": _block(list(jobs), integrals, set(share_names)),
+        "shares": {
+            name: metrics_block(
+                per_share[name], usage_of_shares(integrals, [name]), waits, cap_seconds
+            )
+            for name in share_names
+        },
+        "total": metrics_block(
+            list(jobs), usage_of_shares(integrals, share_names), waits, cap_seconds
+        ),
     }

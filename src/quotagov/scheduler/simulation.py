@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from quotagov.scheduler.engine import Engine
-from quotagov.scheduler.metrics import compute_metrics
+from quotagov.scheduler.metrics import JobClock, compute_metrics
 from quotagov.scheduler.scenario import Scenario, ScenarioAction
 from quotagov.scheduler.state import TERMINAL_STATES, Transition
 from quotagov.scheduler.views import JobView
@@ -133,19 +133,22 @@ def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, 
                 progress(settled, total)
 
     engine.add_listener(record)
+    clock = JobClock()
+    engine.add_listener(clock)
     horizon = scenario.options.horizonSeconds
     with cyclic_gc_paused():
         if horizon is None:
             engine.run_until_idle()
         else:
             engine.advance_to(horizon)
-        return _document(scenario, engine, transitions, progress, settled, total)
+        return _document(scenario, engine, transitions, clock, progress, settled, total)
 
 
 def _document(
     scenario: Scenario,
     engine: Engine,
     transitions: list[Transition],
+    clock: JobClock,
     progress: Progress | None,
     settled: int,
     total: int,
@@ -159,6 +162,8 @@ def _document(
         engine.usage_integrals(),
         [s.quotaShareName for s in scenario.shares],
         duration=engine.now,
+        waits=clock.waits_until(engine.now),
+        capacity=engine.capacity,
     )
     return {
         "scenario": scenario.name,

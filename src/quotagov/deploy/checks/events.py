@@ -21,8 +21,14 @@ _ROUTE_PARAM = re.compile(r"\\\{[^/]+?\\\}")
 
 
 def _event_kind(event: Mapping[str, Any]) -> str:
-    """Which trigger an event looks like: Api, SQS, Schedule, EventBridgeRule or unknown."""
+    """Which trigger an event looks like: Api, SQS, Schedule, EventBridgeRule or unknown.
+
+    Payload 2.0 events (API Gateway HTTP API, Lambda function URL) count as ``Api``: the
+    same HTTP request, for a handler that accepts every shape of it.
+    """
     if "httpMethod" in event and "requestContext" in event:
+        return "Api"
+    if event.get("version") == "2.0" and isinstance(_http(event), Mapping):
         return "Api"
     records = event.get("Records")
     if isinstance(records, list) and records and isinstance(records[0], Mapping):
@@ -53,16 +59,31 @@ def _pattern_matches(pattern: Any, event: Any) -> bool:
     return bool(pattern == event)
 
 
+def _http(event: Mapping[str, Any]) -> Any:
+    """``requestContext.http`` of a payload 2.0 event (None for other events)."""
+    context = event.get("requestContext")
+    return context.get("http") if isinstance(context, Mapping) else None
+
+
+def _method_and_path(event: Mapping[str, Any]) -> tuple[str, str]:
+    """The HTTP method and path of a REST (v1) or payload 2.0 event."""
+    if "httpMethod" in event:
+        return str(event.get("httpMethod", "")), str(event.get("path", ""))
+    http = _http(event) or {}
+    return str(http.get("method", "")), str(event.get("rawPath") or http.get("path") or "")
+
+
 def _route_matches(route: Mapping[str, Any], event: Mapping[str, Any]) -> bool:
     """Whether an API event's method and resource (or path) hit the ``Api`` event ``route``."""
     method = str(route.get("Method", "")).upper()
-    if method not in ("ANY", str(event.get("httpMethod", "")).upper()):
+    event_method, event_path = _method_and_path(event)
+    if method not in ("ANY", event_method.upper()):
         return False
     path = str(route.get("Path", ""))
     if event.get("resource") == path:
         return True
     regex = "^" + _ROUTE_PARAM.sub("[^/]+", re.escape(path)) + "$"
-    return re.match(regex, str(event.get("path", ""))) is not None
+    return re.match(regex, event_path) is not None
 
 
 def _event_fits(kind: str, event: Mapping[str, Any], triggers: Sequence[Mapping[str, Any]]) -> str:
@@ -75,7 +96,8 @@ def _event_fits(kind: str, event: Mapping[str, Any], triggers: Sequence[Mapping[
         routes = [t.get("Properties") or {} for t in same_kind]
         if not any(_route_matches(route, event) for route in routes):
             listed = ", ".join(f"{r.get('Method', '')} {r.get('Path', '')}" for r in routes)
-            hit = f"{event.get('httpMethod')} {event.get('resource') or event.get('path')}"
+            event_method, event_path = _method_and_path(event)
+            hit = f"{event_method} {event.get('resource') or event_path}"
             return f"{hit} hits none of the function's routes ({listed})"
     if kind == "EventBridgeRule":
         patterns = [(t.get("Properties") or {}).get("Pattern") or {} for t in same_kind]

@@ -72,12 +72,12 @@ MUTATING_TABLE_ACTIONS: frozenset[str] = frozenset(
 
 #: Action -> the only functions (logical ids) that may hold it. Raising a service job's
 #: priority is what the Slack approval governs (design.md, "Priority-escalation
-#: approvals"): only the escalation functions apply it (the approval click, and the
-#: scheduled retry of an approved change whose first UpdateServiceJob failed).
+#: approvals" and "Trust model"): only ApplyDecisionsFunction applies it (approved and
+#: direct escalations handed over by the functions that record them, and the
+#: scheduled retry of an approved change whose first UpdateServiceJob failed); the
+#: internet-facing Slack function only verifies and records.
 EXCLUSIVE_ACTIONS: Mapping[str, frozenset[str]] = {
-    "batch:UpdateServiceJob": frozenset(
-        {"EscalationsApiFunction", "SlackInteractionsFunction", "EscalationExpiryFunction"}
-    ),
+    "batch:UpdateServiceJob": frozenset({"ApplyDecisionsFunction"}),
 }
 
 

@@ -13,6 +13,8 @@ Use cases:
   (job-state handler).
 - :func:`decide_disposition`: the owner's decision (``POST /jobs/{jobId}/disposition``,
   Slack ``disposition_<choice>`` buttons).
+- :func:`settle_disposition`: the apply function's half of a decision the Slack
+  function recorded and handed off.
 
 Modules, one concern each:
 
@@ -36,7 +38,7 @@ Example::
 
 from __future__ import annotations
 
-from quotagov.governance.dispositions.decide import decide_disposition
+from quotagov.governance.dispositions.decide import decide_disposition, settle_disposition
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.errors import (
     DispositionConflictError,
@@ -90,6 +92,7 @@ __all__ = [
     "decide_disposition",
     "next_share",
     "on_job_state",
+    "settle_disposition",
     "submit_with_batch",
     "thrash_detected",
 ]

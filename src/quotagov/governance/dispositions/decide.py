@@ -6,10 +6,13 @@ Called by ``POST /jobs/{jobId}/disposition`` and by the Slack interactions handl
 
 from __future__ import annotations
 
+import logging
+
 from quotagov.governance.dispositions import notify, steps
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.errors import (
     DispositionConflictError,
+    DispositionForbiddenError,
     DispositionNotFoundError,
     InvalidChoiceError,
 )
@@ -21,8 +24,12 @@ from quotagov.governance.dispositions.record import (
     DispositionStatus,
 )
 from quotagov.governance.dispositions.rules import authorize, decided
+from quotagov.governance.handoff import disposition_message
+from quotagov.governance.ports.handoff import HandoffError
 from quotagov.governance.records import JobRecord
 from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
+
+logger = logging.getLogger(__name__)
 
 #: Conditional writes lost to concurrent changes before giving up with a conflict.
 MAX_DECISION_ATTEMPTS = 3
@@ -55,8 +62,8 @@ def decide_disposition(
 
     Raises:
         InvalidChoiceError: choice unknown or not offered.
-        DispositionNotFoundError: unknown job.
-        DispositionForbiddenError: actor not allowed.
+        DispositionNotFoundError: unknown job, or one ``actor`` may not decide for
+            (the same answer, so that ids cannot be probed across teams).
         DispositionConflictError: nothing pending, or decided differently already.
 
     A Batch failure while submitting the successor does not raise: the decision is kept
@@ -66,9 +73,14 @@ def decide_disposition(
     if name not in CHOICES:
         raise InvalidChoiceError(f"choice: {name!r} is not one of {', '.join(CHOICES)}")
     item = deps.store.get(job_id)
+    not_found = DispositionNotFoundError(f"jobId: no job {job_id!r}")
     if item is None:
-        raise DispositionNotFoundError(f"jobId: no job {job_id!r}")
-    authorize(JobRecord.from_item(item), actor, deps.policy)
+        raise not_found
+    try:
+        authorize(JobRecord.from_item(item), actor, deps.policy)
+    except DispositionForbiddenError:
+        # Authorization before existence: the same answer as for an unknown job.
+        raise not_found from None
     for _ in range(MAX_DECISION_ATTEMPTS):
         job, current = JobRecord.from_item(item), steps.disposition_of(item)
         if current is None:
@@ -84,6 +96,8 @@ def decide_disposition(
         moved = decided(
             job, current, Choice(name), by=actor, policy=deps.policy, now=now, source=source
         )
+        if deps.handoff is not None and moved.lease is not None:
+            moved = moved.with_changes(lease=None)  # the apply function takes the lease
         if steps.write(deps, job_id, current, moved):
             return _record_decision(job, moved, deps)
         item = deps.store.get(job_id) or item
@@ -108,11 +122,56 @@ def _decided_before(
 def _record_decision(
     job: JobRecord, moved: DispositionRecord, deps: DispositionDeps
 ) -> DispositionOutcome:
-    """After the decision was written: audit it, apply it, update the Slack question."""
+    """After the decision was written: audit it, apply it, update the Slack question
+    (or, with a hand-off, send it to the apply function, which does the last two)."""
     steps.audit(job, moved, deps)
+    if deps.handoff is not None:
+        try:
+            deps.handoff.send(disposition_message(job.pk))
+        except HandoffError as error:
+            # Recorded, not lost: an ``applying`` disposition without a lease is taken
+            # over by the owner's next click or POST /jobs/{jobId}/disposition.
+            logger.warning("disposition of %s recorded, hand-off failed: %s", job.pk, error)
+            return DispositionOutcome.of(job.pk, moved, changed=True, error=str(error))
+        return DispositionOutcome.of(job.pk, moved, changed=True)
     if moved.status is DispositionStatus.ABANDONED:
         outcome = DispositionOutcome.of(job.pk, moved, changed=True)
     else:
         outcome = steps.apply_or_report(job, moved, deps, changed=True)
     notify.update_question(moved, outcome, deps)
+    return outcome
+
+
+def settle_disposition(job_id: str, deps: DispositionDeps) -> DispositionOutcome | None:
+    """Finish an owner's decision the Slack function recorded (the apply function).
+
+    An ``applying`` disposition gets its successor submitted (taking the lease, a
+    conditional write, so a redelivered message submits nothing twice); every decided
+    disposition's question message is then replaced by the decision.
+
+    Args:
+        job_id: the submission id of the job whose disposition was decided.
+        deps: dependencies with Batch and Slack (``services().dispositions``).
+
+    Returns:
+        The outcome, or None when the job or its disposition does not exist (a stale
+        or forged message: nothing is done).
+
+    Raises:
+        DispositionInProgressError: another invocation holds the lease (retry later).
+        BatchError: ``SubmitServiceJob`` failed; the disposition stays ``applying``
+            without a new successor and the message is retried (SQS).
+    """
+    item = deps.store.get(job_id)
+    current = steps.disposition_of(item) if item is not None else None
+    if item is None or current is None:
+        return None
+    job = JobRecord.from_item(item)
+    if current.status is DispositionStatus.APPLYING:
+        outcome = steps.resume(job, current, deps, report=False)
+    else:
+        outcome = DispositionOutcome.of(job_id, current, changed=False)
+    if current.status is not DispositionStatus.PENDING_OWNER:
+        latest = steps.disposition_of(deps.store.get(job_id) or {}) or current
+        notify.update_question(latest, outcome, deps)
     return outcome

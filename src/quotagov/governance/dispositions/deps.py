@@ -10,6 +10,7 @@ from typing import Any
 from quotagov.clock import Clock
 from quotagov.governance.dispositions.successor import submit_with_batch
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
+from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
 from quotagov.policy.models import Policy
 
@@ -28,6 +29,9 @@ class DispositionDeps:
         job_queue: the governed job queue (ARN), used for successors and audit.
         platform_channel: where to ask when the owner has no Slack user id.
         submit: how successors reach Batch; default :func:`submit_with_batch`.
+        handoff: when set (the Slack function), an owner's decision is only recorded
+            and handed to the apply function, which submits the successor and updates
+            the question (:func:`~quotagov.governance.dispositions.settle_disposition`).
     """
 
     store: JobStateStore
@@ -39,6 +43,7 @@ class DispositionDeps:
     job_queue: str = ""
     platform_channel: str = ""
     submit: SuccessorSubmitter | None = None
+    handoff: DecisionHandoff | None = None
 
     @property
     def audit_job_queue(self) -> str:

@@ -93,8 +93,16 @@ def available_choices(
     job: JobRecord, workload_class: WorkloadClass, current_share: str
 ) -> tuple[Choice, ...]:
     """Choices still possible for a job: resubmit/reclassify within the cap, abandon always."""
+    return choices_for_generation(generation(job), workload_class, current_share)
+
+
+def choices_for_generation(
+    resubmit_count: int, workload_class: WorkloadClass, current_share: str
+) -> tuple[Choice, ...]:
+    """:func:`available_choices` for a job that is the ``resubmit_count``-th successor
+    of its original (0: the original) in ``current_share`` (the what-if loop uses it)."""
     choices: list[Choice] = []
-    if generation(job) < workload_class.onRetriesExhausted.maxResubmits:
+    if resubmit_count < workload_class.onRetriesExhausted.maxResubmits:
         choices.append(Choice.RESUBMIT)
         if next_share(workload_class, current_share) is not None:
             choices.append(Choice.RECLASSIFY)

@@ -1,7 +1,9 @@
 """Applying an escalation in Batch: ``UpdateServiceJob``, or SUPERSEDED, or APPLY_FAILED.
 
 - A direct level (one of the team's ``directLevels``) is applied at request time and
-  stored APPLIED (:func:`apply_direct`); it uses no budget.
+  stored APPLIED (:func:`apply_direct`); it uses no budget. With a hand-off configured
+  (``deps.handoff``) it is stored APPROVED instead and the apply function, the only
+  caller of ``UpdateServiceJob``, applies it like an approval.
 - An APPROVED escalation (:func:`apply_approved`) is described first: applying never
   lowers a priority, so when Batch already runs the job at or above the requested
   priority ``UpdateServiceJob`` is not called and the escalation becomes SUPERSEDED.
@@ -23,8 +25,10 @@ from quotagov.governance.escalations.errors import (
     EscalationUnavailableError,
 )
 from quotagov.governance.escalations.job_lock import free_job
+from quotagov.governance.handoff import escalation_message
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
+from quotagov.governance.ports.handoff import HandoffError
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +47,8 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
             either case; neither is audited here (the request use case records the
             refusal).
     """
+    if deps.handoff is not None:
+        return _hand_off_direct(deps, escalation)
     try:
         deps.batch.update_service_job(
             jobId=escalation.batch_job_id, schedulingPriority=escalation.requested_priority
@@ -80,6 +86,47 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
         },
     )
     return applied
+
+
+def _hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
+    """Store a direct level APPROVED (decided by quotagov, claimed now), audit it
+    ``EscalationApproved`` and send it to the apply function.
+
+    A failed send leaves it APPROVED; the apply function's scheduled run takes it
+    over once its claim lease lapses (``STALE_APPROVAL_SECONDS``), so it is still
+    applied, later.
+    """
+    now = deps.clock.now()
+    approved = escalation.with_changes(
+        status=EscalationStatus.APPROVED,
+        decided_by=QUOTAGOV_ACTOR,
+        decided_at=now,
+        claimed_at=now,
+        expires_at=now,
+    )
+    deps.repository.put_new(approved)
+    deps.record(
+        "EscalationApproved",
+        escalation.requester,
+        escalation.escalation_id,
+        f"{escalation.escalation_id}:approved",
+        jobId=escalation.batch_job_id,
+        direct=True,
+        level=escalation.requested_level,
+        reason=escalation.reason,
+        schedulingPriority={
+            "before": escalation.current_priority,
+            "after": escalation.requested_priority,
+        },
+    )
+    assert deps.handoff is not None
+    try:
+        deps.handoff.send(escalation_message(approved.escalation_id))
+    except HandoffError as error:
+        logger.warning(
+            "direct escalation %s stored, hand-off failed: %s", approved.escalation_id, error
+        )
+    return approved
 
 
 def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:

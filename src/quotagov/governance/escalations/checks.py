@@ -5,10 +5,12 @@ design.md, "Priority-escalation approvals in Slack"; the messages name the field
 
 1. ``reason`` is not empty (after stripping blanks).
 2. ``jobId`` names a job quotagov submitted to Batch (a submission id or a Batch job
-   id; :class:`~quotagov.governance.ports.GovernedJobs`).
+   id; :class:`~quotagov.governance.ports.GovernedJobs`) and the caller is a member of
+   its team (:func:`quotagov.governance.access.team_member`). Authorization before
+   existence: both faults get the same refusal, so a caller outside the team cannot
+   tell another team's job from no job.
 3. The job's team and quota share are in the policy.
-4. The caller is a member of the job's team (:func:`quotagov.governance.access.team_member`);
-   else :class:`~.errors.EscalationForbiddenError`.
+4. (with 2) the caller's member entry, for the checks below.
 5. ``level`` is a policy priority level.
 6. Batch knows the job (``DescribeServiceJob``; a Batch outage is
    :class:`~.errors.EscalationUnavailableError`), it is not terminal
@@ -32,7 +34,6 @@ from quotagov.batch_semantics import is_terminal, same_queue
 from quotagov.governance.access import team_member
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
-    EscalationForbiddenError,
     EscalationPolicyRefusedError,
     EscalationUnavailableError,
 )
@@ -88,17 +89,16 @@ def check_request(deps: EscalationDeps, request: EscalationRequest) -> CheckedRe
 
     Raises:
         EscalationPolicyRefusedError: a rule refuses the request.
-        EscalationForbiddenError: the caller is not a member of the job's team.
         EscalationUnavailableError: Batch could not be read.
     """
     reason = request.reason.strip()
     if not reason:
         raise EscalationPolicyRefusedError("reason: must not be empty")
     job, batch_job_id = _governed_job(deps, request)
-    team = _team_and_share(deps.policy, job, request)
     member = team_member(deps.policy, job.team, request.requester)
     if member is None:
-        raise EscalationForbiddenError(f"caller is not a member of team {job.team!r}")
+        raise _not_a_governed_job(request)
+    team = _team_and_share(deps.policy, job, request)
     try:
         level = deps.policy.level(request.level)
     except KeyError:
@@ -121,10 +121,15 @@ def _governed_job(deps: EscalationDeps, request: EscalationRequest) -> tuple[Gov
     """The governed job ``request.job_id`` names and its Batch job id (check 2)."""
     job = deps.jobs.find(request.job_id)
     if job is None or job.batch_job_id is None:
-        raise EscalationPolicyRefusedError(
-            f"jobId: {request.job_id!r} is not a job submitted by quotagov"
-        )
+        raise _not_a_governed_job(request)
     return job, job.batch_job_id
+
+
+def _not_a_governed_job(request: EscalationRequest) -> EscalationPolicyRefusedError:
+    """The one refusal for an unknown job and for a job of a team the caller is not in."""
+    return EscalationPolicyRefusedError(
+        f"jobId: {request.job_id!r} is not a job submitted by quotagov that you may escalate"
+    )
 
 
 def _team_and_share(policy: Policy, job: GovernedJob, request: EscalationRequest) -> Team:

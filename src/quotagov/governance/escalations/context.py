@@ -15,6 +15,7 @@ from quotagov.governance.ports.escalations import (
     GovernedJobs,
     ImpactPreviewer,
 )
+from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.policy.models import Policy
 
 #: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
@@ -48,6 +49,9 @@ class EscalationDeps:
         previewer: computes the impact preview.
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids.
+        handoff: when set (the Slack and escalation API functions), a decided or
+            direct escalation is recorded and handed to the apply function, the only
+            one that calls ``UpdateServiceJob``; None: applied in this process.
     """
 
     policy: Policy
@@ -60,6 +64,7 @@ class EscalationDeps:
     previewer: ImpactPreviewer
     default_channel: str = ""
     new_id: Callable[[], str] = field(default=new_escalation_id)
+    handoff: DecisionHandoff | None = None
 
     def record(
         self, action: str, actor: str, resource: str, decision_id: str, **details: Any

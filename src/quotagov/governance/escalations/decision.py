@@ -6,14 +6,20 @@
   refused whoever clicks (:func:`decider_refusal`). A refused click changes nothing
   and is audited ``EscalationDecisionRefused``.
 - PENDING moves to APPROVED or DENIED by a conditional write, so duplicate clicks
-  change nothing (``already_decided``). APPROVED is then applied
-  (:func:`~.applying.apply_approved`); DENIED frees the job's lock.
+  change nothing (``already_decided``): :func:`record_decision`, the verification
+  and record step. Then :func:`settle`: APPROVED is applied
+  (:func:`~.applying.apply_approved`), DENIED frees the job's lock, and the Slack
+  message shows the outcome. With a hand-off (``deps.handoff``, the Slack function)
+  :func:`decide` stops after recording and sends the escalation id to the apply
+  function, which calls :func:`settle`; so the click is answered without waiting for
+  Batch.
 - A click after ``expiresAt`` expires the request instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from dataclasses import dataclass
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
@@ -22,8 +28,12 @@ from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
+from quotagov.governance.handoff import escalation_message
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
+from quotagov.governance.ports.handoff import HandoffError
 from quotagov.policy.models import Policy
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -75,8 +85,46 @@ def decide(
 ) -> DecisionResult:
     """Slack user ``user_id``'s click on Approve (``approve=True``) or Deny.
 
+    :func:`record_decision`, then (unless it was refused, a repeat or expired)
+    :func:`settle` here, or with ``deps.handoff`` the hand-off to the apply function.
+
     Safe to call any number of times for the same click: only the call that moves
     PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
+    """
+    result = record_decision(deps, escalation_id, approve=approve, user_id=user_id)
+    if result.outcome not in ("approved", "denied") or result.escalation is None:
+        return result
+    decided = result.escalation
+    if deps.handoff is None:
+        settled = settle(deps, decided)
+        return DecisionResult(result.outcome, settled, _notice(settled, approve))
+    if not approve:
+        free_job(deps, decided)  # a DynamoDB delete, no Batch call
+    try:
+        deps.handoff.send(escalation_message(decided.escalation_id))
+    except HandoffError as error:
+        # The decision is stored: an approval still APPROVED after its claim lease is
+        # taken over by the scheduled retry run of the apply function.
+        logger.warning("escalation %s recorded, hand-off failed: %s", decided.escalation_id, error)
+        return DecisionResult(
+            result.outcome, decided, "Your decision is recorded; it will be applied shortly."
+        )
+    return result
+
+
+def record_decision(
+    deps: EscalationDeps, escalation_id: str, *, approve: bool, user_id: str
+) -> DecisionResult:
+    """Check the click and record it: the verification/record step, no Batch call.
+
+    Unknown, already decided, expired (moved to EXPIRED here) and refused clicks
+    (four-eyes, not an approver: audited ``EscalationDecisionRefused``) change nothing
+    else; an allowed one moves PENDING to APPROVED or DENIED with a conditional write
+    and is audited (``EscalationApproved`` / ``EscalationDenied``).
+
+    Returns:
+        The :class:`DecisionResult`; ``outcome`` ``approved``/``denied`` when this call
+        made the move (the escalation not yet applied nor its message updated).
     """
     escalation = deps.repository.get(escalation_id) if escalation_id else None
     if escalation is None:
@@ -97,8 +145,7 @@ def decide(
 def _decide(
     deps: EscalationDeps, escalation: Escalation, *, approve: bool, user_id: str, now: float
 ) -> DecisionResult:
-    """PENDING -> APPROVED (then applied) or DENIED (then the job is freed), audited,
-    and shown in the Slack message."""
+    """PENDING -> APPROVED or DENIED, audited (not yet applied nor shown)."""
     escalation_id = escalation.escalation_id
     status = EscalationStatus.APPROVED if approve else EscalationStatus.DENIED
     decided = deps.repository.transition(
@@ -123,12 +170,26 @@ def _decide(
             "after": decided.requested_priority,
         },
     )
-    if approve:
+    return DecisionResult("approved" if approve else "denied", decided, _notice(decided, approve))
+
+
+def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
+    """Act on a recorded decision: apply an APPROVED escalation in Batch
+    (:func:`~.applying.apply_approved`: APPLIED, SUPERSEDED or APPLY_FAILED), free the
+    job of a DENIED one, then show the outcome in the Slack message.
+
+    Any other status (already applied, superseded, failed, expired: a redelivered
+    hand-off) only refreshes the message; nothing is sent to Batch.
+
+    Returns:
+        The escalation after.
+    """
+    if decided.status is EscalationStatus.APPROVED:
         decided = apply_approved(deps, decided)
-    else:
+    elif decided.status is EscalationStatus.DENIED:
         free_job(deps, decided)
     update_message(deps, decided)
-    return DecisionResult("approved" if approve else "denied", decided, _notice(decided, approve))
+    return decided
 
 
 def _notice(decided: Escalation, approve: bool) -> str:

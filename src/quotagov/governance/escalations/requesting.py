@@ -55,7 +55,7 @@ def request_escalation(deps: EscalationDeps, request: EscalationRequest) -> Esca
         EscalationPolicyRefusedError: a rule refuses it (see :mod:`.checks`), the
             budget is spent, the job has an open escalation, or Batch refused a
             direct level.
-        EscalationForbiddenError: the caller is not a member of the job's team.
+        (A caller outside the job's team gets the refusal of an unknown job.)
         EscalationUnavailableError: Batch or Slack could not be reached (nothing is
             left changed).
     """

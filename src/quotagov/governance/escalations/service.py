@@ -21,6 +21,7 @@ from quotagov.governance.ports.escalations import (
     GovernedJobs,
     ImpactPreviewer,
 )
+from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.policy.models import Policy
 
 
@@ -38,6 +39,7 @@ class Escalations:
         previewer: computes the impact preview.
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids (default ``esc-`` and 32 hex digits).
+        handoff: the hand-off to the apply function (None: apply in this process).
 
     Attributes:
         deps: the collaborators, as every step of the use case receives them.
@@ -56,6 +58,7 @@ class Escalations:
         previewer: ImpactPreviewer,
         default_channel: str = "",
         new_id: Callable[[], str] = new_escalation_id,
+        handoff: DecisionHandoff | None = None,
     ) -> None:
         self.deps = EscalationDeps(
             policy=policy,
@@ -68,6 +71,7 @@ class Escalations:
             previewer=previewer,
             default_channel=default_channel,
             new_id=new_id,
+            handoff=handoff,
         )
 
     @property
@@ -89,11 +93,11 @@ class Escalations:
             EscalationPolicyRefusedError: a rule refuses it (see :mod:`.checks`), the
                 team's budget is spent, the job has an open escalation, or Batch
                 refused a direct level.
-            EscalationForbiddenError: the caller is not a member of the job's team.
+            (A caller outside the job's team gets the refusal of an unknown job.)
             EscalationUnavailableError: Batch or Slack could not be reached (nothing
                 is left changed).
 
-            All three are :class:`~.errors.EscalationRefusedError`.
+            Both are :class:`~.errors.EscalationRefusedError`.
         """
         return requesting.request_escalation(self.deps, request)
 
@@ -104,6 +108,22 @@ class Escalations:
         PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
         """
         return decision.decide(self.deps, escalation_id, approve=approve, user_id=user_id)
+
+    def record_decision(self, escalation_id: str, *, approve: bool, user_id: str) -> DecisionResult:
+        """Only the verification/record step of :meth:`decide` (no Batch call, no
+        message update); see :func:`~.decision.record_decision`."""
+        return decision.record_decision(self.deps, escalation_id, approve=approve, user_id=user_id)
+
+    def settle(self, escalation_id: str) -> Escalation | None:
+        """The apply function's step: apply an APPROVED escalation in Batch, free a
+        DENIED one's job, and show the outcome in Slack (:func:`~.decision.settle`).
+
+        Returns:
+            The escalation after, or None when there is no such escalation (nothing
+            is done).
+        """
+        stored = self.deps.repository.get(escalation_id) if escalation_id else None
+        return decision.settle(self.deps, stored) if stored is not None else None
 
     def update_message(self, escalation: Escalation) -> bool:
         """Show ``escalation``'s outcome in its Slack message (``chat.update``).

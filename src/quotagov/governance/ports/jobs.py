@@ -202,8 +202,11 @@ class JobStateRepository(JobStateStore, Protocol):
         job_queue: str | None,
         job_name: str | None,
         quota_share_name: str | None,
+        claimed_submission_id: str | None = None,
+        finding: str | None = None,
     ) -> None:
-        """Note an event of a job quotagov did not submit."""
+        """Note an event of a job quotagov did not submit; ``claimed_submission_id`` and
+        ``finding`` when it carries another submission's ``quotagov:submissionId`` tag."""
         ...
 
 

@@ -1,4 +1,4 @@
-"""Step 1: receive a submission (``POST /jobs``, or a message put straight on the queue).
+"""Step 1: receive a submission (``POST /jobs``, the only way in).
 
 :func:`receive_submission` authorizes the caller and routes the request with the policy
 (:mod:`quotagov.governance.routing`), stores a ``QUEUED`` or ``REFUSED``
@@ -21,6 +21,7 @@ from quotagov.governance.ports import (
     JobRecordExistsError,
     SubmissionQueueError,
 )
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, route
 from quotagov.governance.submission.deps import (
@@ -58,7 +59,7 @@ def submission_id_for(
 
     * with a ``clientRequestId``: ``uuid5(principal, clientRequestId)``, so API and queue
       retries of one request by one caller are one submission;
-    * else, for a queue message: ``uuid5("sqs", messageId)``;
+    * else, for a refused queue message: ``uuid5("sqs", messageId)``;
     * else: a random ``uuid4``.
     """
     if client_request_id:
@@ -117,22 +118,16 @@ def receive_submission(
     request: SubmissionRequest,
     principal: str,
     deps: SubmissionDeps,
-    *,
-    source: str = "api",
-    message_id: str | None = None,
-    enqueue: bool = True,
 ) -> ReceiveOutcome:
-    """Authorize, route and store a submission; queue it when accepted and ``enqueue``.
+    """Authorize, route and store a submission (``POST /jobs``); queue it when accepted.
+
+    The only way a submission enters quotagov: the submit worker submits what this
+    stored, with this record's principal, team and request (design.md, trust model).
 
     Args:
         request: the validated submission.
-        principal: the caller (from the request context or the message attribute).
-        deps: needs ``policy``, ``jobs``, ``clock``, ``audit`` and, with ``enqueue``,
-            ``queue``.
-        source: ``api`` or ``sqs``.
-        message_id: the queue message id (deterministic ids for queue submissions).
-        enqueue: send the submission id to the submission queue (the API does; the
-            worker, which received the message itself, does not).
+        principal: the caller API Gateway's authorizer gave (IAM ARN or JWT ``sub``).
+        deps: needs ``policy``, ``jobs``, ``clock``, ``audit`` and ``queue``.
 
     Returns:
         The :class:`ReceiveOutcome`; a refused submission is stored ``REFUSED`` with
@@ -148,7 +143,8 @@ def receive_submission(
             :data:`~quotagov.governance.submission.deps.ENQUEUE_FAILED`, so nothing is
             left half done and a retry of the same submission can queue it.
     """
-    submission_id = submission_id_for(principal, request.clientRequestId, message_id)
+    source = "api"
+    submission_id = submission_id_for(principal, request.clientRequestId)
     try:
         decision = route(deps.policy, request, principal)
     except NotATeamMemberError:
@@ -163,30 +159,26 @@ def receive_submission(
         existing = deps.jobs.get(submission_id)
         if existing is None:  # pragma: no cover - created and vanished: storage fault
             raise
-        return _received_again(existing, deps, now, enqueue=enqueue)
+        return _received_again(existing, deps, now)
     if stored.state is SubmissionState.REFUSED:
         refused = {"team": request.team, "reasons": stored.reasons, "source": source}
         audit_decision(deps, "SubmissionRefused", principal, submission_id, refused)
         return ReceiveOutcome(stored, reasons=list(stored.reasons))
-    if enqueue:
-        stored = _enqueue(stored, deps)
-    return ReceiveOutcome(stored)
+    return ReceiveOutcome(_enqueue(stored, deps))
 
 
-def _received_again(
-    existing: JobRecord, deps: SubmissionDeps, now: int, *, enqueue: bool
-) -> ReceiveOutcome:
+def _received_again(existing: JobRecord, deps: SubmissionDeps, now: int) -> ReceiveOutcome:
     """A retry of stored submission ``existing``: the stored request is used, not the
     retry's body (``now``: epoch seconds).
 
     If the stored record is ``FAILED`` only because the queue refused it
     (:func:`~quotagov.governance.submission.deps.is_enqueue_failure`), it moves back to
-    ``QUEUED`` first (conditional on its version); a ``QUEUED`` record is, with
-    ``enqueue``, queued again (a crash between store and send).
+    ``QUEUED`` first (conditional on its version); a ``QUEUED`` record is queued again
+    (a crash between store and send).
     """
     if is_enqueue_failure(existing):
         existing = _requeue(existing, deps)  # a retry after the queue refused it
-    if existing.state is SubmissionState.QUEUED and enqueue:
+    if existing.state is SubmissionState.QUEUED:
         # a retry after a crash between store and send, or while an earlier send is
         # still in flight: claim the record first, so that a failure of the earlier
         # send (conditional on its version) cannot mark this accepted retry FAILED
@@ -276,35 +268,38 @@ def record_unusable_message(
     reasons: list[str],
     deps: SubmissionDeps,
     *,
-    principal: str = "",
+    claimed_principal: str = "",
     fields: Mapping[str, str] | None = None,
-    state: SubmissionState = SubmissionState.FAILED,
 ) -> JobRecord:
-    """Store the outcome of a queue message that can never be submitted.
+    """Store and audit a queue message that is not a reference to a stored submission.
 
-    Used for malformed direct submissions (``FAILED``, schema faults as reasons) and
-    for callers who may not submit for the team (``REFUSED``). The record id is
+    The submit worker submits only what the API stored; any other message (a whole
+    submission sent straight to the queue, a reference to no record, a malformed body)
+    is stored ``REFUSED`` with ``reasons`` and audited ``SubmissionRefused``. The
+    record has no ``principal``: a message attribute proves nothing about the sender,
+    so what it claims is kept as ``claimedPrincipal`` only. The record id is
     deterministic in ``message_id``, so a redelivery stores nothing new.
 
     Returns:
         The stored record (the earlier one on a redelivery).
     """
-    submission_id = submission_id_for(principal, None, message_id)
+    submission_id = submission_id_for("", None, message_id)
     now = int(deps.clock.now())
     known = dict(fields or {})
     record = JobRecord(
         pk=submission_id,
-        state=state,
+        state=SubmissionState.REFUSED,
         team=known.get("team", ""),
         workloadClass=known.get("workloadClass", ""),
         priorityLevel=known.get("priorityLevel", ""),
         jobName=known.get("jobName", ""),
-        principal=principal,
+        principal="",
         reasons=list(reasons),
         createdAt=now,
         updatedAt=now,
         source="sqs",
         messageId=message_id,
+        claimedPrincipal=claimed_principal,
     )
     try:
         stored = deps.jobs.create(record)
@@ -313,12 +308,17 @@ def record_unusable_message(
         if existing is None:  # pragma: no cover - storage fault
             raise
         return existing
-    action = "SubmissionRefused" if state is SubmissionState.REFUSED else "SubmissionFailed"
     audit_decision(
         deps,
-        action,
-        principal or "quotagov",
+        "SubmissionRefused",
+        QUOTAGOV_ACTOR,
         submission_id,
-        {"team": record.team, "reasons": list(reasons), "source": "sqs"},
+        {
+            "team": record.team,
+            "reasons": list(reasons),
+            "source": "sqs",
+            "messageId": message_id,
+            "claimedPrincipal": claimed_principal,
+        },
     )
     return stored

@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 #: Tag on every service job naming the submission it came from.
 SUBMISSION_TAG = "quotagov:submissionId"
+#: Tag with the checkpoint interval declared at submission (seconds, as text).
+CHECKPOINT_TAG = "quotagov:checkpointIntervalSeconds"
 #: ``serviceJobType`` of SageMaker training service jobs.
 SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
 
@@ -71,7 +73,9 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
     ``quotaShareName``, ``schedulingPriority`` (0-9999) and
     ``preemptionConfiguration.preemptionRetriesBeforeTermination`` (left out when the
     class sets no limit) come from the record's routing; ``clientToken`` is the
-    record's deterministic token; tags name the submission, team and class.
+    record's deterministic token; tags name the submission, team, class, priority level
+    and, when declared, the checkpoint interval in seconds (``quotagov history export``
+    reads them back).
     """
     request: dict[str, Any] = {
         "jobName": record.jobName,
@@ -87,6 +91,10 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
             "quotagov:workloadClass": record.workloadClass,
         },
     }
+    if record.priorityLevel:
+        request["tags"]["quotagov:priorityLevel"] = record.priorityLevel
+    if record.checkpointIntervalSeconds is not None:
+        request["tags"][CHECKPOINT_TAG] = str(record.checkpointIntervalSeconds)
     if record.preemptionRetriesBeforeTermination is not None:
         request["preemptionConfiguration"] = {
             "preemptionRetriesBeforeTermination": record.preemptionRetriesBeforeTermination
@@ -183,7 +191,9 @@ def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> di
     """A service job of the governed queue tagged with this submission, or None.
 
     Lists jobs by name (``JOB_NAME`` filter, all statuses, newest first) and describes
-    candidates to read their tags (summaries carry none).
+    candidates to read their tags (summaries carry none). A tag proves nothing (anyone
+    who may call ``SubmitServiceJob`` can set it), so a candidate must also carry the
+    exact request quotagov sent (:func:`_is_quotagovs_job`).
     """
     token: str | None = None
     while True:
@@ -197,7 +207,7 @@ def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> di
         page = batch.list_service_jobs(**request)
         for summary in page.get("jobSummaryList", []):
             job = batch.describe_service_job(jobId=summary["jobId"])
-            if job.get("tags", {}).get(SUBMISSION_TAG) == record.pk:
+            if _is_quotagovs_job(job, record):
                 return {
                     "jobId": job["jobId"],
                     "jobArn": job.get("jobArn"),
@@ -206,6 +216,24 @@ def _find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> di
         token = page.get("nextToken")
         if not token:
             return None
+
+
+def _is_quotagovs_job(job: Mapping[str, Any], record: JobRecord) -> bool:
+    """True when ``job`` (a ``DescribeServiceJob`` answer) carries ``record``'s tags and
+    its very request: job name, service request payload (as JSON) and quota share."""
+    tags = job.get("tags") or {}
+    if tags.get(SUBMISSION_TAG) != record.pk or tags.get("quotagov:team") != record.team:
+        return False
+    try:
+        payload = json.loads(str(job.get("serviceRequestPayload") or ""))
+        sent = json.loads(record.serviceRequestPayload)
+    except ValueError:
+        return False
+    return (
+        payload == sent
+        and job.get("jobName") == record.jobName
+        and job.get("quotaShareName") in (None, record.quotaShareName)
+    )
 
 
 def _mark_submitted(

@@ -11,7 +11,8 @@ Replies (error answers from the one table in :mod:`quotagov.handlers.api_errors`
 * 200 the disposition (``status`` ``applied`` or ``abandoned``; ``changed`` false when
   the same decision had already been taken);
 * 400 ``{"message", "faults"}`` for a bad body, or a choice not offered for this job;
-* 401 without a caller; 403 not allowed to decide; 404 unknown job;
+* 401 without a caller; 404 unknown job, and the very same 404 for a caller not
+  allowed to decide for it (authorization before existence);
 * 409 ``{"message", "disposition"}`` when no decision is pending or another was taken;
 * 503 the decision is recorded but Batch refused the successor for now: repeat the
   same request to finish it (an outcome of the use case, not an error).

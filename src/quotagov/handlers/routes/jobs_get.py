@@ -2,10 +2,10 @@
 
 Replies 200 with :func:`quotagov.governance.job_view.show_job` (the
 :func:`~quotagov.governance.job_view.job_view` plus ``chain.links``, the whole
-resubmission chain); 401 without a caller; 404 when unknown; 403 when the caller is
-neither the submitter nor a member of the submission's team
-(:func:`quotagov.governance.access.may_view`). Error answers come from
-:mod:`quotagov.handlers.api_errors`.
+resubmission chain); 401 without a caller; 404 when unknown, and the very same
+404 when the caller is neither the submitter nor a member of the submission's
+team (:func:`quotagov.governance.access.may_view`): authorization before existence.
+Error answers come from :mod:`quotagov.handlers.api_errors`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,5 @@
+"""Job history of a live queue, for the what-if tool: :func:`export_history`."""
+
+from quotagov.governance.history.export import ExportSummary, export_history, history_line
+
+__all__ = ["ExportSummary", "export_history", "history_line"]

@@ -1,0 +1,160 @@
+"""``ApplyDecisionsFunction``: acts on the decisions other functions recorded.
+
+The only function whose role may call ``batch:UpdateServiceJob`` (design.md, trust
+model): the internet-facing Slack function verifies a click and records the decision
+with its conditional write, then hands it over on the SQS ``ApplyQueue`` (only the
+Slack and escalation API functions' roles may send there; the queue policy says so).
+Triggers:
+
+* **SQS** ``ApplyQueue`` (partial batch responses), one hand-off per message
+  (:mod:`quotagov.governance.handoff`):
+
+  - ``escalation``: :meth:`Escalations.settle`: an APPROVED escalation is applied
+    (``DescribeServiceJob``, then ``UpdateServiceJob`` unless Batch already has the
+    priority: APPLIED, SUPERSEDED or APPLY_FAILED), a DENIED one frees its job; the
+    Slack message then shows the outcome.
+  - ``disposition``: :func:`settle_disposition`: the successor of an ``applying``
+    disposition is submitted and the question message replaced by the decision.
+  - ``audit``: the sender's :class:`ControllerDecision`, appended to the audit chain.
+
+  ``escalation`` and ``disposition`` messages go through Powertools Idempotency (key:
+  kind and id), so a message SQS delivers twice, even concurrently, is acted on once;
+  the steps themselves are conditional writes on the record's status too. A message
+  that can never be used (not JSON, unknown kind, no id) is logged and dropped; a
+  Batch or DynamoDB failure is reported in ``batchItemFailures`` and retried, then
+  reaches the DLQ after ``maxReceiveCount``.
+
+* **Schedule** (every 5 minutes, an EventBridge ``Scheduled Event``): APPLY_FAILED
+  escalations with attempts left are retried and stale APPROVED claims taken over
+  (:meth:`Escalations.retry_failed`).
+
+Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (its decisions go on to the audit writer),
+``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``, ``SLACK_SECRET_ARN``,
+``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never ``APPLY_QUEUE_URL`` (it would hand
+decisions to itself).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from quotagov.governance.handoff import (
+    AUDIT,
+    ESCALATION,
+    HandoffMessageError,
+    parse_message,
+)
+from quotagov.wiring import services
+
+logger = Logger()
+tracer = Tracer()
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+#: Idempotency: key = ``<kind>:<record id>``; a day covers SQS redelivery.
+IDEMPOTENCY_CONFIG = IdempotencyConfig(
+    event_key_jmespath="key",
+    raise_on_no_idempotency_key=True,
+    expires_after_seconds=86_400,
+)
+
+_idempotent_settle: dict[int, Callable[..., dict[str, Any]]] = {}
+
+
+def _settle(work: dict[str, Any]) -> dict[str, Any]:
+    """Act on one escalation or disposition hand-off; the result is what Idempotency keeps.
+
+    Returns:
+        ``{"kind", "recordId", "status"}``; ``status`` is None for an unknown record.
+    """
+    from quotagov.governance.dispositions import settle_disposition
+
+    current = services()
+    if work["kind"] == ESCALATION:
+        escalation = current.escalations.settle(work["recordId"])
+        status = escalation.status.value if escalation is not None else None
+    else:
+        outcome = settle_disposition(work["recordId"], current.dispositions)
+        status = str(outcome.status) if outcome is not None else None
+    return {"kind": work["kind"], "recordId": work["recordId"], "status": status}
+
+
+def _settle_once(kind: str, record_id: str) -> dict[str, Any]:
+    """:func:`_settle` behind Powertools Idempotency (persistence from wiring)."""
+    store = services().decision_idempotency
+    settle = _idempotent_settle.get(id(store))
+    if settle is None:
+        settle = idempotent_function(
+            data_keyword_argument="work", persistence_store=store, config=IDEMPOTENCY_CONFIG
+        )(_settle)
+        _idempotent_settle.clear()
+        _idempotent_settle[id(store)] = settle
+    return settle(work={"key": f"{kind}:{record_id}", "kind": kind, "recordId": record_id})
+
+
+def record_handler(record: SQSRecord) -> dict[str, Any]:
+    """Process one hand-off; raises for transient failures (reported for retry).
+
+    Returns:
+        ``{"kind", "recordId", "status"}``, or ``{"dropped": reason}`` for a message
+        that can never be used.
+    """
+    try:
+        message = parse_message(json.loads(record.body))
+    except (ValueError, RecursionError, HandoffMessageError) as error:
+        logger.warning(
+            "dropped an unusable hand-off",
+            extra={"messageId": record.message_id, "error": str(error)},
+        )
+        return {"dropped": str(error)}
+    if message.kind == AUDIT:
+        assert message.decision is not None
+        services().audit.record_decision(message.decision)
+        return {"kind": AUDIT, "recordId": message.record_id, "status": "recorded"}
+    try:
+        result = _settle_once(message.kind, message.record_id)
+    except Exception:
+        logger.exception(
+            "could not settle a decision; SQS delivers it again",
+            extra={"messageId": record.message_id, "kind": message.kind, "id": message.record_id},
+        )
+        raise
+    logger.info("settled a decision", extra=result)
+    return result
+
+
+def _is_schedule(event: dict[str, Any]) -> bool:
+    return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point: an SQS batch of hand-offs, or the 5-minute retry schedule.
+
+    Returns:
+        ``{"batchItemFailures": [...]}`` for SQS; ``{"retried": {id: status}}`` for
+        the schedule.
+    """
+    if _is_schedule(event):
+        retried = services().escalations.retry_failed()
+        result = {"retried": {e.escalation_id: e.status.value for e in retried}}
+        logger.info("retried failed escalations", extra=result)
+        return result
+    IDEMPOTENCY_CONFIG.register_lambda_context(context)
+    return dict(
+        process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+    )

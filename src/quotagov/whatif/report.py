@@ -1,0 +1,254 @@
+"""The comparison: runs aggregated over seeds, deltas against the first policy, verdicts.
+
+``report.json`` (written by :mod:`.runner`) is::
+
+    {"workload": {"jobs": N, ..., "seeds": K, "capacity": {...}, "options": {...}},
+     "policies": {NAME: {"total": M, "shares": {SHARE: M}, "teams": {TEAM: M},
+                         "durationSeconds": s, "refusals": {reason: n},
+                         "delta": {"total": D, "shares": {...}, "teams": {...}},
+                         "spread": {"total": R, ...}}},      # spread only when K > 1
+     "verdicts": {NAME: "one line"}}
+
+Each ``M`` is a :func:`quotagov.scheduler.metrics.metrics_block` (``total`` adds
+``dispositions``); with ``K > 1`` seeds every number of ``M`` is the **median** over
+the seeds and ``spread`` holds ``[min, max]`` at the same place. ``D`` holds, for the
+compared figures (:data:`COMPARED`), ``{"change": this - first, "percent": change
+over |first| x 100}`` (``percent`` null when the first is 0 or null). ``refusals``
+counts jobs per refusal reason (with seeds, the largest count over the seeds).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from quotagov.durations import human_duration
+
+#: The figures a delta block compares (keys of a metrics block).
+COMPARED = (
+    "waitSeconds",
+    "completionSeconds",
+    "utilization",
+    "utilizationOfLimit",
+    "preemptions",
+    "lostInstanceSeconds",
+    "lostGpuSeconds",
+    "goodput",
+    "failedJobs",
+    "refusedJobs",
+    "dispositions",
+)
+
+_SECONDS_PER_WEEK = 7 * 86400
+
+
+def _combine(values: Sequence[Any], how: str) -> Any:
+    """Median (``how="median"``) or ``[min, max]`` (``"range"``) of same-shaped values."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    first = present[0]
+    if isinstance(first, dict):
+        keys: list[str] = []
+        for v in present:
+            keys += [k for k in v if k not in keys]
+        return {k: _combine([v.get(k) for v in present], how) for k in keys}
+    if isinstance(first, bool) or not isinstance(first, int | float):
+        return first
+    if how == "median":
+        return statistics.median(present)
+    return [min(present), max(present)]
+
+
+def aggregate(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One policy's entry from its runs (one per seed): medians, and spreads when K > 1."""
+    parts = ("total", "shares", "teams")
+    out: dict[str, Any] = {p: _combine([r[p] for r in runs], "median") for p in parts}
+    out["durationSeconds"] = _combine([r["durationSeconds"] for r in runs], "median")
+    refusals: dict[str, int] = {}
+    for r in runs:
+        for reason, n in r["refusals"].items():
+            refusals[reason] = max(refusals.get(reason, 0), n)
+    out["refusals"] = refusals
+    if len(runs) > 1:
+        out["spread"] = {p: _combine([r[p] for r in runs], "range") for p in parts}
+    return out
+
+
+def _delta(this: Any, base: Any) -> Any:
+    if isinstance(this, dict) or isinstance(base, dict):
+        this = this if isinstance(this, dict) else {}
+        base = base if isinstance(base, dict) else {}
+        return {k: _delta(this.get(k), base.get(k)) for k in dict.fromkeys([*base, *this])}
+    if this is None or base is None:
+        return {"change": None, "percent": None}
+    change = this - base
+    return {"change": change, "percent": change / abs(base) * 100 if base else None}
+
+
+def delta_block(this: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`COMPARED` figures of ``this`` metrics block against ``base``."""
+    return {k: _delta(this.get(k), base.get(k)) for k in COMPARED if k in this or k in base}
+
+
+def with_deltas(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Add each policy's ``delta`` block against the first policy (the first's is zero)."""
+    names = list(policies)
+    base = policies[names[0]]
+    for entry in policies.values():
+        entry["delta"] = {
+            "against": names[0],
+            "total": delta_block(entry["total"], base["total"]),
+            "shares": {
+                s: delta_block(m, base["shares"].get(s, {})) for s, m in entry["shares"].items()
+            },
+            "teams": {
+                t: delta_block(m, base["teams"].get(t, {})) for t, m in entry["teams"].items()
+            },
+        }
+    return policies
+
+
+def lost_per_week(entry: Mapping[str, Any]) -> tuple[float | None, str]:
+    """Work lost per week of the run, in GPU-hours (when known) else instance-hours."""
+    duration = entry.get("durationSeconds") or 0
+    total = entry["total"]
+    if not duration:
+        return None, "instance-h"
+    if total.get("lostGpuSeconds") is not None:
+        return total["lostGpuSeconds"] / duration * _SECONDS_PER_WEEK / 3600, "GPU-h"
+    return total["lostInstanceSeconds"] / duration * _SECONDS_PER_WEEK / 3600, "instance-h"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f} %"
+
+
+def _overlaps(entry: Mapping[str, Any], base: Mapping[str, Any], path: Sequence[str]) -> bool:
+    """True when the min-max ranges of a figure overlap (only with seeds)."""
+    a, b = entry.get("spread"), base.get("spread")
+    for key in path:
+        a = a.get(key) if isinstance(a, dict) else None
+        b = b.get(key) if isinstance(b, dict) else None
+    if not (isinstance(a, list) and isinstance(b, list)):
+        return False
+    return bool(a[0] <= b[1] and b[0] <= a[1])
+
+
+def verdict(name: str, entry: Mapping[str, Any], base_name: str, base: Mapping[str, Any]) -> str:
+    """One line comparing ``entry`` with the first policy.
+
+    Example: ``candidate vs today: p95 completion -22 % for research, +4 % for applied;
+    p95 wait -31 %; 3.1 GPU-h lost per week more; utilization 71 % -> 78 %``.
+    A change whose seed ranges overlap is marked ``(within noise)``.
+    """
+    if entry is base:
+        return f"{name}: the baseline the others are compared with"
+    parts: list[str] = []
+    teams = []
+    for team, d in sorted(entry["delta"]["teams"].items()):
+        pct = d.get("completionSeconds", {}).get("p95", {}).get("percent")
+        if pct is not None:
+            noise = _overlaps(entry, base, ("teams", team, "completionSeconds", "p95"))
+            teams.append(
+                (abs(pct), f"{pct:+.0f} % for {team}" + (" (within noise)" if noise else ""))
+            )
+    if teams:
+        teams.sort(reverse=True)
+        parts.append("p95 completion " + ", ".join(t for _, t in teams[:3]))
+    wait = entry["delta"]["total"]["waitSeconds"]["p95"]
+    if wait["percent"] is not None:
+        noise = _overlaps(entry, base, ("total", "waitSeconds", "p95"))
+        parts.append(f"p95 wait {wait['percent']:+.0f} %" + (" (within noise)" if noise else ""))
+    elif wait["change"] is not None:
+        parts.append(f"p95 wait {human_duration(wait['change'])} more")
+    lost, unit = lost_per_week(entry)
+    lost_base, _ = lost_per_week(base)
+    if lost is not None and lost_base is not None:
+        diff = lost - lost_base
+        more = "more" if diff >= 0 else "less"
+        parts.append(f"{abs(diff):.1f} {unit} lost per week {more}")
+    parts.append(
+        f"utilization {_pct(base['total']['utilization'])} -> {_pct(entry['total']['utilization'])}"
+    )
+    for key, label in (("failedJobs", "failed"), ("refusedJobs", "refused")):
+        a, b = base["total"][key], entry["total"][key]
+        if a != b:
+            parts.append(f"{label} {a} -> {b}")
+    return f"{name} vs {base_name}: " + "; ".join(parts)
+
+
+def verdicts(policies: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """:func:`verdict` for every policy (the first is the baseline)."""
+    names = list(policies)
+    base = policies[names[0]]
+    return {n: verdict(n, policies[n], names[0], base) for n in names}
+
+
+def _cell(entry: Mapping[str, Any], path: Sequence[str], fmt: str) -> str:
+    value: Any = entry["total"]
+    spread: Any = entry.get("spread", {}).get("total")
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+        spread = spread.get(key) if isinstance(spread, dict) else None
+    text = _format(value, fmt)
+    if isinstance(spread, list) and spread[0] != spread[1]:
+        text += f" [{_format(spread[0], fmt)}..{_format(spread[1], fmt)}]"
+    return text
+
+
+def _format(value: Any, fmt: str) -> str:
+    if value is None:
+        return "-"
+    if fmt == "duration":
+        return human_duration(value)
+    if fmt == "percent":
+        return f"{value * 100:.1f} %"
+    if fmt == "hours":
+        return f"{value / 3600:.1f} h"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+#: Rows of the comparison table: label, path in the total block, format.
+TABLE_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("wait p50", ("waitSeconds", "p50"), "duration"),
+    ("wait p95", ("waitSeconds", "p95"), "duration"),
+    ("wait max", ("waitSeconds", "max"), "duration"),
+    ("completion p50", ("completionSeconds", "p50"), "duration"),
+    ("completion p95", ("completionSeconds", "p95"), "duration"),
+    ("utilization", ("utilization",), "percent"),
+    ("utilization of limit", ("utilizationOfLimit",), "percent"),
+    ("preemptions cross-share", ("preemptions", "CROSS_SHARE"), "count"),
+    ("preemptions in-share", ("preemptions", "IN_SHARE"), "count"),
+    ("lost instance-hours", ("lostInstanceSeconds",), "hours"),
+    ("goodput", ("goodput",), "percent"),
+    ("failed jobs", ("failedJobs",), "count"),
+    ("refused jobs", ("refusedJobs",), "count"),
+    ("resubmitted", ("dispositions", "resubmit"), "count"),
+    ("reclassified", ("dispositions", "reclassify"), "count"),
+    ("owner asked", ("dispositions", "askOwner"), "count"),
+    ("thrash guard", ("dispositions", "thrashGuard"), "count"),
+)
+
+
+def comparison_rows(policies: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    """The comparison table: a header row (``figure``, policy names), then one row each."""
+    names = list(policies)
+    rows = [["figure", *names]]
+    for label, path, fmt in TABLE_ROWS:
+        rows.append([label, *(_cell(policies[n], path, fmt) for n in names)])
+    return rows
+
+
+def text_table(rows: Sequence[Sequence[str]]) -> str:
+    """Rows as aligned text columns (first row the header)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,147 @@
+"""What the built template must show for issue 15 (identity and authority).
+
+Read from ``.aws-sam/build/template.yaml`` when ``sam build`` ran (``make test`` runs
+it first), else from ``template.yaml``: only the apply function may call
+``UpdateServiceJob``; the internet-facing Slack function has no mutating Batch action,
+no ``iam:PassRole`` and no audit-table write; the submission and apply queues have
+policies naming their only senders; both APIs throttle the Slack and job routes with
+limits of their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quotagov.deploy.checks import default_template
+from quotagov.deploy.template import FUNCTION_TYPE, load_template, references, resources_of_type
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = load_template(default_template(ROOT))
+RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
+FUNCTIONS = sorted(resources_of_type(TEMPLATE, FUNCTION_TYPE))
+
+#: Batch actions that only read (DescribeServiceJob, ListServiceJobs, GetJobQueueSnapshot...).
+READ_PREFIXES = ("batch:Describe", "batch:List", "batch:Get")
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _statements(function: str) -> list[dict[str, Any]]:
+    policies = RESOURCES[function]["Properties"].get("Policies") or []
+    return [s for p in policies if isinstance(p, dict) for s in p.get("Statement", [])]
+
+
+def _actions(function: str) -> set[str]:
+    return {a for s in _statements(function) for a in _as_list(s["Action"])}
+
+
+def _actions_on(function: str, logical_id: str) -> set[str]:
+    found: set[str] = set()
+    for statement in _statements(function):
+        if any(logical_id in set(references(r)) for r in _as_list(statement["Resource"])):
+            found.update(_as_list(statement["Action"]))
+    return found
+
+
+def test_only_the_apply_function_holds_update_service_job() -> None:
+    holders = [f for f in FUNCTIONS if "batch:UpdateServiceJob" in _actions(f)]
+    assert holders == ["ApplyDecisionsFunction"]
+
+
+def test_the_slack_function_only_verifies_and_records() -> None:
+    actions = _actions("SlackInteractionsFunction")
+    mutating_batch = {
+        a for a in actions if a.startswith("batch:") and not a.startswith(READ_PREFIXES)
+    }
+    assert mutating_batch == set()
+    assert "iam:PassRole" not in actions
+    assert _actions_on("SlackInteractionsFunction", "AuditTable") == set()
+    assert _actions_on("SlackInteractionsFunction", "SubmissionQueue") == set()
+    assert _actions_on("SlackInteractionsFunction", "ApplyQueue") == {"sqs:SendMessage"}
+    variables = RESOURCES["SlackInteractionsFunction"]["Properties"]["Environment"]["Variables"]
+    assert "AUDIT_TABLE" not in variables and "SUBMISSION_QUEUE_URL" not in variables
+    assert variables["APPLY_QUEUE_URL"] == {"Ref": "ApplyQueue"}
+
+
+def test_no_function_that_records_decisions_passes_roles_or_changes_jobs() -> None:
+    """The escalation API and the expiry schedule changed job priorities before; now
+    neither holds a mutating Batch action."""
+    for function in ("EscalationsApiFunction", "EscalationExpiryFunction"):
+        actions = _actions(function)
+        assert not {
+            a for a in actions if a.startswith("batch:") and not a.startswith(READ_PREFIXES)
+        }
+        assert "iam:PassRole" not in actions
+
+
+def _deny_senders(queue_policy: str, queue: str) -> list[Any]:
+    properties = RESOURCES[queue_policy]["Properties"]
+    assert properties["Queues"] == [{"Ref": queue}]
+    statements = properties["PolicyDocument"]["Statement"]
+    [deny] = [
+        s
+        for s in statements
+        if s["Effect"] == "Deny" and s["Action"] == "sqs:SendMessage" and s["Principal"] == "*"
+    ]
+    assert deny["Resource"] == {"Fn::GetAtt": [queue, "Arn"]}
+    senders: list[Any] = deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    tls = [s for s in statements if s.get("Condition", {}).get("Bool")]
+    assert tls and tls[0]["Condition"]["Bool"] == {"aws:SecureTransport": "false"}
+    return senders
+
+
+def test_the_submission_queue_takes_messages_only_from_the_api() -> None:
+    assert _deny_senders("SubmissionQueuePolicy", "SubmissionQueue") == [
+        {"Fn::GetAtt": ["JobsApiFunctionRole", "Arn"]}
+    ]
+    senders = [f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, "SubmissionQueue")]
+    assert senders == ["JobsApiFunction"]
+
+
+def test_the_apply_queue_takes_messages_only_from_the_decision_recorders() -> None:
+    assert _deny_senders("ApplyQueuePolicy", "ApplyQueue") == [
+        {"Fn::GetAtt": ["SlackInteractionsFunctionRole", "Arn"]},
+        {"Fn::GetAtt": ["EscalationsApiFunctionRole", "Arn"]},
+    ]
+    senders = [f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, "ApplyQueue")]
+    assert senders == ["EscalationsApiFunction", "SlackInteractionsFunction"]
+
+
+def _method_settings(api: str) -> dict[tuple[str, str], tuple[int, float]]:
+    settings = RESOURCES[api]["Properties"]["MethodSettings"]
+    return {
+        (s["ResourcePath"], s["HttpMethod"]): (s["ThrottlingBurstLimit"], s["ThrottlingRateLimit"])
+        for s in settings
+    }
+
+
+JOB_ROUTES = [
+    ("/~1jobs", "POST"),
+    ("/~1jobs~1{jobId}", "GET"),
+    ("/~1jobs~1{jobId}~1disposition", "POST"),
+    ("/~1jobs~1{jobId}~1escalations", "POST"),
+]
+
+
+@pytest.mark.parametrize("api", ["Api", "JwtApi"])
+def test_both_apis_throttle_each_job_route_on_its_own(api: str) -> None:
+    settings = _method_settings(api)
+    assert ("/*", "*") in settings  # the stage ceiling for anything else
+    for route in JOB_ROUTES:
+        burst, rate = settings[route]
+        assert burst > 0 and rate > 0
+
+
+def test_the_public_slack_route_has_its_own_limit_below_the_stage() -> None:
+    settings = _method_settings("Api")
+    slack = settings[("/~1slack~1interactions", "POST")]
+    stage = settings[("/*", "*")]
+    assert slack[0] < stage[0] and slack[1] < stage[1]
+    # the job routes' limits are not shared with the Slack route's
+    assert all(route in settings for route in JOB_ROUTES)
+    assert "/slack/interactions" not in RESOURCES["JwtApi"]["Properties"]["DefinitionBody"]["paths"]

@@ -1,0 +1,108 @@
+"""The Slack route as an attacker meets it: signatures over raw bytes, and the three
+event shapes Slack apps are deployed behind (REST v1, HTTP API v2, function URL)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from quotagov.governance.escalation_records import EscalationStatus
+from support.lambda_context import LambdaContext
+from support.lambda_http_events import function_url_event, http_api_v2_event
+
+from .world import World
+
+REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
+
+
+def _send(event: dict[str, Any]) -> dict[str, Any]:
+    from quotagov.handlers import slack_interactions
+
+    response: dict[str, Any] = slack_interactions.handler(event, LambdaContext())  # type: ignore[arg-type]
+    return response
+
+
+def _pending(world: World) -> str:
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201, body
+    escalation_id: str = body["escalationId"]
+    return escalation_id
+
+
+def test_a_signed_body_that_is_not_utf8_is_verified_then_refused_as_unusable(
+    world: World,
+) -> None:
+    """Slack signs bytes: a correctly signed non-UTF-8 body passes the signature (so it
+    is not a 401) and is then an unusable payload (400); nothing changes."""
+    escalation_id = _pending(world)
+    raw = b"payload=%7B%22type%22%3A%22block_actions%22%7D\xff\xfe"
+    response = _send(world.raw_click_event(escalation_id, raw))
+    assert response["statusCode"] == 400
+    assert json.loads(response["body"])["message"].startswith("unusable Slack interaction: ")
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert world.update_calls == []
+
+
+def test_one_flipped_byte_of_a_non_utf8_body_is_401(world: World) -> None:
+    escalation_id = _pending(world)
+    raw = b"payload=%7B%7D\xff"
+    event = world.raw_click_event(escalation_id, raw)
+    event["body"] = __import__("base64").b64encode(raw[:-1] + b"\xfe").decode()
+    response = _send(event)
+    assert response["statusCode"] == 401
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+
+
+def test_the_signature_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's answer comes from ``hmac.compare_digest`` (no early exit on the
+    first differing character)."""
+    from quotagov.clock import ManualClock
+    from quotagov.handlers import slack_signature
+
+    calls: list[tuple[bytes, bytes]] = []
+    real = slack_signature.hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(slack_signature.hmac, "compare_digest", spy)
+    body = b"payload=%7B%7D"
+    good = slack_signature.slack_signature("s3cret", "1700000000", body)
+    event = {
+        "body": body.decode(),
+        "headers": {"X-Slack-Request-Timestamp": "1700000000", "X-Slack-Signature": good},
+    }
+    assert slack_signature.verify_slack_request(event, "s3cret", ManualClock(1700000000)) == body
+    event["headers"]["X-Slack-Signature"] = "v0=" + "0" * 64
+    assert slack_signature.verify_slack_request(event, "s3cret", ManualClock(1700000000)) is None
+    assert [b for _a, b in calls] == [good.encode(), ("v0=" + "0" * 64).encode()]
+
+
+@pytest.mark.parametrize("shape", [http_api_v2_event, function_url_event], ids=["v2", "url"])
+def test_http_api_v2_and_function_url_clicks_are_verified_and_recorded(
+    world: World, shape: Any
+) -> None:
+    escalation_id = _pending(world)
+    response = _send(shape(world.click_event(escalation_id, "U0CAROL")))
+    assert response["statusCode"] == 200, response
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.APPLIED
+    assert stored.decided_by == "U0CAROL"
+
+
+@pytest.mark.parametrize("shape", [http_api_v2_event, function_url_event], ids=["v2", "url"])
+def test_forged_v2_and_function_url_clicks_are_401_and_change_nothing(
+    world: World, shape: Any
+) -> None:
+    escalation_id = _pending(world)
+    response = _send(shape(world.click_event(escalation_id, "U0CAROL", secret="not-the-secret")))
+    assert response["statusCode"] == 401
+    assert json.loads(response["body"]) == {"message": "invalid Slack request signature"}
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert stored.decided_by is None and world.update_calls == []

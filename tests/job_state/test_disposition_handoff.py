@@ -1,0 +1,69 @@
+"""Disposition buttons split like approvals: the Slack function records the owner's
+choice and hands it over; the apply function submits the successor (issue 15)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from quotagov.governance.dispositions import decide_disposition, settle_disposition
+from quotagov.governance.handoff import HandoffAuditSink, parse_message
+
+from .conftest import World, exhausted_release_job, submitted
+
+
+class RecordingHandoff:
+    """The ApplyQueue, as a list of the messages sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        self.sent.append(dict(message))
+
+
+def test_the_recording_side_makes_no_batch_call_and_the_apply_side_submits_once(
+    world: World,
+) -> None:
+    exhausted_release_job(world, "rel-1")
+    handoff = RecordingHandoff()
+    recording = dataclasses.replace(
+        world.disposition_deps(), handoff=handoff, audit=HandoffAuditSink(handoff)
+    )
+    audited_before = len(world.audit.decisions)
+
+    outcome = decide_disposition(
+        "rel-1", "disposition_resubmit", "U0FRANK", deps=recording, source="slack"
+    )
+
+    assert (outcome.status, outcome.choice, outcome.changed) == ("applying", "resubmit", True)
+    assert submitted(world.batch) == []  # the Slack function's side calls no Batch API
+    assert len(world.audit.decisions) == audited_before  # and writes no audit record
+    kinds = [parse_message(m).kind for m in handoff.sent]
+    assert kinds == ["audit", "disposition"]
+    item = world.store.get("rel-1")
+    assert item is not None and item["disposition"].get("leaseUntil") is None
+
+    applying = world.disposition_deps()
+    for message in handoff.sent:  # what ApplyDecisionsFunction does with each
+        parsed = parse_message(message)
+        if parsed.kind == "audit":
+            assert parsed.decision is not None
+            applying.audit.record_decision(parsed.decision)
+        else:
+            settled = settle_disposition(parsed.record_id, applying)
+            assert settled is not None and settled.status == "applied"
+    again = settle_disposition("rel-1", applying)  # a redelivered hand-off
+
+    assert again is not None and again.status == "applied" and again.changed is False
+    assert len(submitted(world.batch)) == 1
+    assert [d.action for d in world.audit.decisions][audited_before:] == [
+        "DispositionDecided",
+        "DispositionApplied",
+    ]
+
+
+def test_a_stale_hand_off_for_no_job_does_nothing(world: World) -> None:
+    assert settle_disposition("no-such-job", world.disposition_deps()) is None
+    assert submitted(world.batch) == []
