@@ -28,9 +28,9 @@ Triggers:
   escalations with attempts left are retried and stale APPROVED claims taken over
   (:meth:`Escalations.retry_failed`).
 
-Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (its decisions go on to the audit writer),
-``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``, ``SLACK_SECRET_ARN``,
-``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never ``APPLY_QUEUE_URL`` (it would hand
+Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
+on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
+``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never ``APPLY_QUEUE_URL`` (it would hand
 decisions to itself).
 """
 
