@@ -30,8 +30,8 @@ Triggers:
 
 Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
 on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
-``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never ``APPLY_QUEUE_URL`` (it would hand
-decisions to itself).
+``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never
+``APPLY_QUEUE_URL`` (it would hand decisions to itself).
 """
 
 from __future__ import annotations
