@@ -72,11 +72,13 @@ def small_policy(
                         "members": [{"principal": "arn:aws:sts::111122223333:assumed-role/x/r"}],
                         "classes": ["exp"],
                         "directLevels": ["standard"],
+                        "executionRoles": ["arn:aws:iam::111122223333:role/sm-exec-r"],
                     },
                     "a": {
                         "members": [{"principal": "arn:aws:sts::111122223333:assumed-role/x/a"}],
                         "classes": ["own"],
                         "directLevels": ["standard"],
+                        "executionRoles": ["arn:aws:iam::111122223333:role/sm-exec-a"],
                     },
                 },
             }

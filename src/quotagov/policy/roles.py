@@ -56,3 +56,15 @@ def role_matches(role_arn: str, pattern: str) -> bool:
 def role_allowed(role_arn: str, patterns: Iterable[str]) -> bool:
     """True when ``role_arn`` matches one of ``patterns``."""
     return any(role_matches(role_arn, pattern) for pattern in patterns)
+
+
+def representative_role(patterns: Iterable[str]) -> str | None:
+    """An execution-role ARN that the first of ``patterns`` admits, or None when empty.
+
+    Each ``*`` is filled with ``whatif``; used where a request must name some role the
+    policy binds (the what-if tool routes a workload's jobs as the controller would,
+    and a trace has no ``RoleArn`` of its own).
+    """
+    for pattern in patterns:
+        return pattern.replace("*", "whatif")
+    return None

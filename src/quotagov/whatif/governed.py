@@ -49,6 +49,7 @@ from quotagov.governance.dispositions.rules import (
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission_request import SubmissionRequest, schema_faults
 from quotagov.policy.models import Policy, WorkloadClass
+from quotagov.policy.roles import representative_role
 from quotagov.scheduler import Engine, EngineError, JobSpec, Options, ShareConfig, Transition
 from quotagov.scheduler.metrics import (
     JobClock,
@@ -167,7 +168,10 @@ class _Router:
             return None, 0, None, [f"team: team {job.team!r} has no member to submit as"]
         payload: dict[str, Any] = {
             "TrainingJobName": "whatif-job",
-            "RoleArn": "arn:aws:iam::111122223333:role/whatif-training",
+            "RoleArn": representative_role(
+                [*team.executionRoles, *_class_roles(self.policy, job.workloadClass)]
+            )
+            or "arn:aws:iam::111122223333:role/whatif-training",
             "AlgorithmSpecification": {"TrainingImage": "whatif", "TrainingInputMode": "File"},
             "OutputDataConfig": {"S3OutputPath": "s3://whatif/output"},
             "ResourceConfig": {
@@ -583,3 +587,9 @@ def run_policy(
         known, ``lostGpuSeconds``); numbers normalized.
     """
     return GovernedRun(policy, workload, capacity, options).run()
+
+
+def _class_roles(policy: Policy, class_name: str) -> list[str]:
+    """The execution roles bound to workload class ``class_name`` ([] when unknown)."""
+    klass = policy.workloadClasses.get(class_name)
+    return list(klass.executionRoles) if klass is not None else []
