@@ -1,9 +1,15 @@
-"""Figures for the audit hash chain: hashing and verification speed, and append cost
-under contention (writers racing for slots against a loopback moto DynamoDB server).
+"""Figures for the audit hash chain: hashing and verification speed, append cost under
+contention (writers racing for slots against a loopback moto DynamoDB server), and the
+cost of issue 14's seals and digests (in-process moto DynamoDB, KMS and S3).
 
-Run: ``.venv/bin/python benchmarks/audit_chain.py [--records 2000] [--writers 20]``.
-Prints figures; asserts nothing. moto's latency is not DynamoDB's: the contention
-figure that carries over is attempts per record, not seconds.
+Run: ``.venv/bin/python benchmarks/audit_chain.py [--records 2000] [--writers 20]
+[--sealed-records 10000]``. Prints figures; asserts nothing. moto's latency is not
+DynamoDB's or KMS's: the figures that carry over are calls per record (attempts,
+``GenerateMac``, ``VerifyMac``, ``Sign``, S3 reads), not seconds.
+
+"Before" in the sealed section is ``verify`` without seals and digests, which is the
+check main had (links, dedup markers, registry); "after" adds every digest and the seal
+bisection. Both run in the same process on the same chain.
 """
 
 from __future__ import annotations
@@ -133,15 +139,168 @@ def contended(writers: int, per_writer: int) -> None:
     server.shutdown()
 
 
+class _CountingSealer:
+    """Counts the KMS MAC calls of the real sealer."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.key_id = inner.key_id
+        self.generate = 0
+        self.verify = 0
+
+    def seal(self, message: bytes) -> str:
+        self.generate += 1
+        return str(self.inner.seal(message))
+
+    def check(self, message: bytes, seal_text: str) -> bool:
+        self.verify += 1
+        return bool(self.inner.check(message, seal_text))
+
+
+def sealed_chain(records: int, digest_every: int, appends: int) -> None:
+    """Append ``records`` sealed records (a digest every ``digest_every``), then verify
+    before (links + markers) and after (+ digests + seals)."""
+    from moto import mock_aws
+
+    from quotagov.adapters.dynamodb_audit import to_item
+    from quotagov.adapters.kms_audit import KmsDigestSigner, KmsRecordSealer, PublicKeyChecker
+    from quotagov.adapters.s3_digests import S3DigestStore
+    from quotagov.clock import ManualClock
+    from quotagov.governance.audit.digests import DigestPublisher
+    from quotagov.governance.audit.review import DigestSource, verify
+    from quotagov.governance.audit.seals import sealed
+
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
+    with mock_aws():
+        region = "eu-west-1"
+        db = boto3.client("dynamodb", region_name=region)
+        kms = boto3.client("kms", region_name=region)
+        s3 = boto3.client("s3", region_name=region)
+        db.create_table(
+            TableName="bench",
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        mac_key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")
+        sign_key = kms.create_key(KeySpec="ECC_NIST_P256", KeyUsage="SIGN_VERIFY")
+        s3.create_bucket(
+            Bucket="bench-digests",
+            CreateBucketConfiguration={"LocationConstraint": region},  # type: ignore[typeddict-item]
+            ObjectLockEnabledForBucket=True,
+        )
+        store = DynamoDBChainStore("bench", db)
+        sealer = _CountingSealer(KmsRecordSealer(mac_key["KeyMetadata"]["KeyId"], kms))
+        digests = S3DigestStore("bench-digests", s3)
+        publisher = DigestPublisher(
+            chains=store,
+            store=digests,
+            signer=KmsDigestSigner(sign_key["KeyMetadata"]["KeyId"], kms),
+            clock=ManualClock(start=1777888800.0),
+            sealer=sealer,
+        )
+        plain = ChainWriter(DynamoDBChainStore("bench", db))
+        start = time.perf_counter()
+        for k in range(appends):
+            plain.append("unsealed", f"u{k}", {**SAMPLE, "k": k})
+        unsealed = (time.perf_counter() - start) / appends
+        writer = ChainWriter(store, sealer=sealer)
+        start = time.perf_counter()
+        for k in range(appends):
+            writer.append("sealed", f"s{k}", {**SAMPLE, "k": k})
+        sealed_each = (time.perf_counter() - start) / appends
+        print(
+            f"append (ChainWriter, moto): {sealed_each * 1000:.2f} ms/record sealed vs "
+            f"{unsealed * 1000:.2f} ms unsealed; {sealer.generate / appends:.2f} GenerateMac "
+            "per record",
+            flush=True,
+        )
+        # The long chain is written straight to the table (moto's Query is linear in the
+        # partition, so appending 10,000 records one by one through it takes too long),
+        # sealed by the real KMS adapter, with a digest every ``digest_every`` records.
+        prev, signatures, digest_seconds = GENESIS_HASH, 0, 0.0
+        sealer.generate = 0
+        seal_seconds = 0.0
+        for first in range(1, records + 1, digest_every):
+            items = []
+            for seq in range(first, min(records, first + digest_every - 1) + 1):
+                record = seal(
+                    {**SAMPLE, "k": seq}, chain="q", seq=seq, prev_hash=prev, dedup_key=f"e:{seq}"
+                )
+                tick = time.perf_counter()
+                record = sealed(record, sealer)
+                seal_seconds += time.perf_counter() - tick
+                prev = record["hash"]
+                items.append({"pk": "CHAIN#q", "sk": f"SEQ#{seq:012d}", **record})
+                items.append(
+                    {"pk": "DEDUP#q", "sk": f"e:{seq}", "seq": seq, "chain": "q", "hash": prev}
+                )
+            if first == 1:
+                items.append({"pk": "CHAINS", "sk": "q"})
+            for n in range(0, len(items), 25):
+                db.batch_write_item(
+                    RequestItems={
+                        "bench": [{"PutRequest": {"Item": to_item(i)}} for i in items[n : n + 25]]
+                    }
+                )
+            publisher.clock.advance(900)  # type: ignore[attr-defined]
+            tick = time.perf_counter()
+            signatures += sum(o.status == "published" for o in publisher.publish(only=["q"]))
+            digest_seconds += time.perf_counter() - tick
+        print(
+            f"seal: {seal_seconds / records * 1000:.2f} ms/record (one GenerateMac each, "
+            f"{sealer.generate} for {records}); {signatures} digests = {signatures} Sign "
+            f"calls, {digest_seconds / max(signatures, 1) * 1000:.0f} ms each incl. "
+            "reading and checking their records",
+            flush=True,
+        )
+        sealer.verify = 0
+        start = time.perf_counter()
+        [before] = [r for r in verify(store) if r.chain == "q"]
+        old = time.perf_counter() - start
+        checker = PublicKeyChecker.from_kms(sign_key["KeyMetadata"]["KeyId"], kms)
+        start = time.perf_counter()
+        [after] = [
+            r
+            for r in verify(store, digests=DigestSource(digests, checker), sealer=sealer)
+            if r.chain == "q"
+        ]
+        new = time.perf_counter() - start
+        assert before.intact and after.intact, (before, after)
+        print(
+            f"verify {records} records before (links, markers): {old:.2f} s, "
+            f"{records / old:,.0f} records/s",
+            flush=True,
+        )
+        print(
+            f"verify {records} records after (+ {after.digests} digests, seals): {new:.2f} s, "
+            f"{records / new:,.0f} records/s; {sealer.verify} VerifyMac calls (bisection), "
+            f"1 GetPublicKey, {after.digests} digest objects read"
+        )
+
+
 def main() -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--writers", type=int, default=20)
     parser.add_argument("--per-writer", type=int, default=1)
+    parser.add_argument("--sealed-records", type=int, default=10000)
+    parser.add_argument("--digest-every", type=int, default=1000)
+    parser.add_argument("--appends", type=int, default=200)
+    parser.add_argument("--only-sealed", action="store_true", help="skip the first two parts")
     args = parser.parse_args()
-    in_memory(args.records)
-    contended(args.writers, args.per_writer)
+    if not args.only_sealed:
+        in_memory(args.records)
+        contended(args.writers, args.per_writer)
+    sealed_chain(args.sealed_records, args.digest_every, args.appends)
 
 
 if __name__ == "__main__":

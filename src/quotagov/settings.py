@@ -24,7 +24,15 @@ class Settings:
     job_queue: str = ""  #: governed job queue ARN (JOB_QUEUE)
     jobs_table: str = ""  #: submissions and job records (JOBS_TABLE)
     escalations_table: str = ""  #: escalation requests (ESCALATIONS_TABLE)
-    audit_table: str = ""  #: append-only audit log (AUDIT_TABLE)
+    audit_table: str = ""  #: append-only audit log, the audit writer's only (AUDIT_TABLE)
+    #: the queue through which other functions hand decisions to the writer (AUDIT_QUEUE_URL)
+    audit_queue_url: str = ""
+    audit_seal_key: str = ""  #: KMS HMAC_256 key sealing audit records (AUDIT_SEAL_KEY)
+    audit_digest_bucket: str = ""  #: S3 bucket (Object Lock) of the digests (AUDIT_DIGEST_BUCKET)
+    audit_digest_key: str = ""  #: KMS ECC_NIST_P256 key signing digests (AUDIT_DIGEST_KEY)
+    #: PEM/DER file of the digest public key, used instead of kms:GetPublicKey by
+    #: ``quotagov audit verify`` (AUDIT_DIGEST_PUBLIC_KEY)
+    audit_digest_public_key: str = ""
     idempotency_table: str = ""  #: Powertools Idempotency (IDEMPOTENCY_TABLE)
     submission_queue_url: str = ""  #: SQS submission queue (SUBMISSION_QUEUE_URL)
     #: SQS queue of recorded decisions for ApplyDecisionsFunction (APPLY_QUEUE_URL); set

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
     from quotagov.adapters.slack import SlackCredentials
+    from quotagov.governance.audit.chain import ChainWriter
+    from quotagov.governance.audit.decisions import DecisionLog
+    from quotagov.governance.audit.digests import DigestPublisher
+    from quotagov.governance.audit.review import DigestSource
     from quotagov.governance.audit.trail import AuditTrail
     from quotagov.governance.dispositions import DispositionDeps
     from quotagov.governance.escalations import Escalations
@@ -37,10 +41,14 @@ if TYPE_CHECKING:
         BatchPort,
         ChainStore,
         ChatNotifier,
+        DigestSigner,
+        DigestStore,
         EscalationRepository,
         JobsRepository,
         JobStateRepository,
         NotificationLog,
+        RecordSealer,
+        SignatureChecker,
         SubmissionQueue,
         VersionStore,
     )
@@ -306,21 +314,102 @@ class Services:
         return DynamoDBVersionStore(self.settings.require("audit_table"), boto3.client("dynamodb"))
 
     @dependency()
-    def audit(self) -> AuditSink:
-        """The sink of the controller's decisions: the audit chain on ``AUDIT_TABLE``;
-        for a function without it but with ``APPLY_QUEUE_URL`` (the Slack function,
-        whose role has no audit-table write), the hand-off to the apply function,
-        which appends them."""
+    def audit_sealer(self) -> RecordSealer | None:
+        """The record MAC on ``AUDIT_SEAL_KEY`` (KMS HMAC_256); None when not configured."""
+        if not self.settings.audit_seal_key:
+            return None
+        import boto3
+
+        from quotagov.adapters.kms_audit import KmsRecordSealer
+
+        return KmsRecordSealer(self.settings.audit_seal_key, boto3.client("kms"))
+
+    @dependency()
+    def audit_writer(self) -> ChainWriter:
+        """The one chain writer: appends sealed records to ``AUDIT_TABLE``."""
         from quotagov.governance.audit.chain import ChainWriter
+
+        return ChainWriter(self.audit_chains, sealer=self.audit_sealer)
+
+    @dependency()
+    def audit_log(self) -> DecisionLog:
+        """The writer's decision log (the audit function's; needs ``AUDIT_TABLE``)."""
         from quotagov.governance.audit.decisions import DecisionLog
 
+        return DecisionLog(self.audit_writer, self.audit_versions, self.clock)
+
+    @dependency()
+    def audit(self) -> AuditSink:
+        """The sink of the controller's decisions: the audit queue (``AUDIT_QUEUE_URL``)
+        to the one writer; without a queue, the hand-off to the apply function when only
+        ``APPLY_QUEUE_URL`` is set, else (tests) the writer's log itself."""
+        if self.settings.audit_queue_url:
+            from quotagov.adapters.sqs_audit import SqsAuditQueue
+            from quotagov.governance.audit.handover import QueuedAuditSink
+
+            return QueuedAuditSink(SqsAuditQueue(self.settings.audit_queue_url), self.clock)
         if not self.settings.audit_table and "audit_chains" not in self._values:
             handoff = self.optional_handoff()
-            if handoff is not None:
+            if handoff is not None:  # no audit queue: through the apply function (issue 15)
                 from quotagov.governance.handoff import HandoffAuditSink
 
                 return HandoffAuditSink(handoff)
-        return DecisionLog(ChainWriter(self.audit_chains), self.audit_versions, self.clock)
+        return self.audit_log
+
+    @dependency()
+    def audit_digest_store(self) -> DigestStore:
+        """The digest bucket (``AUDIT_DIGEST_BUCKET``)."""
+        import boto3
+
+        from quotagov.adapters.s3_digests import S3DigestStore
+
+        return S3DigestStore(self.settings.require("audit_digest_bucket"), boto3.client("s3"))
+
+    @dependency()
+    def audit_digest_signer(self) -> DigestSigner:
+        """The digest signing key (``AUDIT_DIGEST_KEY``, KMS ECC_NIST_P256)."""
+        import boto3
+
+        from quotagov.adapters.kms_audit import KmsDigestSigner
+
+        return KmsDigestSigner(self.settings.require("audit_digest_key"), boto3.client("kms"))
+
+    @dependency()
+    def audit_digest_checker(self) -> SignatureChecker:
+        """The digest public key: the file ``AUDIT_DIGEST_PUBLIC_KEY`` (PEM or DER) when
+        set, else fetched once with ``kms:GetPublicKey`` (``AUDIT_DIGEST_KEY``)."""
+        from quotagov.adapters.kms_audit import PublicKeyChecker
+
+        if self.settings.audit_digest_public_key:
+            from pathlib import Path
+
+            return PublicKeyChecker(Path(self.settings.audit_digest_public_key).read_bytes())
+        import boto3
+
+        return PublicKeyChecker.from_kms(
+            self.settings.require("audit_digest_key"), boto3.client("kms")
+        )
+
+    @dependency()
+    def audit_digests(self) -> DigestPublisher:
+        """The digest function's use case (chains read-only, bucket, signing key, seals)."""
+        from quotagov.governance.audit.digests import DigestPublisher
+
+        return DigestPublisher(
+            chains=self.audit_chains,
+            store=self.audit_digest_store,
+            signer=self.audit_digest_signer,
+            clock=self.clock,
+            sealer=self.audit_sealer,
+        )
+
+    def audit_digest_source(self) -> DigestSource | None:
+        """The digests for ``audit verify``: None when no digest bucket is configured."""
+        from quotagov.governance.audit.review import DigestSource
+
+        if not self.settings.audit_digest_bucket:
+            return None
+        return DigestSource(self.audit_digest_store, self.audit_digest_checker)
 
     # --- Slack ------------------------------------------------------------------------
 
@@ -449,6 +538,7 @@ class Services:
             controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
+            writer=self.audit_writer,
         )
 
     def _alert_chat(self) -> ChatNotifier | None:

@@ -120,8 +120,8 @@ def test_failed_call_event_is_an_attempt() -> None:
         ),
         (lambda e: e.pop("version"), "version: Field required"),
         (
-            lambda e: e["detail"].update(eventName="SubmitServiceJob"),
-            "detail.eventName: 'SubmitServiceJob' is not an audited call",
+            lambda e: e["detail"].update(eventName="SubmitJob"),
+            "detail.eventName: 'SubmitJob' is not an audited call",
         ),
         (
             lambda e: e["detail"]["requestParameters"].pop("quotaShareArn"),
@@ -206,7 +206,12 @@ def test_misconfigured_slack_still_records(
     assert len(list(chains.records("ml-gov-queue"))) == 1
 
 
-@pytest.mark.parametrize("path", sorted(EVENTS.glob("audit_trail-*.json")), ids=lambda p: p.stem)
+CLOUDTRAIL_SAMPLES = sorted(
+    p for p in EVENTS.glob("audit_trail-*.json") if '"Records"' not in p.read_text()
+)
+
+
+@pytest.mark.parametrize("path", CLOUDTRAIL_SAMPLES, ids=lambda p: p.stem)
 def test_every_sample_event_is_an_audited_cloudtrail_call(path: Path) -> None:
     event = BatchApiCallEvent.model_validate_json(path.read_text())
 

@@ -89,7 +89,7 @@ def test_functions_and_handlers_are_those_of_the_architecture_page() -> None:
     functions = resources_of_type(TEMPLATE, FUNCTION_TYPE)
     handlers = {name: function_property(TEMPLATE, name, "Handler") for name in functions}
     assert handlers == _architecture_functions()
-    assert len(handlers) == 9
+    assert len(handlers) == 10  # + ApplyDecisions (15), Reconciler (19), AuditDigest (14)
 
 
 @pytest.mark.parametrize("function", sorted(resources_of_type(TEMPLATE, FUNCTION_TYPE)))
@@ -136,8 +136,10 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_funct
     for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
         on_audit = {a for a, t in _granted(function) if t == "AuditTable"}
         assert on_audit <= {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}
-        # The internet-facing Slack function hands its audit records over instead.
-        assert ("dynamodb:PutItem" in on_audit) == (function != "SlackInteractionsFunction")
+        # One writer (issue 14): the others hand decisions over the audit queue.
+        assert ("dynamodb:PutItem" in on_audit) == (function == "AuditFunction"), function
+        hands_over = ("sqs:SendMessage", "AuditQueue") in _granted(function)
+        assert hands_over == (function not in {"AuditFunction", "AuditDigestFunction"}), function
         holds_update = any(a == "batch:UpdateServiceJob" for a, _t in _granted(function))
         assert holds_update == (function == "ApplyDecisionsFunction")
     assert {a for a, _t in _granted("AuditFunction")} == {
@@ -294,7 +296,7 @@ def test_job_state_rule_matches_the_governed_queue_with_retries_and_dlq() -> Non
 
 
 def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
-    [rule] = _events("AuditFunction").values()
+    [rule] = [e for e in _events("AuditFunction").values() if e["Type"] == "EventBridgeRule"]
     pattern = rule["Properties"]["Pattern"]
     assert pattern["source"] == ["aws.batch"]
     assert pattern["detail-type"] == ["AWS API Call via CloudTrail"]
@@ -302,6 +304,7 @@ def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
     nouns = ("QuotaShare", "SchedulingPolicy", "JobQueue", "ServiceEnvironment")
     expected = {f"{verb}{noun}" for noun in nouns for verb in ("Create", "Update", "Delete")}
     expected |= {"UpdateServiceJob", "TerminateServiceJob"}
+    expected |= {"SubmitServiceJob"}  # a job submitted around quotagov (issue 14)
     assert sorted(pattern["detail"]["eventName"]) == sorted(expected)
     # Mutating calls reach a rule in the default ENABLED state (reference facts 4.3/4.4).
     assert "State" not in rule["Properties"]

@@ -82,6 +82,7 @@ def test_the_project_template_loads_with_globals_merged() -> None:
     variables = function_property(template, "SubmitWorkerFunction", "Environment")["Variables"]
     assert variables["POWERTOOLS_SERVICE_NAME"] == "quotagov"
     assert variables["JOBS_TABLE"] == {"Ref": "JobsTable"}
-    assert variables["AUDIT_TABLE"] == {"Ref": "AuditTable"}
+    assert variables["AUDIT_QUEUE_URL"] == {"Ref": "AuditQueue"}
+    assert "AUDIT_TABLE" not in variables  # one audit writer (issue 14)
     table = template["Resources"]["JobsTable"]["Properties"]
     assert table["GlobalSecondaryIndexes"][0]["IndexName"] == "byBatchJobId"

@@ -33,6 +33,12 @@ def run_demo() -> dict[str, Any]:
 def check_every_check_passed(demo: dict[str, Any]) -> None:
     assert demo["failures"] == []
     assert any("audit verify: every chain intact" in line for line in demo["story"])
+    records = demo["audit"]["records"]
+    assert any(
+        f"signed digests (signatures checked with the public key) cover records 1-{records};"
+        in line
+        for line in demo["story"]
+    )
 
 
 def check_refused_submission_has_its_reason(demo: dict[str, Any]) -> None:

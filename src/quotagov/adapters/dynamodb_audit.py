@@ -42,14 +42,45 @@ _KEYS = ("pk", "sk")
 _NEW_KEY = "attribute_not_exists(pk)"
 
 
+#: Escape of nested map keys: DynamoDB refuses an empty map key (a request parameter map
+#: may hold one, e.g. ``tags: {"": ...}``), so ``""`` is stored as ``"~"`` and a key
+#: starting with ``~`` gets one more ``~``; reading undoes it, so the record (and its
+#: hash) is exactly what was sealed.
+_ESCAPE = "~"
+
+
+def _escape(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            (_ESCAPE + k if k.startswith(_ESCAPE) or not k else k): _escape(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_escape(v) for v in value]
+    return value
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {(k[1:] if k.startswith(_ESCAPE) else k): _unescape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescape(v) for v in value]
+    return value
+
+
 def to_item(value: Mapping[str, Any]) -> dict[str, Any]:
-    """A Python mapping (numbers as int/Decimal) as a DynamoDB item of typed attributes."""
-    return {k: _SERIALIZER.serialize(v) for k, v in value.items()}
+    """A Python mapping (numbers as int/Decimal) as a DynamoDB item of typed attributes.
+
+    Nested map keys are escaped (``""`` -> ``"~"``, ``"~k"`` -> ``"~~k"``), because
+    DynamoDB refuses empty map keys; :func:`from_item` undoes it.
+    """
+    return {k: _SERIALIZER.serialize(_escape(v)) for k, v in value.items()}
 
 
 def from_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A DynamoDB item as a Python dict (numbers come back as ``Decimal``)."""
-    return {k: _DESERIALIZER.deserialize(v) for k, v in item.items()}
+    """A DynamoDB item as a Python dict (numbers come back as ``Decimal``), nested map
+    keys unescaped (see :func:`to_item`)."""
+    return {k: _unescape(_DESERIALIZER.deserialize(v)) for k, v in item.items()}
 
 
 def record_key(chain: str, seq: int) -> dict[str, str]:
@@ -75,12 +106,14 @@ class DynamoDBChainStore:
         self._client = client
 
     def _query(
-        self, pk: str, *, forward: bool = True, limit: int | None = None
+        self, pk: str, *, forward: bool = True, limit: int | None = None, after_sk: str = ""
     ) -> Iterator[dict[str, Any]]:
         request: dict[str, Any] = {
             "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "KeyConditionExpression": "pk = :pk AND sk > :after" if after_sk else "pk = :pk",
+            "ExpressionAttributeValues": (
+                {":pk": {"S": pk}, ":after": {"S": after_sk}} if after_sk else {":pk": {"S": pk}}
+            ),
             "ConsistentRead": True,
             "ScanIndexForward": forward,
         }
@@ -163,9 +196,11 @@ class DynamoDBChainStore:
             return None
         return {k: v for k, v in item.items() if k not in _KEYS}
 
-    def records(self, chain: str) -> Iterator[dict[str, Any]]:
-        """Every record item of ``chain`` in ``sk`` order, without ``pk``/``sk``, as stored."""
-        for item in self._query(f"CHAIN#{chain}"):
+    def records(self, chain: str, after_seq: int = 0) -> Iterator[dict[str, Any]]:
+        """Every record item of ``chain`` with ``sk`` after record ``after_seq``'s, in
+        ``sk`` order, without ``pk``/``sk``, as stored."""
+        after = record_key(chain, after_seq)["sk"] if after_seq > 0 else ""
+        for item in self._query(f"CHAIN#{chain}", after_sk=after):
             yield {k: v for k, v in item.items() if k not in _KEYS}
 
     def markers(self, chain: str) -> dict[str, tuple[int, str]]:

@@ -9,6 +9,13 @@ cannot see the newest record(s) of a chain deleted together with their dedup mar
 (see :mod:`quotagov.governance.audit.review`): each intact chain's line ends with
 ``anchor CHAIN=SEQ:HASH``, its head; keep that outside the table and pass it back
 with ``--anchor CHAIN=SEQ:HASH`` (repeatable) to have that record checked too.
+With the digest bucket (``--digest-bucket``/``AUDIT_DIGEST_BUCKET``, stack output
+``AuditDigestBucketName``) and the digest public key (``--public-key FILE`` or
+``--digest-key``/``AUDIT_DIGEST_KEY`` for one ``kms:GetPublicKey``), every signed digest
+is checked and the table must still hold what each covers; with ``--seal-key``
+(``AUDIT_SEAL_KEY``, ``kms:VerifyMac``) the record seals are checked by bisection. Both
+are what catch a writer of the table who re-hashes, truncates or wipes a chain (issue
+14); without them ``verify`` prints a ``WARNING`` line on stderr saying what it could not check.
 ``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
 record's difference and findings. The table comes from ``--table`` or ``AUDIT_TABLE``
 (the stack output ``AuditTableName``), the Region from ``--region`` or the usual boto3
@@ -44,6 +51,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a head printed by an earlier verify, kept elsewhere: record SEQ of CHAIN "
         "must still have HASH (repeatable)",
     )
+    check.add_argument(
+        "--digest-bucket", help="the signed digests' bucket (default: $AUDIT_DIGEST_BUCKET)"
+    )
+    check.add_argument(
+        "--digest-key", help="KMS key id/ARN signing the digests (default: $AUDIT_DIGEST_KEY)"
+    )
+    check.add_argument(
+        "--public-key",
+        metavar="FILE",
+        help="the digest public key as PEM/DER, instead of kms:GetPublicKey on --digest-key",
+    )
+    check.add_argument(
+        "--seal-key", help="KMS HMAC key id/ARN of the record seals (default: $AUDIT_SEAL_KEY)"
+    )
     _table_options(check)
     check.set_defaults(func=_guarded(run_verify))
 
@@ -60,6 +81,15 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--region", help="its AWS Region (default: boto3's, e.g. $AWS_REGION)")
 
 
+#: ``verify`` options that set the audit settings (see :class:`quotagov.settings.Settings`).
+_KEY_OPTIONS = {
+    "digest_bucket": "AUDIT_DIGEST_BUCKET",
+    "digest_key": "AUDIT_DIGEST_KEY",
+    "public_key": "AUDIT_DIGEST_PUBLIC_KEY",
+    "seal_key": "AUDIT_SEAL_KEY",
+}
+
+
 def _guarded(
     run: Callable[[argparse.Namespace], int],
 ) -> Callable[[argparse.Namespace], int]:
@@ -71,6 +101,10 @@ def _guarded(
         if args.region:
             os.environ["AWS_REGION"] = args.region
             os.environ["AWS_DEFAULT_REGION"] = args.region
+        for option, variable in _KEY_OPTIONS.items():
+            value = getattr(args, option, None)
+            if value:
+                os.environ[variable] = value
         try:
             return run(args)
         except (BotoCoreError, ClientError, RuntimeError) as exc:
@@ -113,8 +147,22 @@ def run_verify(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"quotagov audit verify: {exc}", file=sys.stderr)
         return 2
-    store = services().audit_chains
-    reports = verify(store, args.queue, anchors)
+    built = services()
+    digests = built.audit_digest_source()
+    sealer = built.audit_sealer
+    reports = verify(built.audit_chains, args.queue, anchors, digests=digests, sealer=sealer)
+    if digests is None:
+        print(
+            "WARNING: no digest bucket given (--digest-bucket): a re-hashed, truncated or "
+            "wiped chain cannot be told from an intact one",
+            file=sys.stderr,
+        )
+    if sealer is None:
+        print(
+            "WARNING: no seal key given (--seal-key): records appended since the last "
+            "digest are not checked against forgery",
+            file=sys.stderr,
+        )
     if not reports:
         print("no audit chains found")
         return 0
@@ -126,7 +174,15 @@ def run_verify(args: argparse.Namespace) -> int:
                 if report.head
                 else ""
             )
-            print(f"chain {report.chain}: {report.records} records, intact{anchor}")
+            checked = ""
+            if report.digests is not None:
+                checked += (
+                    f"; {report.digests} signed digests verified, records 1-"
+                    f"{report.digested_to} as digested"
+                )
+            if report.seal_checks is not None:
+                checked += f"; seals hold ({report.seal_checks} KMS checks)"
+            print(f"chain {report.chain}: {report.records} records, intact{checked}{anchor}")
             continue
         broken += 1
         if report.first_break is not None:

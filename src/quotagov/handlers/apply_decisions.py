@@ -29,10 +29,10 @@ Triggers:
   escalations with attempts left are retried and stale APPROVED claims taken over
   (:meth:`Escalations.retry_failed`).
 
-Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_TABLE``,
-``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``, ``SLACK_SECRET_ARN``,
-``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never ``APPLY_QUEUE_URL`` (it would hand
-decisions to itself).
+Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
+on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
+``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never
+``APPLY_QUEUE_URL`` (it would hand decisions to itself).
 """
 
 from __future__ import annotations

@@ -1,8 +1,18 @@
-"""``AuditFunction``: EventBridge ``AWS API Call via CloudTrail`` events from ``aws.batch``.
+"""``AuditFunction``, the one audit writer: CloudTrail-recorded Batch calls and the
+other functions' decisions.
 
-Thin: parse the event with Powertools Parser (EventBridge envelope + the CloudTrail
-record model), hand the record to :class:`~quotagov.governance.audit.trail.AuditTrail`,
-log and count the outcome.
+Two triggers (issue 14, "One writer"):
+
+- an SQS batch from the audit queue (``Records``): each message is a decision record
+  another function handed over (:mod:`quotagov.governance.audit.handover`), appended
+  once per ``decisionId``; a message that fails is reported in ``batchItemFailures``
+  (Powertools ``BatchProcessor``) and comes back, reaching the DLQ after the queue's
+  ``maxReceiveCount``; a malformed one fails the same way, so it is kept in the DLQ;
+- one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below.
+
+For CloudTrail events, thin: parse the event with Powertools Parser (EventBridge
+envelope + the CloudTrail record model), hand the record to
+:class:`~quotagov.governance.audit.trail.AuditTrail`, log and count the outcome.
 
 - A malformed event or an unaudited call is answered ``{"status": "rejected",
   "reason": ...}`` (logged with the field at fault, metric ``AuditEventsRejected``) and
@@ -27,15 +37,19 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.wiring import services
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))
 metrics = Metrics(namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", "quotagov"))
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 class BatchApiCallEvent(EventBridgeModel):
@@ -56,16 +70,44 @@ def _fields(exc: ValidationError) -> str:
     )
 
 
+def _decision_record(record: SQSRecord) -> None:
+    """Append one queued decision (raises to fail the message alone)."""
+    from quotagov.governance.audit.handover import parse_message
+
+    try:
+        message = parse_message(record.body)
+    except (ValueError, ValidationError) as exc:
+        logger.error(
+            "malformed audit queue message",
+            extra={"messageId": record.message_id, "reason": str(exc)},
+        )
+        metrics.add_metric(name="AuditMessagesMalformed", unit=MetricUnit.Count, value=1)
+        raise
+    sender = record.attributes.sender_id if record.attributes else None
+    services().audit_log.record_decision(
+        message.controller_decision(), decided_at=message.decidedAt, queued_by=sender
+    )
+    metrics.add_metric(name="AuditDecisions", unit=MetricUnit.Count, value=1)
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.EVENT_BRIDGE)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Record one CloudTrail-recorded Batch call; returns ``{status, chain?, seq?, ...}``.
+    """Record an SQS batch of queued decisions, or one CloudTrail-recorded Batch call.
 
-    ``status`` is ``recorded``, ``duplicate`` (the event id was already recorded) or
-    ``rejected`` (with ``reason``).
+    Returns:
+        For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
+        For CloudTrail: ``{status, chain?, seq?, ...}``; ``status`` is ``recorded``,
+        ``duplicate`` (the event id was already recorded), ``foreign`` (another account
+        or Region than the governed queue's: counted, dropped, never chained) or
+        ``rejected`` (with ``reason``).
     """
-    from quotagov.governance.audit.trail import AuditEventError  # not at import: cold start
+    # not at import: cold start (benchmarks/submit_path.py)
+    from quotagov.governance.audit.events import ForeignCallError
+    from quotagov.governance.audit.trail import AuditEventError
 
+    if is_sqs_batch(event):
+        return process_batch(event, _decision_record, processor, context)
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:
@@ -73,6 +115,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     call = parsed.detail
     try:
         result = services().audit_trail.record_call(call)
+    except ForeignCallError as exc:
+        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
+        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
+        return {"status": "foreign", "reason": str(exc)}
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record

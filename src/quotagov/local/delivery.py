@@ -131,7 +131,9 @@ class Deliveries:
         """
         with self.lock:
             for _ in range(_MAX_ROUNDS):
-                moved = self._deliver_events() + self._deliver_sqs()
+                # SQS first: a queue hands a message over in milliseconds, CloudTrail
+                # takes seconds to minutes to put a call on the bus.
+                moved = self._deliver_sqs() + self._deliver_events()
                 if not moved:
                     return
             raise RuntimeError("local runtime: deliveries did not settle after 1000 rounds")

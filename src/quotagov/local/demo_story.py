@@ -35,7 +35,8 @@ t       what the demo does
         capacity limit back to 1 while both run. The audit function records both
         changes from CloudTrail, the second with a high-risk finding
         (``CAPACITY_LIMIT_BELOW_USE``).
-end     ``quotagov audit verify``: every hash chain intact.
+end     a signed digest on demand, then ``quotagov audit verify``: every hash chain
+        intact, every record covered by a signed digest, seals checked.
 ======  =====================================================================
 
 After each step the owners' Slack DMs it caused are printed as the owner reads them
@@ -539,7 +540,27 @@ class Demo(DemoDriver):
                 f"  audit #{entry['seq']} {entry['recordType']} {entry['action']} "
                 f"by {entry['actor']}{' (quotagov)' if entry['quotagov'] else ''}"
             )
-        verified = self.rt.audit_verify()
+        published = self.rt.publish_digests(force=True).get("digests", [])
+        self.check(
+            any(d.get("status") == "published" for d in published),
+            "the digest function signed a digest of the chain on demand",
+        )
+        reports = self.rt.audit_reports()
+        verified = bool(reports) and all(r.intact for r in reports)
         self.check(verified, "audit verify: every hash chain intact")
+        digested = all((r.digests or 0) > 0 and r.digested_to == r.records for r in reports)
+        self.check(
+            digested, "audit verify: every record is covered by a signed digest that verifies"
+        )
+        sealed = all(r.seal_checks is not None for r in reports)
+        self.check(sealed, "audit verify: record seals checked with the KMS key")
         state = "every chain intact" if verified else "BROKEN"
         self.say(f"audit verify: {state} ({len(records)} records)")
+        for r in reports:
+            if r.first_break is not None:
+                self.say(f"  BROKEN {r.first_break}")
+            self.say(
+                f"  chain {r.chain}: {r.digests} signed digests (signatures checked with "
+                f"the public key) cover records 1-{r.digested_to}; "
+                f"{r.seal_checks} KMS seal checks (bisection over {r.records} records)"
+            )

@@ -4,7 +4,9 @@ Each supported resource type maps its ``Properties`` onto the boto3 call
 CloudFormation itself would make (``AWS::DynamoDB::Table`` -> ``CreateTable``,
 ``AWS::SQS::Queue`` -> ``CreateQueue`` with ``RedrivePolicy``, ``AWS::SSM::Parameter``
 -> ``PutParameter``, ``AWS::SecretsManager::Secret`` -> ``CreateSecret``,
-``AWS::Events::EventBus``/``AWS::Events::Rule`` -> ``CreateEventBus``/``PutRule``) and
+``AWS::Events::EventBus``/``AWS::Events::Rule`` -> ``CreateEventBus``/``PutRule``,
+``AWS::KMS::Key`` -> ``CreateKey`` with its ``KeySpec``/``KeyUsage``/``KeyPolicy``,
+``AWS::S3::Bucket`` -> ``CreateBucket`` with Object Lock and its default retention) and
 records the physical ids so that ``!Ref``/``!GetAtt`` resolve to them. Resources of
 other types (IAM roles, permissions, alarms, the Batch resources, which the simulated
 Batch stands in for) get deterministic placeholder ids so references still resolve.
@@ -59,6 +61,8 @@ class Provisioner:
         self.ssm = boto3.client("ssm", region_name=REGION)
         self.secrets = boto3.client("secretsmanager", region_name=REGION)
         self.events = boto3.client("events", region_name=REGION)
+        self.kms = boto3.client("kms", region_name=REGION)
+        self.s3 = boto3.client("s3", region_name=REGION)
 
     def provision(self) -> dict[str, str]:
         """Create every resource; returns ``{logical_id: resource type}`` of what was made."""
@@ -70,6 +74,8 @@ class Provisioner:
             "AWS::SSM::Parameter": self._parameter,
             "AWS::SecretsManager::Secret": self._secret,
             "AWS::Events::EventBus": self._event_bus,
+            "AWS::KMS::Key": self._kms_key,
+            "AWS::S3::Bucket": self._bucket,
         }
         pending = [
             (logical_id, resource)
@@ -225,10 +231,46 @@ class Provisioner:
         arn = self.events.create_event_bus(Name=name)["EventBusArn"]
         self.stack.set_physical(logical_id, name, Arn=arn, Name=name)
 
+    # -- KMS and S3 (the audit's keys and digest bucket) ------------------------
+
+    def _kms_key(self, logical_id: str, props: dict[str, Any]) -> None:
+        request: dict[str, Any] = {
+            "KeySpec": props.get("KeySpec", "SYMMETRIC_DEFAULT"),
+            "KeyUsage": props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+            "Description": str(props.get("Description", logical_id)),
+        }
+        if props.get("KeyPolicy"):
+            request["Policy"] = json.dumps(props["KeyPolicy"])
+        metadata = self.kms.create_key(**request)["KeyMetadata"]
+        self.stack.set_physical(logical_id, metadata["KeyId"], Arn=metadata["Arn"])
+
+    def _bucket(self, logical_id: str, props: dict[str, Any]) -> None:
+        name = _physical_name(logical_id, props.get("BucketName")).lower()
+        self.s3.create_bucket(
+            Bucket=name,
+            CreateBucketConfiguration={"LocationConstraint": REGION},  # type: ignore[typeddict-item]
+            ObjectLockEnabledForBucket=bool(props.get("ObjectLockEnabled")),
+        )
+        lock = props.get("ObjectLockConfiguration")
+        if lock:
+            retention = (lock.get("Rule") or {}).get("DefaultRetention") or {}
+            for unit in ("Days", "Years"):
+                if unit in retention:
+                    retention[unit] = int(retention[unit])
+            self.s3.put_object_lock_configuration(Bucket=name, ObjectLockConfiguration=lock)
+        versioning = props.get("VersioningConfiguration")
+        if versioning:
+            self.s3.put_bucket_versioning(Bucket=name, VersioningConfiguration=versioning)
+        self.stack.set_physical(
+            logical_id, name, Arn=f"arn:aws:s3:::{name}", DomainName=f"{name}.s3.amazonaws.com"
+        )
+
 
 #: Resource types the provisioner creates in moto (the others get placeholder ids).
 CREATED_TYPES = frozenset(
     {
+        "AWS::KMS::Key",
+        "AWS::S3::Bucket",
         "AWS::DynamoDB::Table",
         "AWS::Serverless::SimpleTable",
         "AWS::SQS::Queue",
@@ -262,7 +304,8 @@ def parameter_values(template: Mapping[str, Any], values: LocalValues) -> dict[s
 
     A ``*JobQueue*`` parameter gets the governed queue; a Slack secret parameter a
     secret created here with ``values.slack_secret``; a policy parameter the SSM
-    parameter ``/quotagov/policy`` put here with the policy; any other parameter
+    parameter ``/quotagov/policy`` put here with the policy; a Slack channel parameter
+    (``PlatformChannel``) a channel id such as ``C0PLATFORM``; any other parameter
     without a default ``local-<Name>``. Parameters with defaults keep them.
     """
     supplied: dict[str, str] = {}
@@ -281,6 +324,8 @@ def parameter_values(template: Mapping[str, Any], values: LocalValues) -> dict[s
                 Name="/quotagov/policy", Value=values.policy_text, Type="String", Overwrite=True
             )
             supplied[name] = "/quotagov/policy"
+        elif "channel" in lowered and "Default" not in spec:
+            supplied[name] = f"C0{name.upper()[: -len('CHANNEL')]}"  # a valid channel id
         elif "Default" not in spec:
             supplied[name] = f"local-{name}"
     return supplied

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotagov.governance.audit.review import verify
-from quotagov.governance.ports import ChainStore, EscalationRepository, NotificationLog
+from quotagov.governance.audit.review import ChainReport, DigestSource, verify
+from quotagov.governance.ports import (
+    ChainStore,
+    EscalationRepository,
+    NotificationLog,
+    RecordSealer,
+)
 
 
 def stored_escalation(table: EscalationRepository, escalation_id: str) -> dict[str, Any]:
@@ -25,10 +30,16 @@ def audit_records(store: ChainStore) -> list[dict[str, Any]]:
     return [record for chain in store.chains() for record in store.records(chain)]
 
 
-def chains_intact(store: ChainStore) -> bool:
-    """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
-    reports = verify(store)
-    return bool(reports) and all(report.first_break is None for report in reports)
+def audit_reports(
+    store: ChainStore, digests: DigestSource | None, sealer: RecordSealer | None
+) -> list[ChainReport]:
+    """``quotagov audit verify``'s reports: chains, seals and signed digests."""
+    return verify(store, digests=digests, sealer=sealer)
+
+
+def chains_intact(reports: list[ChainReport]) -> bool:
+    """True when every chain is intact (and one exists)."""
+    return bool(reports) and all(report.intact for report in reports)
 
 
 def notifications(log: NotificationLog) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ from typing import Any
 from quotagov import wiring
 from quotagov.clock import ManualClock
 from quotagov.deploy.template import load_template
+from quotagov.governance.audit.review import ChainReport
 from quotagov.local import api_gateway, reads
 from quotagov.local.api_gateway import ApiResponse
 from quotagov.local.cloudtrail import CloudTrailRecordingBatch
@@ -508,7 +509,24 @@ class LocalRuntime:
             self._environment.set(self.environments["JobStateFunction"])
             return reads.notifications(wiring.services().notification_log)
 
-    def audit_verify(self) -> bool:
-        """``quotagov audit verify``: True when every hash chain is intact (and one exists)."""
+    def audit_reports(self) -> list[ChainReport]:
+        """``quotagov audit verify``: each chain's report (links, dedup markers, seals
+        with the moto KMS HMAC key, every signed digest in the moto Object Lock bucket)."""
         with self._lock:
-            return reads.chains_intact(wiring.services().audit_chains)
+            built = wiring.services()
+            return reads.audit_reports(
+                built.audit_chains, built.audit_digest_source(), built.audit_sealer
+            )
+
+    def audit_verify(self) -> bool:
+        """``quotagov audit verify``: True when every chain is intact (and one exists)."""
+        return reads.chains_intact(self.audit_reports())
+
+    def publish_digests(self, *, force: bool = True) -> dict[str, Any]:
+        """Invoke ``AuditDigestFunction`` on demand (``{"force": true}``); its answer."""
+        with self._lock:
+            record = self.invoke("AuditDigestFunction", {"force": force}, trigger="invoke")
+            self.pump()
+        if record.error:
+            raise RuntimeError(f"AuditDigestFunction failed: {record.error}")
+        return dict(record.result or {})

@@ -6,8 +6,12 @@ Every Allow statement (function ``Policies``, ``AWS::IAM::*`` resources; read by
 content the checker cannot see); no action contains ``*`` (or ``?``); a resource is
 ``*`` only for actions without resource-level permissions
 (:data:`NO_RESOURCE_LEVEL_ACTIONS`); the append-only tables (:data:`APPEND_ONLY_TABLES`)
-get no update or delete action (:data:`MUTATING_TABLE_ACTIONS`); and the actions in
-:data:`EXCLUSIVE_ACTIONS` go only to the functions listed there.
+get no update or delete action (:data:`MUTATING_TABLE_ACTIONS`); the actions in
+:data:`EXCLUSIVE_ACTIONS` go only to the functions listed there; only the functions
+of :data:`EXCLUSIVE_TABLE_WRITERS` write those tables (issue 14: one audit writer);
+the audit keys' usage (:data:`KEY_POLICY_ONLY_ACTIONS`) is granted by their key
+policies, never by an IAM policy; and nobody is allowed to remove or unlock a digest
+(:data:`UNDELETABLE_BUCKETS`, :data:`OBJECT_REMOVAL_ACTIONS`).
 """
 
 from __future__ import annotations
@@ -75,6 +79,63 @@ MUTATING_TABLE_ACTIONS: frozenset[str] = frozenset(
 EXCLUSIVE_ACTIONS: Mapping[str, frozenset[str]] = {
     "batch:UpdateServiceJob": frozenset({"ApplyDecisionsFunction"}),
 }
+
+
+#: Table -> the only functions that may write it (any of :data:`TABLE_WRITE_ACTIONS`).
+#: The audit log has one writer; every other function hands decisions to it over the
+#: audit queue (issue 14).
+EXCLUSIVE_TABLE_WRITERS: Mapping[str, frozenset[str]] = {"AuditTable": frozenset({"AuditFunction"})}
+
+#: Actions that write items of a table (``TransactWriteItems`` is authorised per
+#: contained write, so it needs no entry of its own).
+TABLE_WRITE_ACTIONS: frozenset[str] = MUTATING_TABLE_ACTIONS | {
+    "dynamodb:PutItem",
+    "dynamodb:PartiQLInsert",
+}
+
+#: KMS actions that make audit seals and digest signatures: granted only by the key
+#: policies of ``AuditSealKey``/``AuditDigestKey`` to the writer and the digest
+#: function, so no IAM policy in the stack may hold them.
+KEY_POLICY_ONLY_ACTIONS: frozenset[str] = frozenset(
+    {"kms:GenerateMac", "kms:Sign", "kms:CreateGrant", "kms:PutKeyPolicy"}
+)
+
+#: Buckets whose objects nobody in the stack may delete or unlock (the digests).
+UNDELETABLE_BUCKETS: frozenset[str] = frozenset({"AuditDigestBucket"})
+
+#: Actions that remove an object (version) or weaken its Object Lock.
+OBJECT_REMOVAL_ACTIONS: frozenset[str] = frozenset(
+    {
+        "s3:DeleteObject",
+        "s3:DeleteObjectVersion",
+        "s3:PutObjectRetention",
+        "s3:PutObjectLegalHold",
+        "s3:BypassGovernanceRetention",
+        "s3:PutBucketObjectLockConfiguration",
+        "s3:PutLifecycleConfiguration",
+        "s3:DeleteBucket",
+    }
+)
+
+
+def _audit_messages(
+    owner: str, label: str, actions: Sequence[str], resources: Sequence[Any]
+) -> Iterator[str]:
+    """The audit rules: one table writer, key usage by key policy only, digests kept."""
+    targets = {name for r in resources for name in references(r)}
+    for table, writers in EXCLUSIVE_TABLE_WRITERS.items():
+        if table in targets and owner not in writers:
+            for action in actions:
+                if action in TABLE_WRITE_ACTIONS:
+                    only = ", ".join(sorted(writers))
+                    yield f"{label}: {action} on {table} is reserved for {only}"
+    for action in actions:
+        if action in KEY_POLICY_ONLY_ACTIONS:
+            yield f"{label}: {action} may only be granted by the audit keys' own key policies"
+    for bucket in sorted(UNDELETABLE_BUCKETS & targets):
+        for action in actions:
+            if action in OBJECT_REMOVAL_ACTIONS:
+                yield f"{label}: {action} on {bucket}, whose digests nobody may remove or unlock"
 
 
 def _is_wildcard_resource(text: str) -> bool:
@@ -145,6 +206,7 @@ def _statement_messages(owner: str, statement: Any) -> Iterator[str]:
     yield from _wildcard_resource_messages(label, actions, resources)
     yield from _append_only_messages(label, actions, resources)
     yield from _exclusive_messages(owner, label, actions)
+    yield from _audit_messages(owner, label, actions, resources)
 
 
 def check_iam(template: Mapping[str, Any]) -> list[Finding]:

@@ -25,19 +25,24 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.governance.audit.seals import SEAL_FIELD, sealed
 from quotagov.governance.canonical import CanonicalFormError, canonical_json, normalize
-from quotagov.governance.ports.audit import AppendOutcome, ChainStore
+from quotagov.governance.ports.audit import AppendOutcome, ChainStore, RecordSealer
 
 #: ``prevHash`` of the first record of a chain.
 GENESIS_HASH = "0" * 64
 
 #: Fields a sealed record carries besides the caller's body.
-CHAIN_FIELDS = ("chain", "seq", "dedupKey", "prevHash", "hash")
+CHAIN_FIELDS = ("chain", "seq", "dedupKey", "prevHash", "hash", SEAL_FIELD)
+
+#: Fields outside the hashed content: the hash itself and the seal over it.
+UNHASHED_FIELDS = frozenset({"hash", SEAL_FIELD})
 
 
 def record_hash(record: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical UTF-8 JSON of ``record`` without its ``hash`` field."""
-    body = {k: v for k, v in record.items() if k != "hash"}
+    """SHA-256 (hex) of the canonical UTF-8 JSON of ``record`` without its ``hash`` and
+    ``seal`` fields."""
+    body = {k: v for k, v in record.items() if k not in UNHASHED_FIELDS}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
@@ -87,8 +92,12 @@ class ChainWriter:
     ``base_delay`` doubling up to ``max_delay`` seconds). A lost dedup race returns the
     record that won it.
 
+    With a ``sealer``, each record also gets its ``seal`` (one KMS ``GenerateMac`` per
+    slot tried, so one per record unless the writer loses a race).
+
     Args:
         store: where chains live.
+        sealer: the record MAC (None: records are hashed, not sealed; tests only).
         max_attempts: attempts before :class:`ChainContentionError`.
         sleep: how to wait (seconds); injectable for tests.
     """
@@ -97,12 +106,14 @@ class ChainWriter:
         self,
         store: ChainStore,
         *,
+        sealer: RecordSealer | None = None,
         max_attempts: int = 60,
         base_delay: float = 0.005,
         max_delay: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._store = store
+        self._sealer = sealer
         self._max_attempts = max_attempts
         self._base_delay = base_delay
         self._max_delay = max_delay
@@ -120,6 +131,8 @@ class ChainWriter:
         for attempt in range(self._max_attempts):
             seq, prev = (head.seq + 1, head.hash) if head else (1, GENESIS_HASH)
             record = seal(body, chain=chain, seq=seq, prev_hash=prev, dedup_key=dedup_key)
+            if self._sealer is not None:
+                record = sealed(record, self._sealer)
             result = self._store.try_append(record)
             if result.outcome is AppendOutcome.APPENDED:
                 return Appended(record, created=True)

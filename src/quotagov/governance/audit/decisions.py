@@ -41,8 +41,21 @@ class DecisionLog:
         self._versions = versions
         self._clock = clock
 
-    def record_decision(self, decision: ControllerDecision) -> None:
+    def record_decision(
+        self,
+        decision: ControllerDecision,
+        *,
+        decided_at: float | None = None,
+        queued_by: str | None = None,
+    ) -> None:
         """Append ``decision`` to the chain of ``decision.job_queue``, once per decision id.
+
+        Args:
+            decision: the decision.
+            decided_at: when it was taken (epoch seconds; default now), the record's
+                ``time``; ``recordedAt`` is always now.
+            queued_by: the audit queue's ``SenderId`` of the message that carried it
+                (the sending role's id), stored as ``queuedBy``.
 
         Raises:
             ValueError: ``job_queue`` or ``decision_id`` is empty.
@@ -55,11 +68,12 @@ class DecisionLog:
         if not decision.decision_id:
             raise ValueError("decision.decision_id: empty, it is the idempotency key")
         now = self._clock.now()
+        taken = now if decided_at is None else decided_at
         details = dict(decision.details)
         body: dict[str, Any] = {
             "recordType": "Decision",
             "kind": "DECISION",
-            "time": iso_utc(now),
+            "time": iso_utc(taken),
             "recordedAt": iso_utc(now),
             "decisionId": decision.decision_id,
             "actor": {
@@ -79,8 +93,10 @@ class DecisionLog:
             "difference": [],
             "findings": [],
         }
+        if queued_by is not None:
+            body["queuedBy"] = queued_by
         appended = self._writer.append(chain, f"decision:{decision.decision_id}", body)
-        at_ms = int(now * 1000)
+        at_ms = int(taken * 1000)
         index = {
             "decisionId": decision.decision_id,
             "action": decision.action,

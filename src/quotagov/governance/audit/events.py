@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 #: Batch calls that change policy, audited by quotagov (issue 7; the EventBridge rule's
 #: ``detail.eventName`` list).
 AUDITED_CALLS: tuple[str, ...] = (
+    "SubmitServiceJob",  # issue 14: a job submitted around quotagov is a finding
     "CreateQuotaShare",
     "UpdateQuotaShare",
     "DeleteQuotaShare",
@@ -47,6 +48,23 @@ AUDITED_CALLS: tuple[str, ...] = (
 
 class AuditEventError(ValueError):
     """The CloudTrail record cannot be audited (names the field and the fault)."""
+
+
+class ForeignCallError(AuditEventError):
+    """The call was made in another account or Region than the governed queue's: it is
+    counted and dropped, never put in the queue's chain (issue 14)."""
+
+
+#: Region name prefix -> partition, for records without an ARN to read it from
+#: (AWS General Reference, "AWS partitions"); every other Region is in ``aws``.
+_REGION_PARTITIONS = (
+    ("cn-", "aws-cn"),
+    ("us-gov-", "aws-us-gov"),
+    ("us-isob-", "aws-iso-b"),
+    ("us-iso-", "aws-iso"),
+    ("eu-isoe-", "aws-iso-e"),
+    ("us-isof-", "aws-iso-f"),
+)
 
 
 #: Request parameters naming a resource (or a state): a string when present.
@@ -120,7 +138,8 @@ def request_parameter_fault(event_name: str, params: Mapping[str, Any]) -> str |
     number ``maxCapacity`` (both required), ``resourceSharingConfiguration`` an object with
     a string ``strategy`` and a whole number ``borrowLimit`` (percent, -1 unlimited),
     ``preemptionConfiguration`` an object with a string ``inSharePreemption``, ``state`` a
-    string; for ``UpdateServiceJob``, ``schedulingPriority`` is a whole number. Values of
+    string; for ``UpdateServiceJob`` and ``SubmitServiceJob``, ``schedulingPriority`` is
+    a whole number. Values of
     the right type are not checked against Batch's enums or ranges (Batch accepted them).
 
     Returns:
@@ -131,7 +150,7 @@ def request_parameter_fault(event_name: str, params: Mapping[str, Any]) -> str |
             return fault
     if event_name in ("CreateQuotaShare", "UpdateQuotaShare"):
         return _quota_share_fault(params)
-    if event_name == "UpdateServiceJob":
+    if event_name in ("UpdateServiceJob", "SubmitServiceJob"):
         priority = params.get("schedulingPriority")
         return _shape_fault("requestParameters.schedulingPriority", priority, "a whole number")
     return None
@@ -232,6 +251,18 @@ class CloudTrailApiCall(_Lenient):
     def account(self) -> str:
         """The account the call was made in."""
         return self.recipientAccountId or self.userIdentity.accountId or ""
+
+    @property
+    def partition(self) -> str:
+        """The record's partition (``aws``, ``aws-cn``, ``aws-us-gov``, ...): from the
+        caller's ARN, else from ``awsRegion``. Never assumed to be ``aws``."""
+        for arn in (self.userIdentity.arn, self.userIdentity.issuer_arn):
+            if arn and arn.startswith("arn:") and arn.count(":") >= 5:
+                return arn.split(":", 2)[1]
+        for prefix, partition in _REGION_PARTITIONS:
+            if self.awsRegion.startswith(prefix):
+                return partition
+        return "aws"
 
     @property
     def event_ms(self) -> int:

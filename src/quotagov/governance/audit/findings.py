@@ -231,6 +231,23 @@ def priority_outside_quotagov(
     return [finding("PRIORITY_RAISED_OUTSIDE_QUOTAGOV", "high", message)]
 
 
+def submitted_outside_quotagov(
+    job_id: str, job_name: str | None, share: str | None, priority: int | None, queue: str
+) -> list[dict[str, str]]:
+    """A ``SubmitServiceJob`` on the governed queue by a principal that is not quotagov:
+    the job skipped the policy (team, class, share, priority, checkpointing) entirely."""
+    parts = [f"service job {job_id}"]
+    if job_name:
+        parts.append(f"({job_name})")
+    where = f" into quota share {share}" if share else ""
+    at = f" at schedulingPriority {priority}" if priority is not None else ""
+    message = (
+        f"{' '.join(parts)} submitted to the governed queue {queue}{where}{at} outside "
+        "quotagov: no policy check (team, workload class, share, priority) was made"
+    )
+    return [finding("SUBMITTED_OUTSIDE_QUOTAGOV", "high", message)]
+
+
 def _declared(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with Batch's default made explicit (``borrowLimit`` -1 when borrowing)."""
     out = quota_share_configuration(config)

@@ -21,10 +21,16 @@ from typing import Any
 
 from quotagov.governance.audit.diff import quota_share_configuration
 from quotagov.governance.ports import BatchNotFoundError, BatchPort
-from quotagov.governance.ports.audit import VersionStore
+from quotagov.governance.ports.audit import Version, VersionStore
 
 CONFIG = "CONFIG"
 DECISION = "DECISION"
+
+#: Tag of the versions read from ``DescribeQuotaShare`` (the live state when read).
+REFRESH_TAG = "DescribeQuotaShare"
+
+#: CloudTrail's ``eventTime`` has one-second resolution (CloudTrail record contents).
+EVENT_TIME_RESOLUTION_MS = 1000
 
 
 class LastKnownConfigurations:
@@ -39,19 +45,52 @@ class LastKnownConfigurations:
         self._store = store
         self._batch = batch
 
+    def _latest_change(self, resource_arn: str, before_ms: int, second_ms: int) -> Version | None:
+        """The newest version before ``before_ms``, skipping live reads made at or after
+        ``second_ms`` (they may already show a later change of that second)."""
+        bound: int | None = before_ms
+        while bound is not None:
+            version = self._store.latest(CONFIG, resource_arn, before_ms=bound)
+            if version is None or not (version.tag == REFRESH_TAG and version.at_ms >= second_ms):
+                return version
+            bound = version.at_ms
+        return None  # pragma: no cover - the loop returns
+
     def before(self, resource_arn: str, at_ms: int) -> dict[str, Any] | None:
-        """The configuration known just before ``at_ms`` (epoch ms), or None."""
-        version = self._store.latest(CONFIG, resource_arn, before_ms=at_ms)
+        """The configuration known just before a call at ``at_ms`` (epoch ms), or None.
+
+        CloudTrail times have one-second resolution, so two changes in the same second
+        carry the same time: the changes of that second already recorded (in arrival
+        order, see :meth:`remember`) come before this one, and a ``DescribeQuotaShare``
+        read made during or after that second does not count (it may show this change).
+        """
+        second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
+        version = self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
         return None if version is None else version.value
 
     def remember(
         self, resource_arn: str, at_ms: int, tag: str, configuration: Mapping[str, Any]
     ) -> None:
-        """Record ``configuration`` as known from ``at_ms`` on (idempotent per tag)."""
+        """Record ``configuration`` as known from a call at ``at_ms`` on (idempotent per tag).
+
+        A second change within the same CloudTrail second is stored 1 ms after the
+        previous one, so the versions keep the order in which the calls were recorded.
+        """
+        second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
+        previous = self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
+        if previous is not None and previous.at_ms >= at_ms and previous.tag != tag:
+            at_ms = min(previous.at_ms + 1, second + EVENT_TIME_RESOLUTION_MS - 1)
         self._store.put(CONFIG, resource_arn, at_ms, tag, configuration)
 
-    def refresh_quota_share(self, quota_share_arn: str, at_ms: int) -> dict[str, Any] | None:
+    def refresh_quota_share(
+        self, quota_share_arn: str, at_ms: int, *, after_call_ms: int | None = None
+    ) -> dict[str, Any] | None:
         """Describe the share now and remember its live configuration; None if it is gone.
+
+        With ``after_call_ms`` (the time of the call that prompted the read), the version
+        is stored no earlier than the end of that call's CloudTrail second: a read made
+        within that second may already show a later change of the same second, so it must
+        not become the "before" of that change.
 
         Raises:
             BatchError: for failures other than an unknown share (the port's errors).
@@ -63,5 +102,8 @@ class LastKnownConfigurations:
         except BatchNotFoundError:
             return None
         configuration = quota_share_configuration(described)
-        self.remember(quota_share_arn, at_ms, "DescribeQuotaShare", configuration)
+        if after_call_ms is not None:
+            second = after_call_ms - after_call_ms % EVENT_TIME_RESOLUTION_MS
+            at_ms = max(at_ms, second + EVENT_TIME_RESOLUTION_MS)
+        self._store.put(CONFIG, quota_share_arn, at_ms, REFRESH_TAG, configuration)
         return configuration

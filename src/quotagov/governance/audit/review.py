@@ -9,15 +9,24 @@ reported as broken, and so is a registered chain holding nothing at all.
 ``history`` selects records by quota share and time, and :func:`describe_record`
 renders one with its difference and findings.
 
-What verification from inside the store cannot see: deleting the newest record of a
-chain together with its dedup marker (and, for record 1, the registry item) leaves a
-shorter chain that is consistent in itself, so truncating a chain's tail, or deleting a
-whole chain with everything it wrote, is not detected from the table alone. Detecting
-it needs an anchor kept outside the table that the table's writers cannot change: each
-report carries the chain's head ``(seq, hash)``; publish it (e.g. periodically to an S3
-bucket with Object Lock, or to a separate account's log) and pass it back as an
-``anchors`` entry, which must still be in the chain (``quotagov audit verify --anchor
-CHAIN=SEQ:HASH``). Records appended after the last published head stay unprotected.
+What the table alone cannot show (issue 14): a writer of the table who knows the
+record format can recompute every hash and dedup marker after an edit, truncate a
+chain's tail with its markers, or wipe a chain with its registry item, and the table is
+consistent in itself. Two more checks close that:
+
+- **digests** (:mod:`quotagov.governance.audit.digests`): every signed digest in the
+  digest bucket is checked (signature with the public key, chain of digests), and
+  the table must still hold exactly the records each covers; chains that only the
+  digests still name are verified too (wiped chains);
+- **seals** (:mod:`quotagov.governance.audit.seals`): the first record whose KMS MAC
+  does not hold is found by bisection (``log2(n)`` ``VerifyMac`` calls per chain),
+  which covers the records appended since the last digest.
+
+The first fault of a chain (lowest seq) is reported. An ``anchors`` entry (a head
+``(seq, hash)`` kept elsewhere, ``--anchor``) must also still be in the chain.
+What stays unprovable: records appended after the last digest *and* deleted with
+their markers before the next one (at most 15 minutes; publish a digest on demand to
+close the window).
 """
 
 from __future__ import annotations
@@ -28,7 +37,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from quotagov.governance.audit.chain import ChainBreak, verify_chain
-from quotagov.governance.ports import ChainHead, ChainStore
+from quotagov.governance.audit.digests import check_digests
+from quotagov.governance.audit.seals import first_unsealed
+from quotagov.governance.ports import (
+    ChainHead,
+    ChainStore,
+    DigestStore,
+    RecordSealer,
+    SignatureChecker,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,9 @@ class ChainReport:
             registry item (written with record 1) is gone: someone deleted it.
         head: the last stored record's ``(seq, hash)`` (None for an empty chain), to
             publish as an anchor.
+        digests: how many signed digests were checked (None: digests not checked).
+        digested_to: the last record the digests cover (0: none).
+        seal_checks: how many record seals were verified (None: seals not checked).
     """
 
     chain: str
@@ -50,6 +70,9 @@ class ChainReport:
     first_break: ChainBreak | None
     registered: bool = True
     head: ChainHead | None = None
+    digests: int | None = None
+    digested_to: int = 0
+    seal_checks: int | None = None
 
     @property
     def intact(self) -> bool:
@@ -77,10 +100,26 @@ def _anchor_break(
     return None
 
 
+@dataclass(frozen=True)
+class DigestSource:
+    """Where :func:`verify` reads the signed digests from, and how it checks them.
+
+    Attributes:
+        store: the digest bucket (read only: ``s3:ListBucket``, ``s3:GetObject*``).
+        checker: the digest public key (``kms:GetPublicKey`` once, or a PEM file).
+    """
+
+    store: DigestStore
+    checker: SignatureChecker
+
+
 def verify(
     store: ChainStore,
     chains: Iterable[str] | None = None,
     anchors: Mapping[str, tuple[int, str]] | None = None,
+    *,
+    digests: DigestSource | None = None,
+    sealer: RecordSealer | None = None,
 ) -> list[ChainReport]:
     """Verify ``chains`` (default: every chain in the store), in name order.
 
@@ -93,13 +132,22 @@ def verify(
     ``(seq, hash)``, a head published earlier) must still hold record ``seq`` with that
     hash, else a break at ``seq``. A named chain that exists nowhere and has no anchor
     is reported as 0 intact records.
+
+    With ``digests``, every chain that has a digest is verified too, and for each chain
+    :func:`~quotagov.governance.audit.digests.check_digests`; with ``sealer``,
+    :func:`~quotagov.governance.audit.seals.first_unsealed` on a chain whose links hold.
+    The break with the lowest seq wins.
+
+    Raises:
+        whatever the stores or KMS raise (a failing read is never reported as tamper).
     """
     anchors = anchors or {}
     registry = set(store.chains())
+    digested = set(digests.store.chains()) if digests is not None else set()
     if chains is not None:
         names = sorted(set(chains))
     else:
-        names = sorted(registry | set(store.stored_chains()) | set(anchors))
+        names = sorted(registry | set(store.stored_chains()) | set(anchors) | digested)
     reports = []
     for name in names:
         markers = store.markers(name)
@@ -112,12 +160,37 @@ def verify(
             )
         if first is None and name in anchors:
             first = _anchor_break(name, records, anchors[name])
+        links_hold = first is None
+        candidates = [first] if first is not None else []
+        digest_count: int | None = None
+        digested_to = 0
+        if digests is not None:
+            checked = check_digests(name, records, digests.store.digests(name), digests.checker)
+            digest_count, digested_to = checked.digests, checked.covered
+            if checked.first_break is not None:
+                candidates.append(checked.first_break)
+        seal_checks: int | None = None
+        if sealer is not None and links_hold and records:
+            sealing = first_unsealed(records, sealer)
+            seal_checks = sealing.checks
+            if sealing.bad_seq is not None:
+                candidates.append(ChainBreak(name, sealing.bad_seq, sealing.reason))
+        first = min(candidates, key=lambda b: b.seq) if candidates else None
         last = records[-1] if records else None
         head = None
         if first is None and last is not None:  # seq is a number in an intact chain
             head = ChainHead(int(last["seq"]), str(last.get("hash")))
         reports.append(
-            ChainReport(name, count, first, registered=name in registry or not exists, head=head)
+            ChainReport(
+                name,
+                count,
+                first,
+                registered=name in registry or not exists,
+                head=head,
+                digests=digest_count,
+                digested_to=digested_to,
+                seal_checks=seal_checks,
+            )
         )
     return reports
 

@@ -92,7 +92,7 @@ class TargetResolver:
             BatchError: ``DescribeServiceJob`` failed for a reason other than an unknown job.
         """
         need = _parameter_reader(call)
-        prefix = f"arn:aws:batch:{call.awsRegion}:{call.account}"
+        prefix = f"arn:{call.partition}:batch:{call.awsRegion}:{call.account}"
         event = call.eventName
         create = event.startswith("Create")
         governed = self.governed_queue
@@ -111,6 +111,8 @@ class TargetResolver:
             return Target("service-environment", name, key, governed)
         if event in ("UpdateServiceJob", "TerminateServiceJob"):
             return self._service_job_target(_name_from(need("jobId"), "service-job"))
+        if event == "SubmitServiceJob":
+            return self._submitted_target(call, need)
         raise AuditEventError(f"detail.eventName: {event!r} is not an audited Batch call")
 
     def _quota_share_target(
@@ -131,6 +133,21 @@ class TargetResolver:
                 queue = self.governed_queue
         key = f"{prefix}:job-queue/{queue}/quota-share/{share}"
         return Target("quota-share", share, key, queue or self.governed_queue)
+
+    def _submitted_target(self, call: CloudTrailApiCall, need: Callable[[str], str]) -> Target:
+        """A submitted service job: the chain of the queue it was submitted to; its id
+        from ``responseElements.jobId`` (absent for a failed call)."""
+        chain = queue_name(need("jobQueue")) or self.governed_queue
+        answer = call.responseElements or {}
+        job_id = str(answer.get("jobId") or "(not created)")
+        share = call.parameters.get("quotaShareName")
+        return Target(
+            "service-job",
+            job_id,
+            f"service-job/{job_id}",
+            chain,
+            share if isinstance(share, str) and share else None,
+        )
 
     def _service_job_target(self, job_id: str) -> Target:
         """A service job: its chain is its queue's, its share from ``DescribeServiceJob``."""

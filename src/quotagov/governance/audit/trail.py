@@ -45,7 +45,12 @@ from quotagov.governance.audit.diff import (
     quota_share_configuration,
     request_configuration,
 )
-from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
+from quotagov.governance.audit.events import (
+    AUDITED_CALLS,
+    CloudTrailApiCall,
+    ForeignCallError,
+    iso_utc,
+)
 from quotagov.governance.audit.events import AuditEventError as AuditEventError
 from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
 from quotagov.governance.audit.targets import Target, TargetResolver
@@ -128,6 +133,10 @@ class AuditTrail:
         self._channel = platform_channel
         self._writer = writer or ChainWriter(chains)
         self.governed_queue = queue_name(policy.jobQueue)
+        arn_parts = policy.jobQueue.split(":")
+        governed_arn = policy.jobQueue.startswith("arn:") and len(arn_parts) >= 6
+        self._queue_region = arn_parts[3] if governed_arn else ""
+        self._queue_account = arn_parts[4] if governed_arn else ""
         self._targets = TargetResolver(batch, self.governed_queue)
         self._usage_reader = ShareUsageReader(batch)
 
@@ -241,6 +250,8 @@ class AuditTrail:
         source = "last-known" if before is not None else "unknown"
         params = call.parameters
         findings: list[dict[str, str]] = []
+        if call.eventName == "SubmitServiceJob":
+            return self._submitted(call, target, controller)
         if call.eventName.startswith("Delete"):
             return before, source, None, findings
         if call.eventName.startswith("Create"):
@@ -258,6 +269,44 @@ class AuditTrail:
             after["terminated"] = True
         return before, source, after, findings
 
+    def _submitted(
+        self, call: CloudTrailApiCall, target: Target, controller: bool
+    ) -> tuple[None, str, dict[str, Any], list[dict[str, str]]]:
+        """A new service job: its scheduling fields as ``after``; a finding when someone
+        other than quotagov submitted it to the governed queue (issue 14)."""
+        params = call.parameters
+        after = {
+            k: params[k]
+            for k in ("jobName", "serviceJobType", "quotaShareName", "schedulingPriority")
+            if params.get(k) is not None
+        }
+        findings: list[dict[str, str]] = []
+        if not controller and target.chain == self.governed_queue:
+            priority = params.get("schedulingPriority")
+            findings = rules.submitted_outside_quotagov(
+                target.name,
+                str(params["jobName"]) if isinstance(params.get("jobName"), str) else None,
+                target.quota_share,
+                None if priority is None else int(priority),
+                self.governed_queue,
+            )
+        return None, "none", after, findings
+
+    def _check_origin(self, call: CloudTrailApiCall) -> None:
+        """Refuse a call of another account or Region than the governed queue's.
+
+        Raises:
+            ForeignCallError: naming the call's and the queue's account and Region.
+        """
+        if not self._queue_region or not self._queue_account:
+            return
+        if call.account != self._queue_account or call.awsRegion != self._queue_region:
+            raise ForeignCallError(
+                f"detail: call {call.eventID} was made in account {call.account or '?'} "
+                f"Region {call.awsRegion}, not the governed queue's ({self._queue_account} "
+                f"{self._queue_region}): counted and dropped, not recorded in its chain"
+            )
+
     # -- the whole use case --------------------------------------------------------------
 
     def record_call(self, call: CloudTrailApiCall) -> RecordResult:
@@ -266,11 +315,14 @@ class AuditTrail:
         Raises:
             AuditEventError: the call is not audited, lacks its resource parameter, or
                 (a successful one) has request parameters of the wrong type.
+            ForeignCallError: (an ``AuditEventError``) the call was made in another
+                account or Region than the governed queue's; nothing is stored.
             BatchError: a Batch lookup needed to place the record failed (retry later).
             ChainContentionError: the chain head kept moving (retry later).
         """
         if call.eventName not in AUDITED_CALLS:
             raise AuditEventError(f"detail.eventName: {call.eventName!r} is not an audited call")
+        self._check_origin(call)
         call.check_parameters()
         target = self.target(call)
         dedup_key = f"event:{call.eventID}"
@@ -328,7 +380,9 @@ class AuditTrail:
         )
         if target.type == "quota-share" and after is not None:
             try:
-                self._configs.refresh_quota_share(target.key, int(self._clock.now() * 1000))
+                self._configs.refresh_quota_share(
+                    target.key, int(self._clock.now() * 1000), after_call_ms=call.event_ms
+                )
             except BatchError as exc:
                 logger.warning("DescribeQuotaShare %s failed: %s", target.key, exc)
 

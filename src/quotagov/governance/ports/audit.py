@@ -7,6 +7,13 @@
   (adapter: ``quotagov.adapters.dynamodb_audit``).
 - :class:`VersionStore` (with :class:`Version`): add-only versions of configurations
   and decisions (adapter: ``quotagov.adapters.dynamodb_known``).
+- :class:`AuditQueue`: how a function that may not write the audit table hands a
+  decision record to the one writer (adapter: ``quotagov.adapters.sqs_audit``).
+- :class:`RecordSealer`: the keyed MAC that seals each record (adapter:
+  ``quotagov.adapters.kms_audit``, KMS HMAC_256 ``GenerateMac``/``VerifyMac``).
+- :class:`DigestSigner`, :class:`SignatureChecker`, :class:`DigestStore` (with
+  :class:`StoredDigest`): signed digests of the chains and where they are kept
+  (adapters: ``quotagov.adapters.kms_audit``, ``quotagov.adapters.s3_digests``).
 """
 
 from __future__ import annotations
@@ -112,8 +119,9 @@ class ChainStore(Protocol):
         """The record of ``chain`` stored under ``dedup_key``, or None."""
         ...
 
-    def records(self, chain: str) -> Iterable[dict[str, Any]]:
-        """Every record of ``chain`` in ``seq`` order (as stored, including forgeries)."""
+    def records(self, chain: str, after_seq: int = 0) -> Iterable[dict[str, Any]]:
+        """Every record of ``chain`` with ``seq > after_seq`` in ``seq`` order (as stored,
+        including forgeries)."""
         ...
 
     def markers(self, chain: str) -> dict[str, tuple[int, str]]:
@@ -150,4 +158,93 @@ class VersionStore(Protocol):
         self, namespace: str, key: str, *, before_ms: int | None = None, since_ms: int = 0
     ) -> Version | None:
         """The newest version with ``since_ms <= at_ms < before_ms`` (no upper bound if None)."""
+        ...
+
+
+class AuditQueueError(Exception):
+    """The audit queue did not accept a decision record: the decision must not be
+    applied (or must be retried until its record is queued)."""
+
+
+class AuditQueue(Protocol):
+    """The queue to the audit writer (at-least-once; the writer dedups by decision id)."""
+
+    def send(self, body: str) -> None:
+        """Queue one message ``body`` (JSON text).
+
+        Raises:
+            AuditQueueError: the message was not queued (after the SDK's retries).
+        """
+        ...
+
+
+class RecordSealer(Protocol):
+    """A keyed MAC over a record's hash that only the audit writer can compute.
+
+    ``seal`` needs the key's generate right (the writer's role alone); ``check`` only
+    the verify right, which readers may be given.
+    """
+
+    key_id: str
+
+    def seal(self, message: bytes) -> str:
+        """The MAC of ``message``, base64 text."""
+        ...
+
+    def check(self, message: bytes, seal: str) -> bool:
+        """True when ``seal`` is the MAC of ``message`` under the key."""
+        ...
+
+
+class DigestSigner(Protocol):
+    """Signs digests with a private key only the digest function may use."""
+
+    key_id: str
+    algorithm: str
+
+    def sign(self, message: bytes) -> str:
+        """The signature of ``message`` (at most 4096 bytes), base64 text."""
+        ...
+
+
+class SignatureChecker(Protocol):
+    """Checks digest signatures with the public key only (no write rights needed)."""
+
+    def check(self, message: bytes, signature: str) -> bool:
+        """True when ``signature`` (base64) signs ``message``."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredDigest:
+    """One digest object as stored.
+
+    Attributes:
+        key: the object key, ``<prefix><chain>/<12-digit head seq>-<UTC time>.json``.
+        body: the content of its oldest version (the one first written).
+        versions: how many versions the key has (more than one: it was overwritten).
+    """
+
+    key: str
+    body: bytes
+    versions: int = 1
+
+
+class DigestStore(Protocol):
+    """Write-once storage of digests (S3 with Object Lock in compliance mode)."""
+
+    def put(self, key: str, body: bytes) -> None:
+        """Store ``body`` under ``key``."""
+        ...
+
+    def latest(self, chain: str) -> StoredDigest | None:
+        """The digest of ``chain`` with the greatest key, or None."""
+        ...
+
+    def digests(self, chain: str) -> list[StoredDigest]:
+        """Every digest of ``chain`` in key order."""
+        ...
+
+    def chains(self) -> list[str]:
+        """Every chain that has a digest (sorted)."""
         ...

@@ -1,0 +1,120 @@
+"""Issue 14, "One writer": decisions reach the audit writer over the audit queue.
+
+The sending side (:class:`QueuedAuditSink` over SQS) and the writer's side (the audit
+function's SQS trigger), with moto SQS and DynamoDB: a decision is stored once however
+often its message is delivered, carries its sender, and a decision whose message
+cannot be queued raises, so the use case does not apply it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from audit.support import TABLE
+from quotagov import wiring
+from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
+from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.sqs_audit import SqsAuditQueue
+from quotagov.clock import ManualClock
+from quotagov.governance.audit.chain import ChainWriter
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.handover import QueuedAuditSink, parse_message
+from quotagov.governance.ports import AuditQueueError, ControllerDecision
+from quotagov.handlers import audit_trail
+from support.aws import QUEUE_ARN, REGION
+from support.lambda_context import LambdaContext
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+DECISION = ControllerDecision(
+    action="SubmissionRefused",
+    actor="arn:aws:sts::111122223333:assumed-role/researcher/dave",
+    job_queue=QUEUE_ARN,
+    resource="sub-7",
+    decision_id="refused:sub-7",
+    details={"reasons": ["quotaShareName: class 'scheduled' may not use share 'background'"]},
+)
+
+
+def _sqs_event(body: str, message_id: str = "m-1") -> dict[str, Any]:
+    event = json.loads((EVENTS / "audit_trail-decisions.json").read_text())
+    event["Records"][0].update(messageId=message_id, body=body)
+    return event
+
+
+def test_a_queued_decision_is_written_once_with_its_sender(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = sqs.create_queue(QueueName="audit")["QueueUrl"]
+    sink = QueuedAuditSink(SqsAuditQueue(url, sqs), clock)
+    sink.record_decision(DECISION)
+    sink.record_decision(DECISION)  # sent twice (a retried use case)
+    bodies = [
+        m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    ]
+    assert len(bodies) == 2 and parse_message(bodies[0]).controller_decision() == DECISION
+    chains = DynamoDBChainStore(TABLE, dynamodb)
+    log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
+    wiring.override(audit_log=log)
+    try:
+        clock.advance(30)  # the writer runs later than the decision was taken
+        answers = [
+            audit_trail.handler(_sqs_event(body, f"m-{n}"), LambdaContext())
+            for n, body in enumerate([*bodies, bodies[0]])  # and one redelivery
+        ]
+    finally:
+        wiring.reset()
+
+    assert answers == [{"batchItemFailures": []}] * 3
+    [record] = list(chains.records("ml-gov-queue"))
+    assert record["decisionId"] == "refused:sub-7" and record["action"] == "SubmissionRefused"
+    assert record["time"] == "2026-05-04T10:00:00Z"  # decidedAt, not when it was written
+    assert record["recordedAt"] == "2026-05-04T10:00:30Z"
+    assert record["queuedBy"] == "AROAEXAMPLEJOBSAPI:JobsApiFunction"
+    assert record["details"] == dict(DECISION.details)
+
+
+def test_a_malformed_message_fails_alone_and_nothing_is_written(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    chains = DynamoDBChainStore(TABLE, dynamodb)
+    log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
+    wiring.override(audit_log=log)
+    try:
+        answer = audit_trail.handler(
+            _sqs_event(json.dumps({"version": 1, "decision": {"action": ""}}), "bad"),
+            LambdaContext(),
+        )
+    finally:
+        wiring.reset()
+
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
+    assert list(chains.records("ml-gov-queue")) == []
+    assert dynamodb.scan(TableName=TABLE)["Items"] == []
+
+
+def test_a_decision_that_cannot_be_queued_raises(dynamodb: Any, clock: ManualClock) -> None:
+    sqs = boto3.client("sqs", region_name=REGION)
+    missing = f"https://sqs.{REGION}.amazonaws.com/111122223333/no-such-queue"
+    sink = QueuedAuditSink(SqsAuditQueue(missing, sqs), clock)
+
+    with pytest.raises(AuditQueueError, match="audit queue SendMessage failed"):
+        sink.record_decision(DECISION)
+    assert dynamodb.scan(TableName=TABLE)["Items"] == []
+
+
+def test_the_sink_refuses_a_decision_without_its_keys(clock: ManualClock) -> None:
+    class Never:
+        def send(self, body: str) -> None:
+            raise AssertionError("nothing may be queued")
+
+    sink = QueuedAuditSink(Never(), clock)
+    with pytest.raises(ValueError, match=r"decision\.decision_id: empty"):
+        sink.record_decision(ControllerDecision("A", "x", QUEUE_ARN, "r", ""))
+    with pytest.raises(ValueError, match=r"decision\.job_queue: empty"):
+        sink.record_decision(ControllerDecision("A", "x", "", "r", "id"))

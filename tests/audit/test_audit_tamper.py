@@ -1,0 +1,428 @@
+"""Issue 14, written as the attacker: every tamper the issue names is caught at the right
+record (or digest), with a clear reason.
+
+The attacker holds ``dynamodb:PutItem`` and ``dynamodb:DeleteItem`` on the audit table
+(what every function role had before issue 14) and knows the record format exactly:
+they recompute SHA-256 hashes with the project's own :func:`record_hash`, rewrite the
+``prevHash`` links and the dedup markers. They cannot use the KMS keys (no
+``GenerateMac``, no ``Sign``: the key policies name the writer and the digest function
+only), so the best they can do with a seal is copy one from another record; and they
+cannot delete or overwrite a digest (Object Lock in COMPLIANCE mode, bucket policy).
+
+Setting: moto DynamoDB, KMS (an HMAC_256 key and an ECC_NIST_P256 key) and S3 with
+Object Lock; the real adapters; a 9-record chain written by the one writer and a
+signed digest of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from moto import mock_aws
+
+from audit.support import TABLE, create_audit_table
+from quotagov.adapters.dynamodb_audit import (
+    DynamoDBChainStore,
+    from_item,
+    marker_key,
+    record_key,
+    to_item,
+)
+from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.kms_audit import KmsDigestSigner, KmsRecordSealer, PublicKeyChecker
+from quotagov.adapters.s3_digests import DIGEST_PREFIX, S3DigestStore
+from quotagov.clock import ManualClock
+from quotagov.governance.audit.chain import GENESIS_HASH, ChainWriter, record_hash
+from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.digests import DigestPublisher, records_sha256, signed_message
+from quotagov.governance.audit.review import ChainReport, DigestSource, verify
+from quotagov.governance.ports import ControllerDecision
+from support.aws import QUEUE_ARN, REGION
+
+CHAIN = "ml-gov-queue"
+BUCKET = "quotagov-audit-digests-test"
+
+
+class World:
+    """The audit as deployed: writer, digest function, and a read-only verifier."""
+
+    def __init__(self) -> None:
+        self.dynamodb = boto3.client("dynamodb", region_name=REGION)
+        create_audit_table(self.dynamodb)
+        self.kms = boto3.client("kms", region_name=REGION)
+        self.s3 = boto3.client("s3", region_name=REGION)
+        self.seal_key = self.kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")[
+            "KeyMetadata"
+        ]["KeyId"]
+        self.digest_key = self.kms.create_key(KeySpec="ECC_NIST_P256", KeyUsage="SIGN_VERIFY")[
+            "KeyMetadata"
+        ]["KeyId"]
+        self.s3.create_bucket(
+            Bucket=BUCKET,
+            CreateBucketConfiguration={"LocationConstraint": REGION},
+            ObjectLockEnabledForBucket=True,
+        )
+        self.s3.put_object_lock_configuration(
+            Bucket=BUCKET,
+            ObjectLockConfiguration={
+                "ObjectLockEnabled": "Enabled",
+                "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 365}},
+            },
+        )
+        self.clock = ManualClock(start=1777888800.0)
+        self.chains = DynamoDBChainStore(TABLE, self.dynamodb)
+        self.sealer = KmsRecordSealer(self.seal_key, self.kms)
+        self.log = DecisionLog(
+            ChainWriter(self.chains, sealer=self.sealer),
+            DynamoDBVersionStore(TABLE, self.dynamodb),
+            self.clock,
+        )
+        self.digests = S3DigestStore(BUCKET, self.s3)
+        self.publisher = DigestPublisher(
+            chains=self.chains,
+            store=self.digests,
+            signer=KmsDigestSigner(self.digest_key, self.kms),
+            clock=self.clock,
+            sealer=self.sealer,
+        )
+        self.checker = PublicKeyChecker.from_kms(self.digest_key, self.kms)
+
+    def decide(self, n: int) -> None:
+        self.clock.advance(60)
+        self.log.record_decision(
+            ControllerDecision(
+                action="SubmissionRefused",
+                actor="arn:aws:sts::111122223333:assumed-role/researcher/dave",
+                job_queue=QUEUE_ARN,
+                resource=f"sub-{n}",
+                decision_id=f"refused:sub-{n}",
+                details={"reasons": [f"reason {n}"]},
+            )
+        )
+
+    def report(self) -> ChainReport:
+        reports = verify(
+            self.chains, digests=DigestSource(self.digests, self.checker), sealer=self.sealer
+        )
+        [report] = [r for r in reports if r.chain == CHAIN]
+        return report
+
+    def digest_keys(self) -> list[str]:
+        listed = self.s3.list_object_versions(Bucket=BUCKET).get("Versions", [])
+        return sorted(f"{v['Key']}@{v['VersionId']}" for v in listed)
+
+
+class Attacker:
+    """PutItem/DeleteItem on the audit table with full knowledge of the format; no keys."""
+
+    def __init__(self, dynamodb: Any) -> None:
+        self.db = dynamodb
+
+    def record(self, seq: int) -> dict[str, Any]:
+        item = self.db.get_item(TableName=TABLE, Key=to_item(record_key(CHAIN, seq)))["Item"]
+        return {k: v for k, v in from_item(item).items() if k not in ("pk", "sk")}
+
+    def put_record(self, record: dict[str, Any]) -> None:
+        seq = int(record["seq"])
+        self.db.put_item(TableName=TABLE, Item=to_item({**record_key(CHAIN, seq), **record}))
+        marker = {"seq": seq, "chain": CHAIN, "hash": record["hash"]}
+        self.db.put_item(
+            TableName=TABLE,
+            Item=to_item({**marker_key(CHAIN, str(record["dedupKey"])), **marker}),
+        )
+
+    def delete_record(self, seq: int) -> None:
+        record = self.record(seq)
+        self.db.delete_item(TableName=TABLE, Key=to_item(record_key(CHAIN, seq)))
+        self.db.delete_item(
+            TableName=TABLE, Key=to_item(marker_key(CHAIN, str(record["dedupKey"])))
+        )
+
+    def rehash_from(self, seq: int, last: int, first: dict[str, Any] | None = None) -> None:
+        """Rewrite records ``seq..last``: ``first`` replaces record ``seq`` (else it is
+        kept), each one is re-linked and re-hashed; old seals are kept (the best an
+        attacker without the key can do)."""
+        prev = self.record(seq - 1)["hash"] if seq > 1 else GENESIS_HASH
+        for n in range(seq, last + 1):
+            record = first if (n == seq and first is not None) else self.record(n)
+            record = {**record, "seq": n, "prevHash": prev}
+            record["hash"] = record_hash(record)
+            self.put_record(record)
+            prev = record["hash"]
+
+
+@pytest.fixture
+def world(aws_credentials: None) -> Iterator[World]:
+    with mock_aws():
+        built = World()
+        for n in range(1, 10):
+            built.decide(n)
+        [outcome] = built.publisher.publish()
+        assert (outcome.status, outcome.head_seq) == ("published", 9)
+        yield built
+
+
+@pytest.fixture
+def attacker(world: World) -> Attacker:
+    return Attacker(world.dynamodb)
+
+
+def test_the_untouched_chain_verifies_with_its_digest_and_seals(world: World) -> None:
+    report = world.report()
+
+    assert report.intact and report.first_break is None
+    assert (report.records, report.digests, report.digested_to) == (9, 1, 9)
+    # Bisection: ceil(log2(9 + 1)) = 4 VerifyMac calls at most, not 9.
+    assert report.seal_checks is not None and report.seal_checks <= 4
+    stored = [world.chains.records(CHAIN)]
+    assert all(isinstance(r.get("seal"), str) and r["seal"] for s in stored for r in s)
+
+
+def test_record_4_of_9_changed_and_records_4_to_9_rehashed(
+    world: World, attacker: Attacker
+) -> None:
+    forged = {**attacker.record(4), "actor": {"principalArn": "someone-else"}}
+    attacker.rehash_from(4, 9, first=forged)
+
+    report = world.report()
+
+    assert report.first_break is not None and report.first_break.seq == 4
+    assert f"differs from digest {CHAIN}/000000000009-" in report.first_break.reason
+    assert "changed after it was digested" in report.first_break.reason
+
+
+def test_last_record_changed_and_rehashed(world: World, attacker: Attacker) -> None:
+    forged = {**attacker.record(9), "details": {"reasons": ["nothing to see"]}}
+    attacker.rehash_from(9, 9, first=forged)
+
+    broken = world.report().first_break
+
+    assert broken is not None and broken.seq == 9
+    assert "changed after it was digested" in broken.reason
+
+
+def test_forged_record_inserted_with_everything_after_it_rehashed(
+    world: World, attacker: Attacker
+) -> None:
+    originals = [attacker.record(n) for n in range(5, 10)]
+    forged = {
+        **attacker.record(5),
+        "decisionId": "forged",
+        "dedupKey": "decision:forged",
+        "resource": {"type": "decision-subject", "name": "sub-forged"},
+    }
+    attacker.put_record({**forged, "seq": 5, "hash": "x"})
+    for offset, original in enumerate(originals, start=6):
+        attacker.put_record({**original, "seq": offset})
+    attacker.rehash_from(5, 10)
+
+    broken = world.report().first_break
+
+    assert broken is not None and broken.seq == 5
+    assert "changed after it was digested" in broken.reason
+
+
+def test_forged_sealed_append_after_the_digest(world: World, attacker: Attacker) -> None:
+    """Record 10 with a correct hash and link, and the seal of record 9 copied onto it."""
+    last = attacker.record(9)
+    forged = {
+        **last,
+        "seq": 10,
+        "prevHash": last["hash"],
+        "decisionId": "forged",
+        "dedupKey": "decision:forged",
+    }
+    forged["hash"] = record_hash(forged)
+    forged["seal"] = last["seal"]
+    attacker.put_record(forged)
+
+    report = world.report()
+
+    assert report.first_break is not None and report.first_break.seq == 10
+    assert "seal does not verify with the audit key" in report.first_break.reason
+
+
+def test_forged_append_without_a_seal(world: World, attacker: Attacker) -> None:
+    last = attacker.record(9)
+    forged = {
+        **{k: v for k, v in last.items() if k != "seal"},
+        "seq": 10,
+        "prevHash": last["hash"],
+        "dedupKey": "decision:forged",
+    }
+    forged["hash"] = record_hash(forged)
+    attacker.put_record(forged)
+
+    broken = world.report().first_break
+
+    assert broken is not None and broken.seq == 10
+    assert "has no seal" in broken.reason
+
+
+def test_tail_truncated_with_its_marker(world: World, attacker: Attacker) -> None:
+    attacker.delete_record(9)
+
+    broken = world.report().first_break
+
+    assert broken is not None and broken.seq == 9
+    assert "covers it" in broken.reason and "no longer holds it (deleted)" in broken.reason
+
+
+def test_whole_chain_wiped_with_its_registry_entry(world: World, attacker: Attacker) -> None:
+    for seq in range(9, 0, -1):
+        attacker.delete_record(seq)
+    attacker.db.delete_item(TableName=TABLE, Key=to_item({"pk": "CHAINS", "sk": CHAIN}))
+    assert list(world.chains.records(CHAIN)) == [] and world.chains.chains() == []
+
+    report = world.report()  # the chain is found from its digests
+
+    assert report.first_break is not None and report.first_break.seq == 1
+    assert "no longer holds it (deleted)" in report.first_break.reason
+
+
+def test_a_digest_cannot_be_deleted_and_a_forged_one_does_not_verify(world: World) -> None:
+    before = world.digest_keys()
+    [version] = world.s3.list_object_versions(Bucket=BUCKET)["Versions"]
+    with pytest.raises(ClientError) as refused:
+        world.s3.delete_object(Bucket=BUCKET, Key=version["Key"], VersionId=version["VersionId"])
+    assert refused.value.response["Error"]["Code"] == "AccessDenied"
+    assert world.digest_keys() == before
+
+    # A digest signed with the attacker's own key (even if they could put objects).
+    own = ec.generate_private_key(ec.SECP256R1())
+    header = {
+        "version": 1,
+        "chain": CHAIN,
+        "firstSeq": 10,
+        "headSeq": 9,
+        "headHash": "0" * 64,
+        "recordsSha256": records_sha256([]),
+        "previousDigest": version["Key"][len(DIGEST_PREFIX) :],
+        "previousSignature": json.loads(
+            world.s3.get_object(Bucket=BUCKET, Key=version["Key"])["Body"].read()
+        )["signature"],
+        "time": "2026-05-04T11:00:00Z",
+        "keyId": "attacker",
+        "signingAlgorithm": "ECDSA_SHA_256",
+    }
+    signature = base64.b64encode(
+        own.sign(signed_message(header), ec.ECDSA(hashes.SHA256()))
+    ).decode()
+    body = json.dumps({"header": header, "records": [], "signature": signature})
+    world.s3.put_object(
+        Bucket=BUCKET, Key=f"{DIGEST_PREFIX}{CHAIN}/000000000009-000000000010-z.json", Body=body
+    )
+
+    broken = world.report().first_break
+
+    assert broken is not None and broken.seq == 10
+    assert "signature does not verify with the digest public key (forged)" in broken.reason
+
+
+def test_an_overwritten_digest_is_named(world: World) -> None:
+    [version] = world.s3.list_object_versions(Bucket=BUCKET)["Versions"]
+    world.s3.put_object(Bucket=BUCKET, Key=version["Key"], Body=b"{}")
+
+    broken = world.report().first_break
+
+    assert broken is not None and broken.seq == 1
+    assert "has 2 versions (overwritten after it was written)" in broken.reason
+
+
+def test_the_digest_function_refuses_to_sign_a_tampered_window(
+    world: World, attacker: Attacker
+) -> None:
+    """Records appended after the last digest and then re-hashed are never blessed."""
+    world.decide(10)
+    world.decide(11)
+    forged = {**attacker.record(10), "details": {"reasons": ["rewritten"]}}
+    attacker.rehash_from(10, 11, first=forged)
+    before = world.digest_keys()
+
+    [outcome] = world.publisher.publish()
+
+    assert outcome.status == "refused" and outcome.head_seq == 9
+    assert "record 10" in outcome.reason and "seal does not verify" in outcome.reason
+    assert world.digest_keys() == before  # nothing signed, nothing written
+
+
+def test_the_digest_function_refuses_a_chain_shorter_than_its_digest(
+    world: World, attacker: Attacker
+) -> None:
+    attacker.delete_record(9)
+    before = world.digest_keys()
+
+    [outcome] = world.publisher.publish(force=True)
+
+    assert outcome.status == "refused"
+    assert "ends at record 8 but its last digest covers record 9" in outcome.reason
+    assert world.digest_keys() == before
+
+
+def test_digests_chain_to_each_other_and_cover_only_new_records(world: World) -> None:
+    world.decide(10)
+    [second] = world.publisher.publish()
+    [unchanged] = world.publisher.publish()
+    [forced] = world.publisher.publish(force=True)
+
+    assert (second.status, second.head_seq, unchanged.status) == ("published", 10, "unchanged")
+    assert forced.status == "published" and forced.head_seq == 10
+    stored = world.digests.digests(CHAIN)
+    documents = [json.loads(d.body) for d in stored]
+    assert [(d["header"]["firstSeq"], d["header"]["headSeq"]) for d in documents] == [
+        (1, 9),
+        (10, 10),
+        (11, 10),
+    ]
+    assert documents[1]["header"]["previousSignature"] == documents[0]["signature"]
+    assert documents[2]["header"]["previousDigest"] == stored[1].key
+    assert documents[1]["records"] == [world.chains.head(CHAIN).hash]  # type: ignore[union-attr]
+    assert world.report().intact
+
+
+def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record(
+    world: World,
+    attacker: Attacker,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What an auditor in another account runs: the table, the bucket, the exported
+    public key (no KMS call for digests) and VerifyMac on the seal key."""
+    from quotagov import wiring
+    from quotagov.cli import main
+
+    pem = tmp_path / "digest-public-key.pem"
+    pem.write_bytes(world.checker.pem())
+    for name in ("AUDIT_TABLE", "AUDIT_DIGEST_BUCKET", "AUDIT_DIGEST_KEY", "AUDIT_SEAL_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    argv = [
+        "audit", "verify", "--table", TABLE, "--region", REGION,
+        "--digest-bucket", BUCKET, "--public-key", str(pem), "--seal-key", world.seal_key,
+    ]  # fmt: skip
+    wiring.reset()
+    try:
+        assert main(argv) == 0
+        intact = capsys.readouterr()
+        assert intact.err == ""
+        assert intact.out.startswith(
+            f"chain {CHAIN}: 9 records, intact; 1 signed digests verified, records 1-9 as "
+            "digested; seals hold ("
+        )
+
+        forged = {**attacker.record(4), "action": "SubmissionAccepted"}
+        attacker.rehash_from(4, 9, first=forged)
+        wiring.reset()
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(f"BROKEN chain {CHAIN}: record 4: differs from digest {CHAIN}/")
+    finally:
+        wiring.reset()
