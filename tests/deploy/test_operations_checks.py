@@ -238,7 +238,7 @@ def test_only_the_functions_failing_over_to_failed_events_may_write_to_it() -> N
             == {"Fn::GetAtt": ["FailedEventsQueue", "Arn"]}
         )
     }
-    assert senders == {"JobStateFunctionRole", "AuditFunctionRole"}
+    assert senders == {"JobStateFunctionRole", "AuditFunctionRole", "AuditDigestFunctionRole"}
     [statement] = resources["FailedEventsQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
     assert (statement["Effect"], statement["Principal"], statement["Action"]) == (
         "Deny",
