@@ -32,11 +32,13 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENTS = sorted((ROOT / "events").glob("*.json"))
 FUNCTION_OF = {
     "apply_decisions": "ApplyDecisionsFunction",
+    "audit_digest": "AuditDigestFunction",
     "audit_trail": "AuditFunction",
     "escalation_expiry": "EscalationExpiryFunction",
     "escalations_api": "EscalationsApiFunction",
     "job_state": "JobStateFunction",
     "jobs_api": "JobsApiFunction",
+    "reconciler": "ReconcilerFunction",
     "slack_interactions": "SlackInteractionsFunction",
     "submit_worker": "SubmitWorkerFunction",
 }

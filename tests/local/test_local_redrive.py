@@ -105,6 +105,7 @@ def test_failed_events_are_replayed_once_and_forgeries_refused(runtime: LocalRun
         return redrive(ParkedKind.FAILED_EVENTS, deps)
 
     first = run()
+    runtime.pump()  # the audit records travel through the audit queue
 
     outcomes = sorted((r.outcome, r.subject, r.detail) for r in first)
     assert outcomes == sorted(
@@ -130,6 +131,7 @@ def test_failed_events_are_replayed_once_and_forgeries_refused(runtime: LocalRun
     # The same failure parked again (a second OnFailure delivery): the audit dedups it.
     sqs.send_message(QueueUrl=url, MessageBody=_failure(audit_arn, event))
     second = run()
+    runtime.pump()  # the audit records travel through the audit queue
 
     assert sorted(r.outcome for r in second) == [Outcome.REFUSED, Outcome.REFUSED, Outcome.REPLAYED]
     after_second = runtime.audit_records()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from quotagov.governance.audit.diff import difference, quota_share_configuration
@@ -63,9 +64,15 @@ def finding(code: str, severity: str, message: str) -> dict[str, str]:
     return {"code": code, "severity": severity, "message": message}
 
 
+def _whole(value: Any) -> int:
+    """A whole number from a stored value: an int, or the text an unstorable number is
+    kept as (``canonical``: e.g. ``"1E+300"``, or 201 digits)."""
+    return value if isinstance(value, int) else int(Decimal(str(value)))
+
+
 def _limits(config: Mapping[str, Any] | None) -> dict[str, int]:
     return {
-        str(c["capacityUnit"]): int(c["maxCapacity"])
+        str(c["capacityUnit"]): _whole(c["maxCapacity"])
         for c in (config or {}).get("capacityLimits") or []
     }
 
@@ -83,9 +90,9 @@ def effective_borrow_limit(config: Mapping[str, Any] | None) -> float:
     if sharing.get("strategy") != "LEND_AND_BORROW":
         return 0.0
     limit = sharing.get("borrowLimit")
-    if limit is None or int(limit) == -1:
+    if limit is None or _whole(limit) == -1:
         return math.inf
-    return float(limit)
+    return float(_whole(limit))
 
 
 def lowered_below_use(
