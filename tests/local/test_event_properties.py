@@ -74,8 +74,12 @@ def mutated_events(draw: st.DrawFn) -> tuple[str, Any]:
         elif part == "body":
             changed["body"] = draw(st.one_of(st.none(), st.text(max_size=60)))
         elif part == "identity":
-            identity = changed["requestContext"]["identity"]
-            changed["requestContext"]["identity"] = draw(mutated(identity, max_changes=2))
+            # REST v1 events carry the caller in requestContext.identity; HTTP API v2 and
+            # function URL events (the Slack route's other shapes) in requestContext.http
+            context = changed.get("requestContext") or {}
+            key = "identity" if "identity" in context else "http"
+            if key in context:
+                context[key] = draw(mutated(context[key], max_changes=2))
         else:
             changed[part] = draw(mutated(changed.get(part) or {"x": "y"}, max_changes=2))
         return function, changed

@@ -243,3 +243,43 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
     app.exception_handler(RequestValidationError)(on_validation)
     app.exception_handler(RecursionError)(too_deep)
     app.use(middlewares=[json_only])
+
+
+def query_fault_answer(event: Any) -> dict[str, Any] | None:
+    """The 400 proxy answer (``statusCode``, ``headers``, ``body``) for a REST event whose
+    query string parameters are not text, or None when they are.
+
+    API Gateway always sends ``queryStringParameters`` as a map of strings (and
+    ``multiValueQueryStringParameters`` of string lists); anything else (a test tool, a
+    replay, a hand-built event) is refused here with the path of each fault, before
+    Powertools' validation middleware, which would fail on it.
+    """
+    if not isinstance(event, dict):
+        return None
+    faults: list[tuple[str, str]] = []
+    single = event.get("queryStringParameters")
+    if single is not None and not isinstance(single, dict):
+        faults.append(("queryStringParameters", "must be an object of strings"))
+    elif isinstance(single, dict):
+        faults.extend(
+            (f"query.{key}", "must be a string")
+            for key, value in single.items()
+            if not isinstance(value, str)
+        )
+    multi = event.get("multiValueQueryStringParameters")
+    if multi is not None and not isinstance(multi, dict):
+        faults.append(("multiValueQueryStringParameters", "must be an object of string lists"))
+    elif isinstance(multi, dict):
+        faults.extend(
+            (f"query.{key}", "must be a list of strings")
+            for key, values in multi.items()
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values)
+        )
+    if not faults:
+        return None
+    return {
+        "statusCode": 400,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"message": "invalid request", "faults": fault_items(faults)}),
+        "isBase64Encoded": False,
+    }

@@ -39,7 +39,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.handlers import api_contract
-from quotagov.handlers.api_errors import install_error_handlers, json_response
+from quotagov.handlers.api_errors import install_error_handlers, json_response, query_fault_answer
 from quotagov.handlers.escalation_metrics import count, requester_name
 from quotagov.handlers.identity import caller_of
 from quotagov.handlers.metrics import emit
@@ -141,5 +141,9 @@ def create_escalation(
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Lambda entry point (API Gateway REST proxy event)."""
+    """Lambda entry point (API Gateway REST proxy event; query parameters that are not
+    text get a 400 first, :func:`~quotagov.handlers.api_errors.query_fault_answer`)."""
+    refused = query_fault_answer(event)
+    if refused is not None:
+        return refused
     return app.resolve(event, context)

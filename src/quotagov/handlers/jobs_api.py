@@ -19,7 +19,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 
-from quotagov.handlers.api_errors import install_error_handlers
+from quotagov.handlers.api_errors import install_error_handlers, query_fault_answer
 from quotagov.handlers.routes import jobs_disposition, jobs_get, jobs_list, jobs_submit
 
 #: Route modules under ``quotagov.handlers.routes``; each exposes ``router``.
@@ -34,5 +34,9 @@ for _module in ROUTE_MODULES:
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point: resolve the REST event with :data:`app`."""
+    """Lambda entry point: resolve the REST event with :data:`app` (a 400 first for query
+    parameters that are not text: :func:`~quotagov.handlers.api_errors.query_fault_answer`)."""
+    refused = query_fault_answer(event)
+    if refused is not None:
+        return refused
     return app.resolve(event, context)

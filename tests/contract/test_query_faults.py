@@ -1,0 +1,33 @@
+"""Query string parameters that are not text get a 400 naming them (found by the event
+property test: Powertools' validation middleware raised on ``{"x": None}``)."""
+
+from __future__ import annotations
+
+import json
+
+from quotagov.handlers.api_errors import query_fault_answer
+
+
+def test_non_text_query_parameters_are_refused_with_their_paths() -> None:
+    answer = query_fault_answer(
+        {
+            "queryStringParameters": {"x": None, "team": "research", "n": 3},
+            "multiValueQueryStringParameters": {"x": [None], "team": ["research"]},
+        }
+    )
+    assert answer is not None and answer["statusCode"] == 400
+    assert json.loads(answer["body"]) == {
+        "message": "invalid request",
+        "faults": [
+            {"path": "query.x", "fault": "must be a string"},
+            {"path": "query.n", "fault": "must be a string"},
+            {"path": "query.x", "fault": "must be a list of strings"},
+        ],
+    }
+
+
+def test_what_api_gateway_sends_is_left_to_the_resolver() -> None:
+    assert query_fault_answer({"queryStringParameters": None}) is None
+    assert query_fault_answer({"queryStringParameters": {"team": "research", "x": ""}}) is None
+    assert query_fault_answer({"multiValueQueryStringParameters": {"team": ["a", "b"]}}) is None
+    assert query_fault_answer("not an event") is None
