@@ -289,3 +289,36 @@ def test_an_audit_failure_leaves_the_message_parked_for_the_next_run(
         f"MessageRedriven#submissions-dlq#{message}"
     ]
     assert _take_all(stack, stack.dlq_url) == []
+
+
+def test_with_an_audit_queue_the_records_go_to_the_one_writer(
+    stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--audit-queue-url`` (the stack's ``AuditQueueUrl`` output with ``--stack``): the
+    MessageRedriven record travels to AuditFunction, which seals it (issue 14); nothing
+    is written to the table by the operator, and no warning is printed."""
+    _audit_table(stack)
+    audit_queue = stack.sqs.create_queue(QueueName="quotagov-audit")["QueueUrl"]
+    stuck = _queued("via-queue")
+    _empty(stack, stack.queue_url)
+    message = _park(stack, {"submissionId": stuck})
+    capsys.readouterr()
+
+    assert _redrive(stack, "--audit-queue-url", audit_queue) == 0
+
+    assert "warning" not in capsys.readouterr().err
+    assert audit_records(wiring.services().audit_chains) == []
+    [sent] = _take_all(stack, audit_queue)
+    body = json.loads(sent["Body"])
+    assert body["decision"]["action"] == "MessageRedriven"
+    assert message in json.dumps(body)
+
+
+def test_without_an_audit_queue_the_operator_is_warned_that_records_are_unsealed(
+    stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _audit_table(stack)
+    _empty(stack, stack.queue_url)
+    capsys.readouterr()
+    assert _redrive(stack, "--dry-run") == 0
+    assert "no audit queue" in capsys.readouterr().err

@@ -53,7 +53,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     named.add_argument("--queue-url", help="the parked queue's URL")
     named.add_argument("--submission-queue-url", help="the submission queue's URL")
     named.add_argument("--jobs-table", help="JobsTable name")
-    named.add_argument("--audit-table", help="AuditTable name")
+    named.add_argument(
+        "--audit-queue-url",
+        help="AuditQueue URL: the records go to the one audit writer, which seals them",
+    )
+    named.add_argument(
+        "--audit-table",
+        help="AuditTable name, written directly (only where no audit queue exists: the "
+        "records are then unsealed, and audit verify reports them)",
+    )
     named.add_argument("--job-queue", help="the governed job queue ARN (audit chain)")
     named.add_argument(
         "--function", action="append", default=[], help="a function ARN of the stack (repeatable)"
@@ -69,6 +77,7 @@ class Targets:
     submission_queue_url: str = ""
     jobs_table: str = ""
     audit_table: str = ""
+    audit_queue_url: str = ""
     job_queue: str = ""
     functions: frozenset[str] = field(default_factory=frozenset)
 
@@ -95,6 +104,7 @@ def _from_stack(stack: str, queue: str, region: str | None) -> Targets:
         submission_queue_url=outputs.get("SubmissionQueueUrl", ""),
         jobs_table=outputs.get("JobsTableName", ""),
         audit_table=outputs.get("AuditTableName", ""),
+        audit_queue_url=outputs.get("AuditQueueUrl", ""),
         job_queue=outputs.get("GovernedJobQueueArn", ""),
         functions=frozenset(functions),
     )
@@ -108,6 +118,7 @@ def _from_options(args: argparse.Namespace) -> Targets:
         submission_queue_url=args.submission_queue_url or "",
         jobs_table=args.jobs_table or "",
         audit_table=args.audit_table or os.environ.get("AUDIT_TABLE", ""),
+        audit_queue_url=args.audit_queue_url or os.environ.get("AUDIT_QUEUE_URL", ""),
         job_queue=args.job_queue or "",
         functions=frozenset(args.function),
     )
@@ -133,13 +144,20 @@ def run(args: argparse.Namespace) -> int:
             targets.jobs_table and targets.submission_queue_url
         ):
             raise KeyError("submissions-dlq needs --jobs-table and --submission-queue-url")
-        if not targets.audit_table:
-            raise KeyError("no audit table: give --audit-table or set AUDIT_TABLE")
+        if not (targets.audit_queue_url or targets.audit_table):
+            raise KeyError("no audit queue: give --audit-queue-url (or --audit-table)")
+        if not targets.audit_queue_url:
+            print(
+                "quotagov redrive: warning: no audit queue; writing the audit table "
+                "directly, so these records carry no seal",
+                file=sys.stderr,
+            )
         if args.region:
             os.environ["AWS_DEFAULT_REGION"] = args.region
         settings = Settings(
             jobs_table=targets.jobs_table,
             audit_table=targets.audit_table,
+            audit_queue_url=targets.audit_queue_url,
             submission_queue_url=targets.submission_queue_url,
             job_queue=targets.job_queue,
         )
