@@ -72,20 +72,7 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
     )
     deps.repository.put_new(applied)
     note_priority(deps, applied)
-    deps.record(
-        "EscalationApplied",
-        escalation.requester,
-        escalation.escalation_id,
-        f"{escalation.escalation_id}:applied",
-        jobId=escalation.batch_job_id,
-        direct=True,
-        level=escalation.requested_level,
-        reason=escalation.reason,
-        schedulingPriority={
-            "before": escalation.current_priority,
-            "after": escalation.requested_priority,
-        },
-    )
+    _record_direct(deps, escalation, "EscalationApplied", "applied")
     return applied
 
 
@@ -106,20 +93,7 @@ def _hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation
         expires_at=now,
     )
     deps.repository.put_new(approved)
-    deps.record(
-        "EscalationApproved",
-        escalation.requester,
-        escalation.escalation_id,
-        f"{escalation.escalation_id}:approved",
-        jobId=escalation.batch_job_id,
-        direct=True,
-        level=escalation.requested_level,
-        reason=escalation.reason,
-        schedulingPriority={
-            "before": escalation.current_priority,
-            "after": escalation.requested_priority,
-        },
-    )
+    _record_direct(deps, escalation, "EscalationApproved", "approved")
     assert deps.handoff is not None
     try:
         deps.handoff.send(escalation_message(approved.escalation_id))
@@ -291,3 +265,22 @@ def note_priority(deps: EscalationDeps, applied: Escalation) -> None:
                 escalation_id=applied.escalation_id,
             ),
         )
+
+
+def _record_direct(deps: EscalationDeps, escalation: Escalation, action: str, suffix: str) -> None:
+    """Audit a direct-level escalation's ``action`` (``EscalationApplied`` or
+    ``EscalationApproved``), decision id ``<escalation id>:<suffix>``, by its requester."""
+    deps.record(
+        action,
+        escalation.requester,
+        escalation.escalation_id,
+        f"{escalation.escalation_id}:{suffix}",
+        jobId=escalation.batch_job_id,
+        direct=True,
+        level=escalation.requested_level,
+        reason=escalation.reason,
+        schedulingPriority={
+            "before": escalation.current_priority,
+            "after": escalation.requested_priority,
+        },
+    )
