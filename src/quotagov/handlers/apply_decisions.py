@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
@@ -49,7 +49,6 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.handoff import (
@@ -62,16 +61,33 @@ from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
 logger = Logger()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 #: Idempotency: key = ``<kind>:<record id>`` (plus ``:<decision round>`` for an
 #: escalation approved again after a changed preview); a day covers SQS redelivery.
-IDEMPOTENCY_CONFIG = IdempotencyConfig(
-    event_key_jmespath="key",
-    raise_on_no_idempotency_key=True,
-    expires_after_seconds=86_400,
-)
+#: Built on first use (:func:`idempotency_config`): Powertools Idempotency is not
+#: imported with the module (cold start, benchmarks/submit_path.py).
+_idempotency_config: list[IdempotencyConfig] = []
+
+
+def idempotency_config() -> IdempotencyConfig:
+    """The hand-offs' Powertools ``IdempotencyConfig`` (one per process)."""
+    if not _idempotency_config:
+        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+        _idempotency_config.append(
+            IdempotencyConfig(
+                event_key_jmespath="key",
+                raise_on_no_idempotency_key=True,
+                expires_after_seconds=86_400,
+            )
+        )
+    return _idempotency_config[0]
+
 
 _idempotent_settle: dict[int, Callable[..., dict[str, Any]]] = {}
 
@@ -99,8 +115,10 @@ def _settle_once(kind: str, record_id: str, round_: str = "") -> dict[str, Any]:
     store = services().decision_idempotency
     settle = _idempotent_settle.get(id(store))
     if settle is None:
+        from aws_lambda_powertools.utilities.idempotency import idempotent_function
+
         settle = idempotent_function(
-            data_keyword_argument="work", persistence_store=store, config=IDEMPOTENCY_CONFIG
+            data_keyword_argument="work", persistence_store=store, config=idempotency_config()
         )(_settle)
         _idempotent_settle.clear()
         _idempotent_settle[id(store)] = settle
@@ -174,7 +192,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             )
         logger.info("retried failed escalations", extra=result)
         return result
-    IDEMPOTENCY_CONFIG.register_lambda_context(context)
+    idempotency_config().register_lambda_context(context)
     return dict(
         process_partial_response(
             event=event, record_handler=record_handler, processor=processor, context=context
