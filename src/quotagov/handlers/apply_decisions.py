@@ -57,6 +57,7 @@ from quotagov.governance.handoff import (
     HandoffMessageError,
     parse_message,
 )
+from quotagov.handlers.idempotency import idempotency_config as shared_idempotency_config
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
@@ -67,26 +68,12 @@ if TYPE_CHECKING:
 logger = Logger()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
+
 #: Idempotency: key = ``<kind>:<record id>`` (plus ``:<decision round>`` for an
 #: escalation approved again after a changed preview); a day covers SQS redelivery.
-#: Built on first use (:func:`idempotency_config`): Powertools Idempotency is not
-#: imported with the module (cold start, benchmarks/submit_path.py).
-_idempotency_config: list[IdempotencyConfig] = []
-
-
 def idempotency_config() -> IdempotencyConfig:
     """The hand-offs' Powertools ``IdempotencyConfig`` (one per process)."""
-    if not _idempotency_config:
-        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
-
-        _idempotency_config.append(
-            IdempotencyConfig(
-                event_key_jmespath="key",
-                raise_on_no_idempotency_key=True,
-                expires_after_seconds=86_400,
-            )
-        )
-    return _idempotency_config[0]
+    return shared_idempotency_config("key")
 
 
 _idempotent_settle: dict[int, Callable[..., dict[str, Any]]] = {}

@@ -41,6 +41,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from quotagov.handlers.idempotency import idempotency_config as shared_idempotency_config
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.sqs_batches import process_batch
 from quotagov.wiring import services
@@ -59,22 +60,10 @@ logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
-_idempotency_config: list[IdempotencyConfig] = []
-
 
 def idempotency_config() -> IdempotencyConfig:
     """Idempotency: key = the submission id; a day covers the queue's redelivery window."""
-    if not _idempotency_config:
-        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
-
-        _idempotency_config.append(
-            IdempotencyConfig(
-                event_key_jmespath="submissionId",
-                raise_on_no_idempotency_key=True,
-                expires_after_seconds=86_400,
-            )
-        )
-    return _idempotency_config[0]
+    return shared_idempotency_config("submissionId")
 
 
 class BatchBackoffError(Exception):
