@@ -20,7 +20,7 @@ from quotagov.clock import ManualClock
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.reports.escalations import escalation_report
-from support.aws import fake_aws_env
+from support.aws import fake_aws_env, no_aws_credentials
 from support.policies import example_policy
 from support.principals import ALICE, BOB, DAVE
 
@@ -185,3 +185,46 @@ def test_unreadable_tables_or_bad_times_exit_2(
         == 2
     )
     assert "ResourceNotFound" in capsys.readouterr().err
+
+
+def test_the_readme_command_without_credentials_exits_2_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a new user's machine: no credentials, so SSM (read first, for the policy) fails
+    no_aws_credentials(monkeypatch)
+    try:
+        code = main(
+            [
+                "report",
+                "escalations",
+                "--since",
+                "2026-05-01",
+                "--escalations-table",
+                "E",
+                "--jobs-table",
+                "J",
+                "--policy-parameter",
+                "/quotagov/policy",
+                "--region",
+                "eu-west-1",
+            ]
+        )
+    finally:
+        wiring.reset()
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "quotagov report escalations: policy parameter /quotagov/policy: cannot read: "
+        "Unable to locate credentials\n"
+    )
+
+
+def test_a_missing_policy_parameter_exits_2_naming_it(
+    tables: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["report", "escalations", "--since", str(SINCE), "--escalations-table", "escalations"]
+    code = main([*args, "--jobs-table", "jobs", "--policy-parameter", "/quotagov/nope"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("quotagov report escalations: policy parameter /quotagov/nope: ")
+    assert "ParameterNotFound" in err and err.count("\n") == 1

@@ -33,3 +33,28 @@ def powertools_env(service: str, metrics_namespace: str | None = None) -> dict[s
     if metrics_namespace is not None:
         variables["POWERTOOLS_METRICS_NAMESPACE"] = metrics_namespace
     return variables
+
+
+def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, *, region: str | None = None) -> None:
+    """A machine with no AWS credentials (and no Region unless ``region``): botocore's
+    provider chain finds nothing and never asks the instance metadata service, so a call
+    fails with ``NoCredentialsError`` before anything is sent (a new user without
+    ``aws configure``). A Region the command under test sets in ``os.environ`` is
+    undone after the test."""
+    for name in (
+        *FAKE_CREDENTIALS,
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.setenv(name, "")  # recorded, so teardown removes what the test sets
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    if region is not None:
+        monkeypatch.setenv("AWS_DEFAULT_REGION", region)

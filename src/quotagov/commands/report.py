@@ -12,12 +12,14 @@ settings. Reads need ``dynamodb:Query`` on the escalations table's ``byStatus`` 
 and the jobs table's ``byTeam`` index, and ``ssm:GetParameter`` for the policy.
 
 Exit 0 with the report; 2, with one line on stderr, when a table or the policy cannot
-be read or an option is wrong.
+be read (no Region or credentials, a failing DynamoDB or SSM call: Powertools Parameters
+reports SSM failures as ``GetParameterError``) or an option is wrong.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -25,6 +27,8 @@ import time
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from quotagov.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,25 +57,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_escalations(args: argparse.Namespace) -> int:
     """Read the tables, print the report; 0, or 2 when something cannot be read."""
+    from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+
     from quotagov.governance.audit.review import parse_time
     from quotagov.governance.reports.escalations import escalation_report, render
 
-    for option, variable in (
-        ("escalations_table", "ESCALATIONS_TABLE"),
-        ("jobs_table", "JOBS_TABLE"),
-        ("policy_file", "POLICY_FILE"),
-        ("policy_parameter", "POLICY_PARAMETER"),
-    ):
-        if getattr(args, option):
-            os.environ[variable] = getattr(args, option)
+    settings = _settings(args)
     if args.region:
         os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = args.region
     try:
         since = parse_time(args.since)
         until = parse_time(args.until) if args.until else time.time()
-        report = escalation_report(*_read(), since=since, until=until)
+        report = escalation_report(*_read(settings), since=since, until=until)
     except ValueError as exc:
         print(f"quotagov report escalations: {exc}", file=sys.stderr)
+        return 2
+    except GetParameterError as exc:
+        print(
+            f"quotagov report escalations: policy parameter {settings.policy_parameter}: "
+            f"cannot read: {exc}",
+            file=sys.stderr,
+        )
         return 2
     except (BotoCoreError, ClientError, RuntimeError) as exc:
         print(f"quotagov report escalations: {exc}", file=sys.stderr)
@@ -83,12 +89,28 @@ def run_escalations(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read() -> tuple[list[Any], list[Any], Any]:
+def _settings(args: argparse.Namespace) -> Settings:
+    """The environment's settings with the options' names in their place.
+
+    An option wins over its environment variable; ``--policy-parameter`` alone also
+    sets aside a ``POLICY_FILE`` of the environment (which would otherwise win).
+    """
+    changes = {
+        name: getattr(args, name)
+        for name in ("escalations_table", "jobs_table", "policy_file", "policy_parameter")
+        if getattr(args, name)
+    }
+    if args.policy_parameter and not args.policy_file:
+        changes["policy_file"] = ""
+    return dataclasses.replace(Settings.from_env(), **changes)
+
+
+def _read(settings: Settings) -> tuple[list[Any], list[Any], Any]:
     """Every escalation (by status), every team's job records, and the policy."""
     from quotagov.governance.escalation_records import EscalationStatus
     from quotagov.wiring import Services
 
-    svc = Services()
+    svc = Services(settings)
     policy = svc.policy
     table = svc.escalations_table
     escalations = [e for status in EscalationStatus for e in table.with_status(status)]
