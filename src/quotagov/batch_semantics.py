@@ -143,6 +143,18 @@ def queue_name(reference: str) -> str:
     return reference
 
 
+def queue_region(reference: str) -> str:
+    """The Region of a job queue ARN (or of any ARN under ``job-queue/<name>``).
+
+    ``"arn:aws:batch:eu-west-1:111122223333:job-queue/q"`` -> ``"eu-west-1"``; a queue
+    name (which says nothing of its Region) or another kind of ARN -> ``""``.
+    """
+    if not reference.startswith("arn:") or ":job-queue/" not in reference:
+        return ""
+    parts = reference.split(":", 5)
+    return parts[3] if len(parts) == 6 and parts[2] == "batch" else ""
+
+
 def same_queue(a: str, b: str) -> bool:
     """Whether two job-queue references (names or ARNs) name the same queue."""
     return queue_name(a) == queue_name(b)

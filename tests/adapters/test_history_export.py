@@ -12,11 +12,14 @@ import pytest
 from simbatch_support import EPOCH, GPU, QUEUE, share, submit_request
 
 from quotagov.adapters.batch_simulated import SimulatedBatch
+from quotagov.batch_semantics import queue_region
+from quotagov.cli import main
 from quotagov.clock import ManualClock
 from quotagov.commands import history
 from quotagov.governance.history import export_history
-from quotagov.governance.ports import BatchThrottledError
+from quotagov.governance.ports import BatchServerError, BatchThrottledError
 from quotagov.whatif.importers import from_history
+from support.aws import no_aws_credentials
 
 QUICK_JOBS = 120
 
@@ -168,3 +171,77 @@ def test_tags_of_a_job_submitted_around_quotagov_are_not_trusted(
     assert [(j.name, j.team, j.workloadClass) for j in workload.jobs] == [
         ("sneaky", "research", "exploratory")
     ]
+
+
+README_QUEUE = "arn:aws:batch:eu-west-1:111122223333:job-queue/ml-gov-queue"
+
+
+def test_the_readme_command_without_region_or_credentials_exits_2_and_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a new user: no --region, no AWS_REGION, no credentials
+    no_aws_credentials(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    args = ["history", "export", "--job-queue", README_QUEUE]
+    code = main([*args, "--since", "2026-05-01T00:00:00Z", "--out", "history.jsonl"])
+    assert code == 2
+    # the Region came from the ARN (else NoRegionError first): the call got as far as signing
+    assert capsys.readouterr().err == (
+        "quotagov history export: ListServiceJobs: NoCredentialsError: "
+        "Unable to locate credentials\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # no empty history.jsonl, no temporary file
+
+
+def test_a_queue_name_without_any_region_exits_2_saying_what_to_give(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    no_aws_credentials(monkeypatch)
+    out = tmp_path / "history.jsonl"
+    assert main(["history", "export", "--job-queue", "ml-gov-queue", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "quotagov history export: no AWS Region: give --region, or --job-queue as an ARN\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_queue_region_reads_the_arn() -> None:
+    assert queue_region(README_QUEUE) == "eu-west-1"
+    assert queue_region("arn:aws-cn:batch:cn-north-1:111122223333:job-queue/q") == "cn-north-1"
+    assert queue_region("ml-gov-queue") == ""
+    assert queue_region("arn:aws:iam::111122223333:role/job-queue/x") == ""
+
+
+class _FailsOnDescribe:
+    """The simulated Batch, whose ``DescribeServiceJob`` fails after ``good`` calls."""
+
+    def __init__(self, batch: SimulatedBatch, good: int) -> None:
+        self._batch = batch
+        self._good = good
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._batch, name)
+
+    def describe_service_job(self, **kwargs: Any) -> dict[str, Any]:
+        if self._good == 0:
+            raise BatchServerError("DescribeServiceJob", "ServerException", "try again")
+        self._good -= 1
+        return self._batch.describe_service_job(**kwargs)
+
+
+def test_an_export_failing_halfway_keeps_the_earlier_file_as_it_was(
+    batch: SimulatedBatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "history.jsonl"
+    args = argparse.Namespace(job_queue=QUEUE, since=None, out=out, region=None)
+    assert history.run(args, batch=batch) == 0
+    before = out.read_bytes()
+    assert before.count(b"\n") == 3 + QUICK_JOBS
+    capsys.readouterr()
+    # 50 jobs described and written to the temporary file, then Batch fails
+    assert history.run(args, batch=_FailsOnDescribe(batch, good=50)) == 2
+    assert capsys.readouterr().err == (
+        "quotagov history export: DescribeServiceJob: ServerException: try again\n"
+    )
+    assert out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["history.jsonl"]

@@ -3,16 +3,21 @@
 Writes one JSON line per service job (``quotagov.governance.history``), the input of
 ``quotagov whatif FILE --format history``. Needs AWS credentials with
 ``batch:ListServiceJobs`` and ``batch:DescribeServiceJob``; the Region from
-``--region`` or the environment.
+``--region``, else the job queue's ARN, else the environment (``AWS_REGION``).
 
-Exit codes: 0 done; 2 a bad ``--since``, an unwritable file, or a failing AWS call
-(one line on stderr; the lines written before stay).
+The lines go to a temporary file next to ``--out`` (``.<name>.<pid>.part``), renamed
+to ``--out`` only when the export is complete: a failed export leaves no empty or
+partial file, and an earlier ``--out`` as it was.
+
+Exit codes: 0 done; 2 a bad ``--since``, an unwritable file, or any failing AWS call
+(no Region, no credentials, a refused or failing Batch call): one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,7 +42,11 @@ def register(subparsers: Any) -> None:
     export.add_argument(
         "--out", required=True, type=Path, metavar="FILE", help="the JSON-lines file to write"
     )
-    export.add_argument("--region", default=None, help="AWS Region (default: the environment)")
+    export.add_argument(
+        "--region",
+        default=None,
+        help="AWS Region (default: the job queue ARN's, else the environment's)",
+    )
     export.set_defaults(func=run)
 
 
@@ -63,32 +72,50 @@ def parse_since(text: str | None) -> float | None:
 
 
 def run(args: argparse.Namespace, batch: Any = None) -> int:
-    """Export; ``batch`` is the Batch port (default: boto3 with adaptive retries)."""
+    """Export; ``batch`` is the Batch port (default: boto3 with adaptive retries in
+    ``--region``, else the job queue ARN's Region)."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
+
+    from quotagov.batch_semantics import queue_region
     from quotagov.governance.history import export_history
     from quotagov.governance.ports import BatchError
+
+    def fail(message: str) -> int:
+        print(f"quotagov history export: {message}", file=sys.stderr)
+        return 2
 
     try:
         since = parse_since(args.since)
     except ValueError as exc:
-        print(f"quotagov history export: {exc}", file=sys.stderr)
-        return 2
-    if batch is None:
-        from quotagov.adapters.batch_boto3 import Boto3Batch, make_batch_client
-
-        batch = Boto3Batch(make_batch_client(region_name=args.region))
+        return fail(str(exc))
+    out: Path = args.out
+    part = out.with_name(f".{out.name}.{os.getpid()}.part")
     try:
-        handle = args.out.open("w", encoding="utf-8")
+        handle = part.open("x", encoding="utf-8")
     except OSError as exc:
-        print(f"quotagov history export: {args.out}: cannot write: {exc.strerror}", file=sys.stderr)
-        return 2
-    with handle:
-        try:
+        return fail(f"{out}: cannot write: {exc.strerror}")
+    done = False
+    try:
+        with handle:
+            if batch is None:
+                from quotagov.adapters.batch_boto3 import Boto3Batch, make_batch_client
+
+                region = args.region or queue_region(args.job_queue) or None
+                batch = Boto3Batch(make_batch_client(region_name=region))
             summary = export_history(batch, args.job_queue, handle, since=since, sleep=time.sleep)
-        except BatchError as exc:
-            print(f"quotagov history export: {exc}", file=sys.stderr)
-            return 2
+        part.replace(out)
+        done = True
+    except NoRegionError:
+        return fail("no AWS Region: give --region, or --job-queue as an ARN")
+    except (BatchError, BotoCoreError, ClientError) as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"{out}: cannot write: {exc.strerror}")
+    finally:
+        if not done:
+            part.unlink(missing_ok=True)
     print(
-        f"{args.out}: {summary.jobs} jobs from {summary.pages} page(s)"
+        f"{out}: {summary.jobs} jobs from {summary.pages} page(s)"
         f" ({summary.throttled} throttled call(s) retried)"
     )
     return 0
