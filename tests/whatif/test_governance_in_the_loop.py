@@ -8,8 +8,10 @@ arrives at 100 and reclaims it: r2 is preempted CROSS_SHARE at 100 having run 10
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from quotagov.scheduler import ScenarioAction
 from quotagov.whatif import LoopOptions, Workload, run_policy
 from support.whatif import GPU, contention, small_policy, wjob
 
@@ -237,3 +239,37 @@ def test_best_effort_fifo_lets_a_small_job_pass_a_blocked_head() -> None:
     # waits [0, 99, 0], completions [10, 100, 199]
     assert loose["total"]["waitSeconds"] == {"p50": 0, "p95": 99, "max": 99}
     assert loose["teams"]["r"]["completionSeconds"] == {"p50": 100, "p95": 199}
+
+
+def test_a_scenarios_admin_actions_are_replayed_as_batch_calls(capacity: dict[str, int]) -> None:
+    # at 50 bg's limit goes to 2: r2's instance is bg's own, no longer borrowed, so a1
+    # (med, at 100) cannot reclaim it and waits; at 200 r1 is terminated: a1 starts on
+    # its instance (waited 100 s), r2 runs 0-1000 untouched. The later calls on r1 (ended)
+    # and on a share the policy lacks are skipped.
+    actions = (
+        ScenarioAction(50, "UpdateQuotaShare", {"quotaShareName": "bg",
+                       "capacityLimits": [{"capacityUnit": GPU, "maxCapacity": 2}]}),
+        ScenarioAction(200, "TerminateServiceJob", {"jobName": "r1"}),
+        ScenarioAction(250, "UpdateServiceJob", {"jobName": "r1", "schedulingPriority": 5}),
+        ScenarioAction(260, "UpdateQuotaShare", {"quotaShareName": "gpu", "state": "DISABLED"}),
+    )  # fmt: skip
+    workload = replace(contention(), actions=actions)
+    result = run_policy(small_policy(retries=None), workload, capacity)
+    assert result["scenarioActions"] == [
+        {"at": 50, "type": "UpdateQuotaShare", "quotaShareName": "bg",
+         "capacityLimits": [{"capacityUnit": GPU, "maxCapacity": 2}], "outcome": "applied"},
+        {"at": 200, "type": "TerminateServiceJob", "jobName": "r1", "outcome": "applied"},
+        {"at": 250, "type": "UpdateServiceJob", "jobName": "r1", "schedulingPriority": 5,
+         "outcome": "skipped", "reason": "job 'r1' had already ended (FAILED)"},
+        {"at": 260, "type": "UpdateQuotaShare", "quotaShareName": "gpu", "state": "DISABLED",
+         "outcome": "skipped", "reason": "the policy has no quota share 'gpu'"},
+    ]  # fmt: skip
+    total = result["total"]
+    assert _jobs(result) == {"SUCCEEDED": 2, "FAILED": 1}
+    assert total["preemptions"] == {"CROSS_SHARE": 0, "IN_SHARE": 0}
+    assert result["teams"]["a"]["waitSeconds"] == {"p50": 100, "p95": 100, "max": 100}
+    assert result["teams"]["a"]["completionSeconds"] == {"p50": 600, "p95": 600}
+    assert result["durationSeconds"] == 1000
+    # an admin's termination is no exhausted retry: no disposition, one failed job
+    assert total["failedJobs"] == 1
+    assert result["actions"] == []

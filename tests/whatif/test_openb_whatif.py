@@ -221,3 +221,24 @@ def test_any_csv_with_a_column_mapping(tmp_path: Path) -> None:
     assert caught.value.faults[-1] == (
         "--column: no column given for group, gpus, submitted, started, ended"
     )
+
+
+def test_the_readme_command_with_a_team_typo_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the README's OpenB comparison with "reserch": before, 3102 jobs refused, exit 0
+    maps = ["LS=reserch:exploratory", *MAPS[1:]]
+    code = main(
+        ["whatif", str(TRACE), "--format", "openb", "--compress", "50",
+         *(a for m in maps for a in ("--map", m)),
+         "--policy", f"today={_example('whatif-today.yaml')}",
+         "--policy", f"candidate={_example('whatif-candidate.yaml')}",
+         "--seeds", "3", "--out", str(tmp_path / "whatif-out")]
+    )  # fmt: skip
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "quotagov whatif: 1 problem(s):\n"
+        "  --map LS=reserch:exploratory: no team 'reserch' in any of the policies "
+        "(known: applied, release, research)\n"
+    )
+    assert not (tmp_path / "whatif-out").exists()

@@ -49,9 +49,15 @@ def test_progress_bar_on_a_terminal_and_the_report(
     assert report["workload"]["jobs"] == 4
     # the scenario's environment (3 x ml.g5.xlarge) is used for both policies
     assert report["workload"]["capacity"] == {"ml.g5.xlarge": 3}
-    assert report["workload"]["notes"] == {"scenarioActionsIgnored": 1}
+    assert report["workload"]["notes"] == {}
+    assert report["workload"]["scenarioActions"] == 1
+    replayed = {"at": 900, "type": "UpdateServiceJob", "jobName": "bg-2",
+                "schedulingPriority": 50, "outcome": "applied"}  # fmt: skip
+    assert report["policies"]["today"]["scenarioActions"] == [replayed]
+    assert report["policies"]["wider"]["scenarioActions"] == [replayed]
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "Workload aws-walkthrough: 4 jobs, 2 policies, 1 seed(s)"
+    assert "  today: UpdateServiceJob at 900 s applied\n" in out
 
 
 def test_an_invalid_policy_lists_every_fault_with_its_file(
@@ -77,3 +83,53 @@ def test_an_unmapped_share_names_the_job(
     err = capsys.readouterr().err
     assert code == 2
     assert "share 'reserved' is not mapped to a team and class" in err
+
+
+README_MAPS = [
+    "--map", "background=research:exploratory", "--map", "medium=applied:scheduled",
+    "--map", "reserved=release:release",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("typo", "fault"),
+    [
+        ("background=reserch:exploratory", "no team 'reserch' in any of the policies"),
+        ("background=research:exploratry", "no workload class 'exploratry' in any of the policies"),
+        ("background=research:exploratory:hihg", "no priority level 'hihg' in any of the policies"),
+    ],
+)
+def test_a_map_target_no_policy_has_is_an_option_fault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], typo: str, fault: str
+) -> None:
+    maps = ["--map", typo, "--map", "medium=applied:scheduled", "--map", "reserved=release:release"]
+    code = main(["whatif", str(WALKTHROUGH), *maps, "--policy", f"today={POLICY}",
+                 "--policy", f"again={POLICY}", "--out", str(tmp_path / "o")])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == "quotagov whatif: 1 problem(s):"
+    assert err.splitlines()[1].startswith(f"  --map {typo}: {fault} (known: ")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_the_terminal_summary_counts_refusals_by_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "renamed" has no team 'release' (the first policy has): not an option fault, but
+    # res-1 is refused under it, and the terminal says why
+    renamed = tmp_path / "renamed.yaml"
+    renamed.write_text(
+        POLICY.read_text().replace("\n  release:\n    members:", "\n  ops:\n    members:")
+    )
+    code = main(["whatif", str(WALKTHROUGH), *README_MAPS, "--policy", f"today={POLICY}",
+                 "--policy", f"renamed={renamed}", "--out", str(tmp_path / "o"),
+                 "--workers", "1"])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert (
+        "Refused at submission (jobs by reason)\n"
+        "  today: none\n"
+        "  renamed: 1 x team: unknown team 'release'\n"
+        "Left out by the import: none\n"
+    ) in out

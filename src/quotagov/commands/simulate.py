@@ -11,8 +11,10 @@
 ``whatif`` format) under one governance policy with its rules in the loop
 (:mod:`quotagov.whatif.governed`) and shows the controller's admin actions
 (resubmissions, reclassifications, owner decisions, thrash-guard terminations,
-refusals), failed jobs and per-share and per-team figures; ``--output json`` prints
-the run's result document.
+refusals), the scenario's own admin actions as replayed (applied or skipped, and why;
+a skipped one is also said on stderr), what the import left out, failed jobs and
+per-share and per-team figures; ``--output json`` prints the run's result document
+with the import's ``notes``.
 
 Invalid scenarios exit 2 with one message per fault on stderr. Scenarios of 10,000
 jobs or more show a progress bar on stderr when stderr is a terminal (a few lines of
@@ -335,7 +337,7 @@ def _run_governed(args: argparse.Namespace) -> int:
     try:
         policy = load_policy_file(args.policy)
         capacity = parse_capacity(args.capacity) or None
-        workload = load_workload(args)
+        workload = load_workload(args, [policy])
         result = run_policy(policy, workload, capacity, loop_options(args))
     except (WhatIfError, InvalidConfigError) as exc:
         faults = getattr(exc, "faults", [str(exc)])
@@ -343,16 +345,48 @@ def _run_governed(args: argparse.Namespace) -> int:
         for fault in faults:
             print(f"  {fault}", file=sys.stderr)
         return 2
+    for a in result["scenarioActions"]:
+        if a["outcome"] == "skipped":
+            print(
+                f"quotagov simulate: scenario action {a['type']} at {_fmt(a['at'])} s "
+                f"skipped: {a['reason']}",
+                file=sys.stderr,
+            )
     if args.output == "json":
         result.pop("series", None)
+        result["notes"] = dict(sorted(workload.notes.items()))
         sys.stdout.write(json.dumps(result, sort_keys=True, indent=2) + "\n")
     else:
-        sys.stdout.write(render_governed(workload.name, args.policy, result, args.max_rows))
+        sys.stdout.write(
+            render_governed(workload.name, args.policy, result, args.max_rows, notes=workload.notes)
+        )
     return 0
 
 
-def render_governed(name: str, policy: str, result: dict[str, Any], max_rows: int = 200) -> str:
-    """The table of a governed run: admin actions, refusals, per-share and per-team summary."""
+def _scenario_action_lines(actions: Sequence[dict[str, Any]]) -> list[str]:
+    """The scenario's admin actions as replayed: time, call, what it set, outcome."""
+    if not actions:
+        return ["none"]
+    rows = []
+    for a in actions:
+        detail = ", ".join(
+            f"{k}={v}" for k, v in a.items() if k not in ("at", "type", "outcome", "reason")
+        )
+        outcome = a["outcome"] + (f": {a['reason']}" if "reason" in a else "")
+        rows.append((a["at"], a["type"], detail, outcome))
+    return _table(("t (s)", "action", "detail", "outcome"), rows)
+
+
+def render_governed(
+    name: str,
+    policy: str,
+    result: dict[str, Any],
+    max_rows: int = 200,
+    notes: dict[str, int] | None = None,
+) -> str:
+    """The table of a governed run: the controller's admin actions, the scenario's
+    (replayed), refusals, what the import left out (``notes``), per-share and per-team
+    summary."""
     actions = result["actions"]
     rows = [
         (
@@ -380,9 +414,13 @@ def render_governed(name: str, policy: str, result: dict[str, Any], max_rows: in
     ]
     if len(actions) > max_rows:
         lines.append(f"... {len(actions) - max_rows} more (use --output json for all)")
+    lines += ["", "Scenario admin actions (replayed as an admin's Batch calls)"]
+    lines += _scenario_action_lines(result["scenarioActions"])
     lines += ["", "Refused at submission"]
     refusals = result["refusals"]
     lines += [f"  {n} x {reason}" for reason, n in refusals.items()] or ["  none"]
+    left_out = ", ".join(f"{k}: {n}" for k, n in sorted((notes or {}).items()))
+    lines += ["", f"Left out by the import: {left_out or 'none'}"]
     blocks = [
         *((f"share {k}", m) for k, m in result["shares"].items()),
         *((f"team {k}", m) for k, m in result["teams"].items()),

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         policies = _policies(args.policy)
         capacity = parse_capacity(args.capacity) or None
-        workload = load_workload(args)
+        workload = load_workload(args, policies.values())
         config = WhatIf(
             policies=policies,
             workload=workload,
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(report, series, args.out)
     w = report["workload"]
     print(
-        f"Workload {w['name']}: {w['jobs']} jobs, {len(policies)} policies, "
+        f"Workload {w['name']}: {w['jobs']} jobs, {_count(len(policies), 'policy', 'policies')}, "
         f"{w['seeds']} seed(s)" + (" (median [min..max])" if w["seeds"] > 1 else "")
     )
     sys.stdout.write(text_table(comparison_rows(report["policies"])))
@@ -148,5 +148,35 @@ def run(args: argparse.Namespace) -> int:
     for line in report["verdicts"].values():
         print(line)
     print()
+    for line in summary_lines(report):
+        print(line)
+    print()
     print("Wrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """What the table does not show: the refusals by reason per policy (with seeds, the
+    largest count over the seeds), what the import left out, and the scenario's admin
+    actions as replayed (first run)."""
+    lines = ["Refused at submission (jobs by reason)"]
+    for name, entry in report["policies"].items():
+        refusals = entry["refusals"]
+        if not refusals:
+            lines.append(f"  {name}: none")
+        for reason, n in sorted(refusals.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {name}: {n} x {reason}")
+    notes = report["workload"]["notes"]
+    left_out = ", ".join(f"{k}: {n}" for k, n in notes.items())
+    lines.append(f"Left out by the import: {left_out or 'none'}")
+    if report["workload"].get("scenarioActions"):
+        lines.append("Scenario admin actions (replayed as an admin's Batch calls)")
+        for name, entry in report["policies"].items():
+            for a in entry["scenarioActions"]:
+                outcome = a["outcome"] + (f" ({a['reason']})" if "reason" in a else "")
+                lines.append(f"  {name}: {a['type']} at {a['at']:g} s {outcome}")
+    return lines

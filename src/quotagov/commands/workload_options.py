@@ -8,6 +8,7 @@ One place for the options both commands take (``--format``, ``--map``, ``--gpu-t
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -121,16 +122,21 @@ def _format_of(args: argparse.Namespace) -> str:
     return "scenario"
 
 
-def load_workload(args: argparse.Namespace) -> Any:
-    """The workload the options name.
+def load_workload(args: argparse.Namespace, policies: Iterable[Any]) -> Any:
+    """The workload the options name, its ``--map`` targets checked against ``policies``.
 
     Raises:
-        WhatIfError: bad options or an unreadable/invalid workload (every fault).
+        WhatIfError: bad options (a ``--map`` team, class or level that none of the
+            policies has among them) or an unreadable/invalid workload (every fault).
     """
     from quotagov.whatif import importers
-    from quotagov.whatif.mapping import parse_gpu_types, parse_maps
+    from quotagov.whatif.errors import OptionError
+    from quotagov.whatif.mapping import parse_gpu_types, parse_maps, placement_faults
 
     maps = parse_maps(args.map)
+    faults = placement_faults(maps, policies)
+    if faults:
+        raise OptionError(faults)
     fmt = _format_of(args)
     if fmt == "scenario":
         return importers.from_scenario(args.workload, maps=maps)

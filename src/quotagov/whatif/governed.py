@@ -24,6 +24,16 @@ What the controller does in AWS, done here on the local scheduler
   It is submitted ``reaction_seconds`` after the decision, at the original's
   priority level, and routed again into its target share.
 
+- **A scenario's admin actions** (``Workload.actions``) are replayed at their times
+  as an admin's Batch calls, around quotagov like in the scenario: ``UpdateServiceJob``
+  sets the job's ``schedulingPriority``, ``TerminateServiceJob`` fails it
+  (``TERMINATED``, no disposition: it did not run out of retries),
+  ``UpdateQuotaShare`` changes the policy's share of that name from then on. An action
+  whose target is not in the run (a job refused at submission, a share the policy does
+  not have), whose job had already ended, or whose new configuration the scheduler
+  refuses is skipped. Each one is listed in ``scenarioActions`` with its outcome
+  (``applied``/``skipped``) and, when skipped, the reason.
+
 Counted per run: dispositions by kind (``resubmit`` and ``reclassify`` count
 successors, whatever asked for them; ``askOwner`` the owner's decisions asked for;
 ``thrashGuard`` the early terminations; ``abandon`` the jobs given up), and every
@@ -39,7 +49,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from quotagov.batch_semantics import saved_seconds
+from quotagov.batch_semantics import TERMINAL_STATUSES, saved_seconds
 from quotagov.governance.dispositions.record import Choice
 from quotagov.governance.dispositions.rules import (
     choices_for_generation,
@@ -50,7 +60,16 @@ from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission_request import SubmissionRequest, schema_faults
 from quotagov.policy.models import Policy, WorkloadClass
 from quotagov.policy.roles import representative_role
-from quotagov.scheduler import Engine, EngineError, JobSpec, Options, ShareConfig, Transition
+from quotagov.scheduler import (
+    Engine,
+    EngineError,
+    InvalidConfigError,
+    JobSpec,
+    Options,
+    ScenarioAction,
+    ShareConfig,
+    Transition,
+)
 from quotagov.scheduler.metrics import (
     JobClock,
     capacity_instance_seconds,
@@ -287,12 +306,15 @@ class GovernedRun:
             start=0,
         )
         self.router = _Router(policy)
+        self.share_names = frozenset(s.quotaShareName for s in policy.quotaShares)
         self.jobs: dict[str, _Job] = {}
         self.counts: dict[str, int] = {}
         self.refused: list[tuple[WorkloadJob, str]] = []
         #: Disposition counts by ``("total",)``, ``("share", name)``, ``("team", name)``.
         self.dispositions: dict[tuple[str, ...], dict[str, int]] = {}
         self.actions: list[dict[str, Any]] = []
+        #: The scenario's admin actions as replayed (:meth:`_replay`).
+        self.scenario_actions: list[dict[str, Any]] = []
         self.successor_of: dict[str, str] = {}
         self.names = {j.name for j in workload.jobs}
         self.clock = JobClock()
@@ -472,6 +494,46 @@ class GovernedRun:
         self._count(str(choice), info)
         self._log(at, str(choice), name, why, successor=successor, share=target)
 
+    # -- a scenario's admin actions ----------------------------------------------------
+
+    def _replay(self, action: ScenarioAction) -> None:
+        """Schedule ``action`` at its time; it records its outcome in :attr:`scenario_actions`."""
+        fields = dict(action.fields)
+
+        def apply(engine: Engine) -> None:
+            skipped = self._apply_admin_call(engine, action.type, fields)
+            entry: dict[str, Any] = {"at": engine.now, "type": action.type, **fields}
+            entry["outcome"] = "applied" if skipped is None else "skipped"
+            if skipped is not None:
+                entry["reason"] = skipped
+            self.scenario_actions.append(entry)
+
+        self.engine.schedule_action(action.at, apply)
+
+    def _apply_admin_call(self, engine: Engine, kind: str, fields: Mapping[str, Any]) -> str | None:
+        """Make the admin's Batch call now; why it was skipped, or None when applied."""
+        if kind == "UpdateQuotaShare":
+            share = str(fields["quotaShareName"])
+            if share not in self.share_names:
+                return f"the policy has no quota share {share!r}"
+            changes = {k: v for k, v in fields.items() if k != "quotaShareName"}
+            try:
+                engine.update_share(share, **changes)
+            except InvalidConfigError as exc:
+                return "; ".join(exc.faults)
+            return None
+        name = str(fields["jobName"])
+        if name not in self.jobs:
+            return f"job {name!r} was refused at submission"
+        status = engine.job(name).status
+        if status in TERMINAL_STATUSES:
+            return f"job {name!r} had already ended ({status})"
+        if kind == "UpdateServiceJob":
+            engine.update_priority(name, int(fields["schedulingPriority"]))
+        else:
+            engine.terminate(name)
+        return None
+
     # -- running ---------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
@@ -482,6 +544,8 @@ class GovernedRun:
             )
             if refused is not None:
                 self.refused.append((job, refused))
+        for action in self.workload.actions:
+            self._replay(action)
         with cyclic_gc_paused():
             self.engine.run_until_idle()
             self.result = self._result()
@@ -561,6 +625,7 @@ class GovernedRun:
                 "teams": teams,
                 "refusals": dict(sorted(refusals.items(), key=lambda kv: -kv[1])),
                 "actions": self.actions,
+                "scenarioActions": self.scenario_actions,
                 "series": {
                     "usedOverTime": self.series.binned(end, self.options.series_bins),
                     "waitQuantiles": _quantiles(all_waits),
@@ -581,7 +646,8 @@ def run_policy(
     """Replay ``workload`` under ``policy``; the run's result (see :class:`GovernedRun`).
 
     Returns:
-        ``{durationSeconds, capacity, total, shares, teams, refusals, actions, series}``;
+        ``{durationSeconds, capacity, total, shares, teams, refusals, actions,
+        scenarioActions, series}``;
         ``total``, each share and each team is a :func:`~quotagov.scheduler.metrics.metrics_block`
         (``total`` also has ``dispositions`` and, when every instance type's GPUs are
         known, ``lostGpuSeconds``); numbers normalized.

@@ -9,7 +9,8 @@ dropped silently.
 - ``scenario`` (:func:`from_scenario`): today's scenario format; each job's quota share
   is placed with ``--map SHARE=TEAM:CLASS[:LEVEL]``; the scenario's capacity is the
   environment; its ``schedulingPriority`` values are not used (the policy's levels
-  decide), nor are its actions.
+  decide); its admin actions are kept (``Workload.actions``) and replayed in every run
+  as an admin's Batch calls (:mod:`.governed`).
 - ``history`` (:func:`from_history`): the JSON lines ``quotagov history export``
   writes; team, class and level come from quotagov's tags, else from ``--map`` by
   quota share. A job's run time is the RUNNING time it needed: its last attempt plus
@@ -125,7 +126,8 @@ def _sorted(name: str, jobs: list[WorkloadJob], **kwargs: Any) -> Workload:
     """The workload with its jobs in submission order, times shifted to start at 0.
 
     Job names are made unique (Batch job names need not be): a repeated name gets
-    ``#2``, ``#3``... in file order, counted in ``notes["renamedDuplicates"]``.
+    ``#2``, ``#3``... in file order, counted in ``notes["renamedDuplicates"]``. A
+    scenario's ``actions`` move with the jobs (one before the first submission to 0).
     """
     if not jobs:
         raise WorkloadError([f"{name}: no job to replay (notes: {kwargs.get('notes', {})})"])
@@ -151,6 +153,9 @@ def _sorted(name: str, jobs: list[WorkloadJob], **kwargs: Any) -> Workload:
     t0 = jobs[0].submittedAt
     if t0:
         jobs = [_shifted(j, t0) for j in jobs]
+        kwargs["actions"] = tuple(
+            replace(a, at=max(0.0, a.at - t0)) for a in kwargs.get("actions", ())
+        )
     return Workload(name, tuple(jobs), **kwargs)
 
 
@@ -375,8 +380,9 @@ def from_scenario(path: str | Path, *, maps: Mapping[str, Placement]) -> Workloa
             )
         )
     faults.raise_any()
-    notes = {"scenarioActionsIgnored": len(scenario.actions)} if scenario.actions else {}
-    return _sorted(scenario.name, jobs, capacity=dict(scenario.capacity), notes=notes)
+    return _sorted(
+        scenario.name, jobs, capacity=dict(scenario.capacity), actions=tuple(scenario.actions)
+    )
 
 
 #: Keys of one history line (``quotagov history export``).

@@ -7,14 +7,18 @@
   (default 1) instances of ``TYPE`` (``ml.g5.xlarge`` has 1 GPU, ``ml.g5.12xlarge`` 4,
   ``ml.p4d.24xlarge`` 8: ``../shared/traces/README.md``).
 - ``--capacity TYPE=N``: instances of ``TYPE`` in the service environment.
+
+A ``--map`` target (team, class, level) that none of the policies compared has is an
+option fault (:func:`placement_faults`), not thousands of refused jobs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from quotagov.policy.models import Policy
 from quotagov.whatif.errors import OptionError
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -73,6 +77,38 @@ def parse_maps(values: Iterable[str]) -> dict[str, Placement]:
     if faults:
         raise OptionError(faults)
     return out
+
+
+def placement_faults(maps: Mapping[str, Placement], policies: Iterable[Policy]) -> list[str]:
+    """The ``--map`` targets that exist in none of ``policies``: one fault per unknown
+    team, workload class or priority level, naming the option and the known names.
+
+    A name that one policy has and another lacks is no fault: comparing policies that
+    differ there is the point (the other policy refuses those jobs, counted by reason).
+    """
+    policies = list(policies)
+    known = {
+        "team": sorted({t for p in policies for t in p.teams}),
+        "workload class": sorted({c for p in policies for c in p.workloadClasses}),
+        "priority level": sorted({lv.name for p in policies for lv in p.priorityLevels}),
+    }
+    faults: list[str] = []
+    for key, placement in maps.items():
+        target = ":".join(
+            n for n in (placement.team, placement.workloadClass, placement.priorityLevel) if n
+        )
+        option = f"--map {key}={target}"
+        for kind, name in (
+            ("team", placement.team),
+            ("workload class", placement.workloadClass),
+            ("priority level", placement.priorityLevel),
+        ):
+            if name is not None and name not in known[kind]:
+                where = "the policy" if len(policies) == 1 else "any of the policies"
+                faults.append(
+                    f"{option}: no {kind} {name!r} in {where} (known: {', '.join(known[kind])})"
+                )
+    return faults
 
 
 def parse_gpu_types(values: Iterable[str]) -> dict[int, GpuType]:

@@ -5,6 +5,8 @@
     {"workload": {"jobs": N, ..., "seeds": K, "capacity": {...}, "options": {...}},
      "policies": {NAME: {"total": M, "shares": {SHARE: M}, "teams": {TEAM: M},
                          "durationSeconds": s, "refusals": {reason: n},
+                         "adminActions": n, "scenarioActions": [{at, type, ...,
+                                                                 outcome, reason}],
                          "delta": {"total": D, "shares": {...}, "teams": {...}},
                          "spread": {"total": R, ...}}},      # spread only when K > 1
      "verdicts": {NAME: "one line"}}
@@ -14,7 +16,10 @@ Each ``M`` is a :func:`quotagov.scheduler.metrics.metrics_block` (``total`` adds
 the seeds and ``spread`` holds ``[min, max]`` at the same place. ``D`` holds, for the
 compared figures (:data:`COMPARED`), ``{"change": this - first, "percent": change
 over |first| x 100}`` (``percent`` null when the first is 0 or null). ``refusals``
-counts jobs per refusal reason (with seeds, the largest count over the seeds).
+counts jobs per refusal reason (with seeds, the largest count over the seeds);
+``adminActions`` counts the controller's actions and ``scenarioActions`` lists the
+scenario's admin actions as replayed (applied or skipped, and why), both of the first
+run.
 """
 
 from __future__ import annotations

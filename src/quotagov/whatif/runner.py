@@ -133,6 +133,7 @@ def run_whatif(
         runs = [results[(name, s)] for s in seeds]
         policies[name] = aggregate(runs)
         policies[name]["adminActions"] = len(runs[0]["actions"])
+        policies[name]["scenarioActions"] = runs[0]["scenarioActions"]
         series[name] = runs[0]["series"]
         capacities[name] = runs[0]["capacity"]
     with_deltas(policies)

@@ -3,12 +3,15 @@
 A :class:`Workload` is what every importer returns (:mod:`.importers`): the jobs in
 submission order, with times in seconds from the workload's start (the first
 submission is at 0 unless the file says otherwise), plus what the import dropped and
-why (``notes``), so the report can say it.
+why (``notes``), so the report can say it, and a scenario's admin actions (``actions``),
+which every run replays (:mod:`.governed`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from quotagov.scheduler import ScenarioAction
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,10 @@ class Workload:
             (``{"pendingDropped": 946, "cpuOnlyDropped": 1087}``).
         gpusPerInstance: GPUs of each instance type, when the importer knows them
             (the OpenB importer does); reports then speak of GPU-hours.
+        actions: a scenario's admin actions (``UpdateServiceJob``,
+            ``UpdateQuotaShare``, ``TerminateServiceJob``), times shifted like the jobs'
+            (an action before the first submission is at 0, still before it); () for
+            the other formats.
     """
 
     name: str
@@ -63,9 +70,12 @@ class Workload:
     capacity: dict[str, int] | None = None
     notes: dict[str, int] = field(default_factory=dict)
     gpusPerInstance: dict[str, int] = field(default_factory=dict)
+    actions: tuple[ScenarioAction, ...] = ()
 
     def summary(self) -> dict[str, object]:
-        """The report's ``workload`` block: ``{name, jobs, spanSeconds, teams, notes}``."""
+        """The report's ``workload`` block: ``{name, jobs, submissionSpanSeconds,
+        instanceSeconds, teams, notes, scenarioActions}`` (``scenarioActions``: how many
+        admin actions each run replays)."""
         teams: dict[str, int] = {}
         for j in self.jobs:
             teams[j.team] = teams.get(j.team, 0) + 1
@@ -77,4 +87,5 @@ class Workload:
             "instanceSeconds": sum(j.runSeconds * j.instanceCount for j in self.jobs),
             "teams": dict(sorted(teams.items())),
             "notes": dict(sorted(self.notes.items())),
+            "scenarioActions": len(self.actions),
         }
