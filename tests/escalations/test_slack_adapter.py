@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
 
 from quotagov import wiring
 from quotagov.adapters.slack import (
@@ -20,6 +21,7 @@ from quotagov.adapters.slack import (
     load_slack_credentials,
     parse_slack_secret,
     respond,
+    respond_ephemeral,
 )
 from quotagov.governance.ports import ChatError, PostedMessage
 from quotagov.local.fake_slack import FakeSlack
@@ -150,3 +152,18 @@ def test_wiring_builds_chat_from_the_secret(
         finally:
             wiring.reset()
             parameters.clear_caches()
+
+
+def test_an_ephemeral_response_is_no_channel_message(slack: FakeSlack) -> None:
+    # Slack shows a response_url post to the clicker only unless it says in_channel
+    chat = SlackChatNotifier(build_web_client(TOKEN, slack.base_url))
+    posted = chat.post("C0GOVERN", "asking", BLOCKS)
+    respond_ephemeral(slack.response_url_for(posted.channel, posted.ts), "not you")
+    assert [m.text for m in slack.messages] == ["asking"]
+    (call,) = slack.calls_to("response_url")
+    assert call.params == {"text": "not you", "response_type": "ephemeral",
+                           "replace_original": False}  # fmt: skip
+    WebhookClient(slack.response_url_for(posted.channel, posted.ts)).send(
+        text="for everyone", response_type="in_channel"
+    )
+    assert [m.text for m in slack.messages] == ["asking", "for everyone"]

@@ -245,6 +245,12 @@ def test_slack_click_command_denies_over_http(
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
     assert message["edits"] == 0 and "DENIED" not in message["text"]
+    # the refusal is ephemeral: for the clicker only, never a message in the channel
+    refusal = "You cannot deny this request: four-eyes: you cannot decide your own request."
+    assert not any("four-eyes" in m["text"] for m in slack["messages"])
+    _, answers = call(base_url, "GET", "/_local/slack/responses")
+    assert answers["responses"][-1]["text"] == refusal
+    assert answers["responses"][-1]["responseType"] == "ephemeral"
     assert main([*click, "forged", "--user", "U0CAROL", "--action", "deny"]) == 1
     assert "refused: HTTP 401" in capsys.readouterr().err
     assert main([*click, SECRET, "--user", "U0CAROL", "--action", "deny"]) == 0

@@ -12,7 +12,12 @@ answers the way Slack does (reference §7.3-7.4 of ``aws-and-slack-facts.md``):
 - ``chat.postMessage`` returns ``{ok, channel, ts, message}``, ``chat.update``
   returns ``{ok, channel, ts, text, message}``;
 - a ``response_url`` accepts 5 posts (then ``used_url``), answers ``ok`` as plain
-  text, and with ``replace_original`` overwrites the message it belongs to.
+  text; with ``replace_original`` it overwrites the message it belongs to, with
+  ``delete_original`` deletes it, else it posts a new message: with ``response_type:
+  in_channel`` a channel message (listed in :attr:`FakeSlack.messages`), by default
+  (``ephemeral``, reference §7.3) one only the clicker sees, kept only as the call
+  (:meth:`FakeSlack.calls_to` ``("response_url")``, the runtime's
+  ``/_local/slack/responses``), never among the channel's messages.
 
 Point ``slack_sdk.WebClient(base_url=fake.base_url)`` at it (the URL ends with ``/``
 as slack_sdk requires). ``GET /_local/slack/messages`` returns the current state of
@@ -316,9 +321,10 @@ class FakeSlack:
             self._messages[(channel, ts)] = FakeSlackMessage(
                 channel, ts, text, blocks, old.edits + 1
             )
-        else:
+        elif body.get("response_type") == "in_channel":
             new_ts = self._next_ts()
             self._messages[(channel, new_ts)] = FakeSlackMessage(channel, new_ts, text, blocks)
+        # else ephemeral (Slack's default): shown to the clicker only, so no channel message
         return 200, "ok"
 
 

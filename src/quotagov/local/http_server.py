@@ -6,7 +6,9 @@ Gateway would put in ``requestContext.identity.userArn`` is taken, on this local
 server only, from the header :data:`PRINCIPAL_HEADER` (the header itself is not
 forwarded to the handler). Local control endpoints:
 
-- ``GET /_local/slack/messages``: the fake Slack's messages (current state);
+- ``GET /_local/slack/messages``: the fake Slack's channel messages (current state);
+- ``GET /_local/slack/responses``: every post to a ``response_url`` (``url``, ``text``,
+  ``responseType``: ``ephemeral``, the clicker's only, or ``in_channel``; ``ok``, ``at``);
 - ``POST /_local/slack/response-url`` with ``{"channel", "ts"}``: a new ``response_url``
   for an interaction with that message, as Slack puts in a ``block_actions`` payload;
 - ``GET /_local/clock``, ``POST /_local/clock`` with ``{"advance": seconds}`` or
@@ -187,7 +189,14 @@ class _RuntimeRequestHandler(BaseHTTPRequestHandler):
 
     def _slack_responses(self, _payload: dict[str, Any]) -> None:
         responses = [
-            {"url": c.url, "text": c.params.get("text"), "ok": c.ok, "at": c.at}
+            {
+                "url": c.url,
+                "text": c.params.get("text"),
+                # Slack's default: only the clicker sees it (reference §7.3)
+                "responseType": c.params.get("response_type") or "ephemeral",
+                "ok": c.ok,
+                "at": c.at,
+            }
             for c in self.runtime.slack.calls_to("response_url")
         ]
         self._json(200, {"responses": responses})
