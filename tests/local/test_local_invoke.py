@@ -8,6 +8,7 @@ embedded runtime; the handler must return (exit 0) and its result is printed as 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,13 @@ def test_function_specs_carry_the_template_memory_and_timeout() -> None:
         properties = template["Resources"][logical_id]["Properties"]
         assert spec.memory_mb == properties.get("MemorySize", default_memory), logical_id
     assert {spec.memory_mb for spec in functions.values()} == {512, 1024}
+
+
+def test_the_readme_events_table_lists_every_prefix_with_its_function() -> None:
+    # the README's table under "quotagov invoke": one row per handler module of events/
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+)-\*` \| `(\w+)` \|", readme, flags=re.MULTILINE)
+    prefixes = {e.stem.split("-", 1)[0] for e in EVENTS}
+    assert sorted(p for p, _ in rows) == sorted(prefixes)
+    for prefix, function in rows:
+        assert FUNCTIONS[f"quotagov.handlers.{prefix}.handler"] == function
