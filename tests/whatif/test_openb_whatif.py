@@ -242,3 +242,57 @@ def test_the_readme_command_with_a_team_typo_exits_2_naming_it(
         "(known: applied, release, research)\n"
     )
     assert not (tmp_path / "whatif-out").exists()
+
+
+@pytest.mark.slow
+def test_a_generic_csv_read_as_openb_says_so_and_how_to_map_its_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("id,queue,gpus,t_submit,t_start,t_end\nx,gpu-a,1,100,160,1060\n")
+    policy = f"today={_example('policy.yaml')}"
+    assert main(["whatif", str(tasks), "--policy", policy, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "quotagov whatif: 8 problem(s):"
+    assert err[2] == (
+        f"  {tasks}: unknown column 'qos' (the file has: id, queue, gpus, t_submit, t_start, t_end)"
+    )
+    assert err[-1] == (
+        f"  {tasks}: read as the OpenB pod list (assumed from the .csv suffix); for any other "
+        "CSV give --format csv and --column FIELD=COLUMN for each of name, group, gpus, "
+        "submitted, started, ended (optionally phase), e.g. --column name=id --column group=queue"
+    )
+    # what the hint says works
+    columns = ["name=id", "group=queue", "gpus=gpus", "submitted=t_submit", "started=t_start",
+               "ended=t_end"]  # fmt: skip
+    code = main(
+        ["whatif", str(tasks), "--format", "csv", *(a for c in columns for a in ("--column", c)),
+         "--map", "gpu-a=research:exploratory", "--policy", policy,
+         "--out", str(tmp_path / "o"), "--workers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["policies"]["today"]["total"]["jobs"] == {"SUCCEEDED": 1}
+
+
+@pytest.mark.slow
+def test_a_run_where_every_job_is_refused_still_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: a traceback from the completion plot (no team completed a job)
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("id,queue,gpus,t_submit,t_start,t_end\nx,gpu-a,2,100,160,1060\n")
+    columns = ["name=id", "group=queue", "gpus=gpus", "submitted=t_submit", "started=t_start",
+               "ended=t_end"]  # fmt: skip
+    code = main(
+        ["whatif", str(tasks), "--format", "csv", *(a for c in columns for a in ("--column", c)),
+         "--map", "gpu-a=research:exploratory", "--policy", f"today={_example('policy.yaml')}",
+         "--out", str(tmp_path / "o"), "--workers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert (
+        "  today: 1 x serviceRequestPayload.ResourceConfig.InstanceCount: 2 exceeds class "
+        "'exploratory' maximum of 1\n"
+    ) in out
+    assert (tmp_path / "o" / "completion-by-team.png").read_bytes().startswith(PNG_SIGNATURE)

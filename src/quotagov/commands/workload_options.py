@@ -24,8 +24,9 @@ def add_workload_arguments(p: argparse.ArgumentParser, *, positional: bool = Tru
         "--format",
         choices=FORMATS,
         default=None,
-        help="scenario | history (quotagov history export) | openb | csv "
-        "(default: by extension: .jsonl history, .csv openb, else scenario)",
+        help="scenario | history (quotagov history export) | openb | csv (any task "
+        "list, with --column) (default: by extension: .jsonl history, .csv openb, "
+        "else scenario)",
     )
     p.add_argument(
         "--capacity",
@@ -63,8 +64,9 @@ def add_workload_arguments(p: argparse.ArgumentParser, *, positional: bool = Tru
         action="append",
         default=[],
         metavar="FIELD=COLUMN",
-        help="csv: which column holds name, group, gpus, submitted, started, "
-        "ended (and optionally phase)",
+        help="csv: which column holds each of name, group (the value --map places), "
+        "gpus, submitted, started, ended (times in seconds; all six needed) and "
+        "optionally phase (Pending rows dropped)",
     )
     p.add_argument(
         "--limit", type=int, default=None, metavar="N", help="openb/csv: only the first N rows"
@@ -130,7 +132,7 @@ def load_workload(args: argparse.Namespace, policies: Iterable[Any]) -> Any:
             policies has among them) or an unreadable/invalid workload (every fault).
     """
     from quotagov.whatif import importers
-    from quotagov.whatif.errors import OptionError
+    from quotagov.whatif.errors import MissingColumnsError, OptionError, WorkloadError
     from quotagov.whatif.mapping import parse_gpu_types, parse_maps, placement_faults
 
     maps = parse_maps(args.map)
@@ -143,15 +145,27 @@ def load_workload(args: argparse.Namespace, policies: Iterable[Any]) -> Any:
     if fmt == "history":
         return importers.from_history(args.workload, maps=maps)
     columns = importers.Columns.parse(args.column) if fmt == "csv" else importers.OPENB_COLUMNS
-    return importers.from_csv(
-        args.workload,
-        columns=columns,
-        maps=maps,
-        gpu_types=parse_gpu_types(args.gpu_type) or None,
-        compress=args.compress,
-        checkpoint_interval=args.checkpoint_interval,
-        limit=args.limit,
-    )
+    try:
+        return importers.from_csv(
+            args.workload,
+            columns=columns,
+            maps=maps,
+            gpu_types=parse_gpu_types(args.gpu_type) or None,
+            compress=args.compress,
+            checkpoint_interval=args.checkpoint_interval,
+            limit=args.limit,
+        )
+    except MissingColumnsError as exc:
+        if fmt != "openb":
+            raise
+        assumed = "--format openb" if args.format else "assumed from the .csv suffix"
+        fields = ", ".join(importers.COLUMN_FIELDS)
+        hint = (
+            f"{args.workload}: read as the OpenB pod list ({assumed}); for any other CSV "
+            f"give --format csv and --column FIELD=COLUMN for each of {fields} "
+            "(optionally phase), e.g. --column name=id --column group=queue"
+        )
+        raise WorkloadError([*exc.faults, hint]) from exc
 
 
 def loop_options(args: argparse.Namespace) -> Any:

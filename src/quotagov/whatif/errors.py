@@ -21,5 +21,10 @@ class WorkloadError(WhatIfError):
     """
 
 
+class MissingColumnsError(WorkloadError):
+    """A CSV lacks columns the column mapping names (one fault per column), so none of
+    its rows can be read: most often a CSV read with the OpenB mapping it does not have."""
+
+
 class OptionError(WhatIfError):
     """A command-line option is malformed (``--map``, ``--gpu-type``, ``--capacity``...)."""

@@ -25,7 +25,8 @@ dropped silently.
   and dropped (``pendingDropped``, ``cpuOnlyDropped``), as are tasks with no run time
   (``zeroRunDropped``). Every task is assumed to checkpoint every
   ``checkpoint_interval`` seconds (the trace does not say; 0 = never).
-- ``csv``: any CSV with a column mapping (:class:`Columns`).
+- ``csv``: any CSV with a column mapping (:class:`Columns`): ``--column FIELD=COLUMN``
+  for each of :data:`COLUMN_FIELDS` (``phase`` optional).
 """
 
 from __future__ import annotations
@@ -39,12 +40,16 @@ from typing import Any
 
 from quotagov.batch_semantics import saved_seconds
 from quotagov.scheduler import ScenarioError, load_scenario
-from quotagov.whatif.errors import WorkloadError
+from quotagov.whatif.errors import MissingColumnsError, WorkloadError
 from quotagov.whatif.mapping import KNOWN_GPUS, GpuType, Placement
 from quotagov.whatif.workload import Workload, WorkloadJob
 
 #: Faults reported at most (the rest are counted).
 MAX_FAULTS = 25
+#: The fields a CSV's ``--column FIELD=COLUMN`` mapping must name (:class:`Columns`).
+COLUMN_FIELDS = ("name", "group", "gpus", "submitted", "started", "ended")
+#: The fields it may name.
+OPTIONAL_COLUMN_FIELDS = ("phase",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,14 +83,14 @@ class Columns:
         """
         fields: dict[str, str] = {}
         faults: list[str] = []
-        known = ("name", "group", "gpus", "submitted", "started", "ended", "phase")
+        known = COLUMN_FIELDS + OPTIONAL_COLUMN_FIELDS
         for value in values:
             key, sep, column = value.partition("=")
             if not sep or key not in known or not column:
                 faults.append(f"--column {value!r}: expected FIELD=COLUMN, FIELD one of {known}")
             else:
                 fields[key] = column
-        missing = [k for k in known[:-1] if k not in fields]
+        missing = [k for k in COLUMN_FIELDS if k not in fields]
         if missing:
             faults.append(f"--column: no column given for {', '.join(missing)}")
         if faults:
@@ -185,8 +190,9 @@ def from_csv(
         limit: import only the first ``limit`` data rows (a slice of the trace).
 
     Raises:
-        WorkloadError: unreadable file, a missing column, a row with a bad or unmapped
-            value (row number and field named).
+        MissingColumnsError: a column ``columns`` names is not in the file.
+        WorkloadError: unreadable file, a row with a bad or unmapped value (row number
+            and field named).
     """
     if compress <= 0:
         raise WorkloadError([f"--compress: {compress} must be > 0"])
@@ -204,7 +210,7 @@ def from_csv(
         wanted = [c for c in vars_of(columns) if c]
         missing = [c for c in wanted if c not in header]
         if missing:
-            raise WorkloadError(
+            raise MissingColumnsError(
                 [
                     f"{path}: unknown column {c!r} (the file has: {', '.join(header)})"
                     for c in missing

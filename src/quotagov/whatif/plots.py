@@ -44,6 +44,7 @@ def _hours(seconds: float) -> float:
 def wait_cdf(series: Mapping[str, Mapping[str, Any]]) -> bytes:
     """The wait-time CDF per policy (x in hours, symmetric-log scale)."""
     fig, ax = plt.subplots(figsize=(7, 4))
+    drawn = False
     for name, s in series.items():
         values = s["waitQuantiles"]
         if not values:
@@ -52,13 +53,22 @@ def wait_cdf(series: Mapping[str, Mapping[str, Any]]) -> bytes:
         ax.step(
             [_hours(v) for v in values], [(i + 1) / n for i in range(n)], where="post", label=name
         )
+        drawn = True
     ax.set_xscale("symlog", linthresh=0.1)
     ax.set_xlabel("wait in RUNNABLE (hours)")
     ax.set_ylabel("fraction of waits")
     ax.set_title("Wait time, every RUNNABLE stretch (after preemptions too)")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    if drawn:
+        ax.legend()
+    else:
+        _nothing(ax, "no job waited in RUNNABLE (every job refused?)")
     return _png(fig)
+
+
+def _nothing(ax: Any, text: str) -> None:
+    """Say in the plot why it is empty."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
 
 
 def used_capacity(series: Mapping[str, Mapping[str, Any]], capacity: int) -> bytes:
@@ -102,6 +112,10 @@ def completion_by_team(series: Mapping[str, Mapping[str, Any]]) -> bytes:
         teams += [t for t in s["completionByTeam"] if t not in teams]
     n = max(1, len(series))
     width = 0.8 / n
+    ax.set_title("Completion time per team (box: p25-p75, whiskers p5-p95)")
+    if not teams:
+        _nothing(ax, "no job completed under any policy")
+        return _png(fig)
     for i, (name, s) in enumerate(series.items()):
         data = [[_hours(v) for v in s["completionByTeam"].get(t, [])] or [0.0] for t in teams]
         positions = [j + i * width for j in range(len(teams))]
@@ -120,7 +134,6 @@ def completion_by_team(series: Mapping[str, Mapping[str, Any]]) -> bytes:
         ax.plot([], [], color=color, lw=6, alpha=0.6, label=name)
     ax.set_xticks([j + width * (n - 1) / 2 for j in range(len(teams))], teams)
     ax.set_ylabel("completion time (hours)")
-    ax.set_title("Completion time per team (box: p25-p75, whiskers p5-p95)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend()
     return _png(fig)
