@@ -1,8 +1,12 @@
 """The command line parses and reports usage errors with exit code 2."""
 
+import argparse
+import re
+from collections.abc import Iterator
+
 import pytest
 
-from quotagov.cli import main
+from quotagov.cli import build_parser, main, plain_text
 
 
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
@@ -16,3 +20,50 @@ def test_missing_command_is_usage_error() -> None:
     with pytest.raises(SystemExit) as exc:
         main([])
     assert exc.value.code == 2
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command and subcommand parser, with the words that reach it."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+MARKUP = re.compile(r"``|:(mod|func|class|meth|data|attr|exc):`")
+
+
+def test_every_help_lists_its_options_in_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    commands = list(_commands(build_parser()))
+    assert len(commands) > 12
+    for words, parser in commands:
+        with pytest.raises(SystemExit) as exc:
+            main([*words, "--help"])
+        assert exc.value.code == 0
+        text = capsys.readouterr().out
+        assert not MARKUP.search(text), (words, MARKUP.search(text))
+        for action in parser._actions:
+            assert action.help != argparse.SUPPRESS, (words, action.dest)
+            for option in action.option_strings:
+                assert option in text, (words, option)
+
+
+def test_serve_help_names_host(capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's finding: --host existed but was hidden
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "--host HOST          address to listen on; must be a loopback address" in (
+        capsys.readouterr().out
+    )
+
+
+def test_plain_text_takes_docstring_markup_out() -> None:
+    assert plain_text("``--json`` (see :mod:`quotagov.local.demo_story`)") == (
+        "--json (see quotagov.local.demo_story)"
+    )
+    assert plain_text(":func:`~quotagov.a.run` and :class:`the engine <quotagov.Engine>`") == (
+        "run and the engine"
+    )

@@ -10,8 +10,55 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+#: reST/Sphinx markup of the docstrings the commands use as their help: ``literal``,
+#: :role:`~dotted.target` (``~`` keeps the last part), :role:`Title <target>`.
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`<]*?)(?:\s*<[^>]*>)?`")
+_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+
+
+def plain_text(text: str) -> str:
+    """``text`` with the reST markup of docstrings taken out, for a terminal.
+
+    ``"``--json`` prints (see :mod:`quotagov.local.demo_story`)"`` ->
+    ``"--json prints (see quotagov.local.demo_story)"``; ``:func:`~a.b.c``` -> ``c``.
+    """
+
+    def role(match: re.Match[str]) -> str:
+        tilde, target = match.groups()
+        target = target.strip()
+        return target.rsplit(".", 1)[-1] if tilde else target
+
+    return _LITERAL.sub(r"\1", _ROLE.sub(role, text)).replace("::\n", ":\n")
+
+
+class PlainHelpFormatter(argparse.HelpFormatter):
+    """Help without docstring markup (:func:`plain_text`); a description written on
+    several lines (a module docstring) keeps its lines, a one-line one is wrapped."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        text = plain_text(text)
+        if "\n" in text.strip():
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return plain_text(super()._expand_help(action))
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of ``quotagov`` and of each subcommand (``add_subparsers`` makes its
+    subparsers of the parent's class): help always through :class:`PlainHelpFormatter`,
+    whatever formatter a command names."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["formatter_class"] = PlainHelpFormatter
+        super().__init__(*args, **kwargs)
+
 
 #: Modules under ``quotagov.commands`` that provide subcommands, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -31,7 +78,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every registered subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="quotagov",
         description="Governance for AWS Batch quota management of SageMaker Training jobs.",
     )

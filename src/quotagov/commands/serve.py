@@ -1,4 +1,5 @@
-"""``quotagov serve [--port 3000]``: the local runtime behind a local HTTP server.
+"""``quotagov serve [--port 3000] [--host 127.0.0.1]``: the local runtime behind a local
+HTTP server.
 
 Serves the template's API routes (``POST /jobs``, ``GET /jobs/{jobId}``, ...,
 ``POST /slack/interactions``) on ``127.0.0.1`` exactly as API Gateway would deliver
@@ -30,8 +31,12 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--port", type=int, default=3000, help="TCP port on 127.0.0.1 (0: any)")
-    parser.add_argument("--host", default="127.0.0.1", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=3000, help="TCP port (default 3000; 0: any)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on; must be a loopback address (default 127.0.0.1)",
+    )
     parser.add_argument("--template", type=Path, default=None, help="SAM template (template.yaml)")
     parser.set_defaults(func=run)
 
