@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed-stamp
 SAM_VENV := .sam-venv
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 SAM_CLI_VERSION ?= 1.170.0
+# The port of `make serve` (on 127.0.0.1): `make serve PORT=3001`.
+PORT ?= 3000
 
 .PHONY: install lint typecheck test unit unit-fast demo serve lint-template clean
 
@@ -40,7 +42,7 @@ demo: $(STAMP)
 	$(BIN)/quotagov demo
 
 serve: $(STAMP)
-	$(BIN)/quotagov serve
+	$(BIN)/quotagov serve --port $(PORT)
 
 # aws-sam-cli lives in its own virtualenv so its pins never clash with the project's.
 $(SAM_STAMP):

@@ -2,7 +2,9 @@
 
 import argparse
 import re
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +69,17 @@ def test_plain_text_takes_docstring_markup_out() -> None:
     assert plain_text(":func:`~quotagov.a.run` and :class:`the engine <quotagov.Engine>`") == (
         "run and the engine"
     )
+
+
+@pytest.mark.slow
+def test_make_serve_passes_port_through() -> None:
+    # a new user's finding: make serve always bound 3000
+    root = Path(__file__).resolve().parents[1]
+    for extra, port in (([], "3000"), (["PORT=3101"], "3101")):
+        dry = subprocess.run(
+            ["make", "-n", "--no-print-directory", "-C", str(root), "serve", *extra],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert dry.stdout.splitlines()[-1] == f".venv/bin/quotagov serve --port {port}"
