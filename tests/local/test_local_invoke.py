@@ -128,6 +128,8 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow  # a whole local runtime (moto, fake Slack server) per sample event
+# a handler that flushes no metric makes Powertools warn on stderr: an error here
+@pytest.mark.filterwarnings("error:No application metrics to publish:UserWarning")
 @pytest.mark.parametrize("event_file", EVENTS, ids=[e.name for e in EVENTS])
 def test_invoke_runs_the_sample_event(
     event_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

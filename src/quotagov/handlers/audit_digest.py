@@ -10,6 +10,11 @@ A chain whose table contradicts its last digest, or whose new records are broken
 unsealed, is not digested: it is logged as an error and counted
 (``AuditDigestsRefused``, alarm on it) and the invocation still digests the others.
 
+Metrics, once per invocation with the count of this run (0 included, so a run with
+nothing due still writes its figures and Powertools never flushes an empty set):
+``AuditDigests`` (digests published), ``AuditDigestsRefused`` (chains refused); a
+malformed request counts ``AuditDigestRequestsRejected`` instead.
+
 Dependencies: ``audit_digests`` (``AUDIT_TABLE`` read only, ``AUDIT_DIGEST_BUCKET``,
 ``AUDIT_DIGEST_KEY``, ``AUDIT_SEAL_KEY`` for ``VerifyMac``).
 """
@@ -52,9 +57,11 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     force, chains, fault = _request(event)
     if fault is not None:
         logger.error("digest request rejected", extra={"reason": fault})
+        metrics.add_metric(name="AuditDigestRequestsRejected", unit=MetricUnit.Count, value=1)
         return {"status": "rejected", "reason": fault}
     outcomes = services().audit_digests.publish(force=force, only=chains)
     answer = []
+    published = refused = 0
     for outcome in outcomes:
         entry: dict[str, Any] = {
             "chain": outcome.chain,
@@ -67,9 +74,11 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             entry["reason"] = outcome.reason
         answer.append(entry)
         if outcome.status == "published":
-            metrics.add_metric(name="AuditDigests", unit=MetricUnit.Count, value=1)
+            published += 1
         elif outcome.status == "refused":
-            metrics.add_metric(name="AuditDigestsRefused", unit=MetricUnit.Count, value=1)
+            refused += 1
             logger.error("chain not digested", extra=entry)
+    metrics.add_metric(name="AuditDigests", unit=MetricUnit.Count, value=published)
+    metrics.add_metric(name="AuditDigestsRefused", unit=MetricUnit.Count, value=refused)
     logger.info("audit digests", extra={"digests": answer})
     return {"digests": answer}
