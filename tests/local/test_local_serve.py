@@ -268,8 +268,18 @@ def test_local_endpoints_refuse_bad_input(base_url: str) -> None:
     status, answer = call(base_url, "POST", "/_local/clock", {"advance": -5})
     assert (status, answer["faults"]) == (
         400,
-        [{"path": "advance", "fault": "advance: seconds must be >= 0, got -5"}],
+        [{"path": "advance", "fault": "must be >= 0 seconds, got -5"}],
     )
+    # a new user's finding: the path was repeated inside the fault
+    status, answer = call(base_url, "POST", "/_local/clock", {"advance": 691200})
+    assert (status, answer["faults"]) == (
+        400,
+        [{"path": "advance", "fault": "at most 604800 s (7 days) ahead per call, got 691200 s"}],
+    )
+    _, clock = call(base_url, "GET", "/_local/clock")
+    status, answer = call(base_url, "POST", "/_local/clock", {"to": clock["now"] - 1})
+    assert (status, answer["faults"][0]["path"]) == (400, "to")
+    assert answer["faults"][0]["fault"].startswith("cannot go back from ")
     status, _ = call(base_url, "POST", "/_local/batch/UpdateQuotaShare", {})
     assert status == 403
     status, _ = call(base_url, "GET", "/nowhere")

@@ -1,4 +1,4 @@
-"""``quotagov policy validate FILE`` exits 0 or 1 and lists every fault with its path."""
+"""``quotagov policy validate FILE`` exits 0, 1 (every fault with its path) or 2 (unreadable)."""
 
 from __future__ import annotations
 
@@ -39,9 +39,27 @@ def test_invalid_policy_exits_one_listing_every_fault(
     ]
 
 
-def test_missing_file_exits_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["policy", "validate", str(tmp_path / "absent.yaml")]) == 1
-    assert "cannot read" in capsys.readouterr().err
+def test_an_unreadable_file_exits_2_like_simulate_and_whatif(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a new user's finding: `policy validate nope.yaml` exited 1, simulate/whatif 2
+    monkeypatch.chdir(tmp_path)
+    assert main(["policy", "validate", "nope.yaml"]) == 2
+    assert capsys.readouterr().err == "nope.yaml: cannot read: No such file or directory\n"
+    (tmp_path / "binary.yaml").write_bytes(b"\xff\xfe\x00policy")
+    assert main(["policy", "validate", "binary.yaml"]) == 2
+    assert (
+        capsys.readouterr().err == "binary.yaml: cannot read: not UTF-8 text (invalid start byte)\n"
+    )
+    for command in (
+        ["simulate", "x.json", "--policy"],
+        ["whatif", "x.json", "--out", "o", "--policy"],
+    ):
+        policy = "binary.yaml" if command[0] == "simulate" else "p=binary.yaml"
+        assert main([*command, policy]) == 2
+        assert "binary.yaml: cannot read: not UTF-8 text (invalid start byte)" in (
+            capsys.readouterr().err
+        )
 
 
 def test_validate_needs_a_file() -> None:

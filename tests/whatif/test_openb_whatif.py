@@ -291,6 +291,7 @@ def test_a_run_where_every_job_is_refused_still_reports(
     )  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
+    assert out.splitlines()[0] == "Workload tasks.csv: 1 job, 1 policy, 1 seed(s)"
     assert (
         "  today: 1 x serviceRequestPayload.ResourceConfig.InstanceCount: 2 exceeds class "
         "'exploratory' maximum of 1\n"

@@ -1,8 +1,9 @@
 """``quotagov policy validate FILE``: check a governance policy, listing every fault with its path.
 
-Exit codes: 0 when the policy is valid, 1 when it is not (or cannot be read).
-The rules are those of :mod:`quotagov.policy.validation` (AWS Batch service quotas
-page for the limits, ``design.md`` for the governance rules).
+Exit codes: 0 when the policy is valid, 1 when it is not (every fault listed), 2 when
+the file cannot be read (missing, unreadable, not UTF-8 text), as for ``simulate`` and
+``whatif``. The rules are those of :mod:`quotagov.policy.validation` (AWS Batch service
+quotas page for the limits, the design's governance rules).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="policy_command", metavar="ACTION")
     actions.required = True
     validate = actions.add_parser(
-        "validate", help="check a policy file; exit 0 when valid, 1 listing every fault"
+        "validate",
+        help="check a policy file; exit 0 when valid, 1 listing every fault, 2 unreadable",
     )
     validate.add_argument("file", type=Path, help="the policy YAML (or JSON) file")
     validate.set_defaults(func=validate_command)
@@ -34,7 +36,10 @@ def validate_command(args: argparse.Namespace) -> int:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         print(f"{path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return 2
+    except UnicodeDecodeError as exc:
+        print(f"{path}: cannot read: not UTF-8 text ({exc.reason})", file=sys.stderr)
+        return 2
     try:
         policy = load_policy(text)
     except PolicyError as exc:

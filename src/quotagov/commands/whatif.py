@@ -140,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(report, series, args.out)
     w = report["workload"]
     print(
-        f"Workload {w['name']}: {w['jobs']} jobs, {_count(len(policies), 'policy', 'policies')}, "
+        f"Workload {w['name']}: {_count(w['jobs'], 'job', 'jobs')}, "
+        f"{_count(len(policies), 'policy', 'policies')}, "
         f"{w['seeds']} seed(s)" + (" (median [min..max])" if w["seeds"] > 1 else "")
     )
     sys.stdout.write(text_table(comparison_rows(report["policies"])))

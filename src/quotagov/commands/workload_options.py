@@ -194,6 +194,8 @@ def load_policy_file(path: str) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise OptionError([f"{path}: cannot read: {exc.strerror or exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise OptionError([f"{path}: cannot read: not UTF-8 text ({exc.reason})"]) from exc
     try:
         return load_policy(text)
     except PolicyError as exc:

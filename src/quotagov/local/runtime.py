@@ -425,18 +425,19 @@ class LocalRuntime:
 
         Raises:
             ValueError: when ``target`` is not a finite number (NaN would never be
-                reached), is in the past, or more than :data:`MAX_ADVANCE_SECONDS` ahead.
+                reached), is in the past, or more than :data:`MAX_ADVANCE_SECONDS` ahead;
+                the message says the fault only (the caller names the field).
         """
         if isinstance(target, bool) or not math.isfinite(target):
-            raise ValueError(f"advance: the target time must be a finite number, got {target!r}")
+            raise ValueError(f"must be a finite number of epoch seconds, got {target!r}")
         with self._lock:
             if target - self.clock.now() > MAX_ADVANCE_SECONDS:
                 raise ValueError(
-                    f"advance: at most {MAX_ADVANCE_SECONDS} s (7 days) per call, "
+                    f"at most {MAX_ADVANCE_SECONDS} s (7 days) ahead per call, "
                     f"got {target - self.clock.now():.0f} s"
                 )
             if target < self.clock.now():
-                raise ValueError(f"advance: cannot go back from {self.clock.now()} to {target}")
+                raise ValueError(f"cannot go back from {self.clock.now()} to {target}")
             self.pump()
             while True:
                 stop = self._next_stop(target)
@@ -460,9 +461,9 @@ class LocalRuntime:
             ValueError: when ``seconds`` is negative or not finite (see :meth:`advance_to`).
         """
         if isinstance(seconds, bool) or not math.isfinite(seconds):
-            raise ValueError(f"advance: seconds must be a finite number, got {seconds!r}")
+            raise ValueError(f"must be a finite number of seconds, got {seconds!r}")
         if seconds < 0:
-            raise ValueError(f"advance: seconds must be >= 0, got {seconds}")
+            raise ValueError(f"must be >= 0 seconds, got {seconds}")
         return self.advance_to(self.clock.now() + seconds)
 
     # -- administrators ------------------------------------------------------------------
