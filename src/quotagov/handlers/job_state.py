@@ -27,7 +27,10 @@ instance type's GPUs, in hours; :mod:`quotagov.instance_types`) by ``team`` and
 ``ForeignJobEvents``; ``MalformedEvents``;
 ``JobStateEvents`` (events handled); ``JobStateEventsDeferred`` (retried because the
 job's record is not visible yet, or another invocation is submitting its successor). Each is
-emitted only for facts the event newly recorded, so duplicates add nothing.
+emitted only for facts the event newly recorded, so duplicates add nothing. Every metric
+is written through :func:`quotagov.handlers.metrics.emit`, one EMF line when it
+happens, so an invocation with nothing to count (an empty batch, a retried event)
+writes none and Powertools has no empty set to warn about.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -54,7 +57,6 @@ if TYPE_CHECKING:
 # pays only for Powertools and the composition root (benchmarks/submit_path.py).
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "job-state")
-metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
@@ -65,7 +67,6 @@ def job_state_deps() -> JobStateDeps:
 
 @logger.inject_lambda_context(clear_state=True)
 @capture_lambda_handler
-@metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Entry point: one EventBridge event, or an SQS batch of them.
 
@@ -114,9 +115,9 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
         result = apply_state_event(state_event, job_state_deps())
     except (RecordNotVisibleYetError, DispositionInProgressError) as error:
         logger.warning("the event will be retried", extra={"reason": str(error)})
-        metrics.add_metric(name="JobStateEventsDeferred", unit=MetricUnit.Count, value=1)
+        emit("JobStateEventsDeferred", MetricUnit.Count, 1)
         raise
-    metrics.add_metric(name="JobStateEvents", unit=MetricUnit.Count, value=1)
+    emit("JobStateEvents", MetricUnit.Count, 1)
     _emit(result)
     logger.info(
         "service job event folded",
@@ -141,7 +142,7 @@ def _malformed(reason: str, event: Any, *, message_id: str | None) -> None:
         "malformed service job event",
         extra={"reason": reason, "messageId": message_id, "rawEvent": event},
     )
-    metrics.add_metric(name="MalformedEvents", unit=MetricUnit.Count, value=1)
+    emit("MalformedEvents", MetricUnit.Count, 1)
 
 
 def _emit(result: JobStateResult) -> None:
@@ -149,7 +150,7 @@ def _emit(result: JobStateResult) -> None:
 
     if result.outcome == "foreign":
         logger.info("event of a job quotagov did not submit: recorded as foreign")
-        metrics.add_metric(name="ForeignJobEvents", unit=MetricUnit.Count, value=1)
+        emit("ForeignJobEvents", MetricUnit.Count, 1)
         return
     share = result.quota_share_name or "unknown"
     for preemption in result.new_preemptions:

@@ -14,7 +14,9 @@ per-message outcomes to SQS (``ReportBatchItemFailures``):
   ``claimedPrincipal`` only, audited ``SubmissionRefused`` and never submitted.
   Each such message is logged with its ``messageId`` and counted in the
   ``SubmissionsFailed`` / ``SubmissionsRefused`` metrics. Every outcome also counts in
-  ``SubmissionsByTeam`` by ``team``, ``quotaShareName`` and ``state``.
+  ``SubmissionsByTeam`` by ``team``, ``quotaShareName`` and ``state``. Metrics are
+  written through :func:`quotagov.handlers.metrics.emit` as they happen, so an empty
+  batch writes none (and Powertools has no empty set to warn about).
 * **transient** (Batch throttling or 5xx after the adapter's own retries, DynamoDB or
   policy unavailable, a concurrent duplicate in progress): reported in
   ``batchItemFailures``; SQS delivers it again after the visibility timeout and moves it
@@ -32,11 +34,10 @@ Environment: ``JOBS_TABLE``, ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 # Powertools' logger, metrics and batch utilities (benchmarks/submit_path.py).
 
 logger = Logger()
-metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
@@ -187,7 +187,7 @@ def _send(record: SQSRecord, message: ParsedMessage) -> dict[str, Any]:
     assert submission_id is not None
 
     if _Invocation.throttled:
-        metrics.add_metric(name="SubmissionsDeferred", unit=MetricUnit.Count, value=1)
+        emit("SubmissionsDeferred", MetricUnit.Count, 1)
         raise BatchBackoffError(f"submission {submission_id}: Batch throttled this batch")
     recheck = int(record.attributes.approximate_receive_count or "1") > 1
     try:
@@ -200,7 +200,7 @@ def _send(record: SQSRecord, message: ParsedMessage) -> dict[str, Any]:
     except TransientSubmitError as exc:
         if isinstance(exc.cause, BatchThrottledError):
             _Invocation.throttled = True
-        metrics.add_metric(name="SubmissionsRetried", unit=MetricUnit.Count, value=1)
+        emit("SubmissionsRetried", MetricUnit.Count, 1)
         logger.warning("transient failure, will retry", extra={"messageId": record.message_id})
         raise
     return _outcome(
@@ -234,7 +234,7 @@ def _outcome(
         "FAILED": "SubmissionsFailed",
         "REFUSED": "SubmissionsRefused",
     }.get(state, "SubmissionsPending")
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    emit(name, MetricUnit.Count, 1)
     if state in ("FAILED", "REFUSED"):
         logger.warning(
             "submission not sent to Batch",
@@ -248,7 +248,6 @@ def _outcome(
     return {"submissionId": submission_id, "state": state}
 
 
-@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point: process an SQS batch, return ``{"batchItemFailures": [...]}``.
