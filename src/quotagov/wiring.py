@@ -487,12 +487,17 @@ class Services:
 
     @dependency(cached=False)
     def wait_explainer(self) -> WaitExplainer:
-        """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy."""
+        """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy and
+        :attr:`environment_capacity`."""
         from quotagov.governance.escalations import JobRecordLookup
         from quotagov.governance.waiting import WaitExplainer
 
         return WaitExplainer(
-            policy=self.policy, batch=self.batch, jobs=JobRecordLookup(self.jobs), clock=self.clock
+            policy=self.policy,
+            batch=self.batch,
+            jobs=JobRecordLookup(self.jobs),
+            clock=self.clock,
+            capacity=self.environment_capacity,
         )
 
     @dependency(cached=False)
