@@ -140,9 +140,7 @@ def test_failed_submissions_reach_their_owners_through_the_function_holding_slac
         and "OwnerNoticeQueue" in set(references(event["Properties"]["Queue"]))
     ]
     assert consumers == ["ApplyDecisionsFunction"]
-    assert _actions_on("ApplyDecisionsFunction", "SlackSecret") == {
-        "secretsmanager:GetSecretValue"
-    }
+    assert _actions_on("ApplyDecisionsFunction", "SlackSecret") == {"secretsmanager:GetSecretValue"}
     queue = RESOURCES["OwnerNoticeQueue"]["Properties"]
     assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
         "Fn::GetAtt": ["OwnerNoticeDeadLetterQueue", "Arn"]
