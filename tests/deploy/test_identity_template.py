@@ -147,6 +147,24 @@ def test_failed_submissions_reach_their_owners_through_the_function_holding_slac
     }
 
 
+def test_every_queue_policy_names_exactly_the_functions_granted_to_send() -> None:
+    """For each queue some function's statements may send to, its policy's explicit
+    deny spares exactly those functions' roles: a new sender needs both, and a role
+    left in a policy after its grant went away is caught."""
+    for logical_id, resource in RESOURCES.items():
+        if resource.get("Type") != "AWS::SQS::QueuePolicy":
+            continue
+        queues = [q["Ref"] for q in resource["Properties"]["Queues"]]
+        for queue in queues:
+            granted = sorted(f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, queue))
+            if not granted:
+                continue  # written by services (EventBridge, Lambda destinations)
+            named = sorted(
+                r["Fn::GetAtt"][0].removesuffix("Role") for r in _deny_senders(logical_id, queue)
+            )
+            assert named == granted, logical_id
+
+
 def _method_settings(api: str) -> dict[tuple[str, str], tuple[int, float]]:
     settings = RESOURCES[api]["Properties"]["MethodSettings"]
     return {
