@@ -418,3 +418,61 @@ def test_a_redelivery_does_not_adopt_an_impostor_carrying_the_submissions_tags(
     assert json.loads(own["serviceRequestPayload"]) == json.loads(record.serviceRequestPayload)
     tokens = [r.get("clientToken") for r in _submits(batch)]
     assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own
+
+
+def test_a_failure_is_announced_to_the_owner_notice_queue_once_even_after_a_failed_send(
+    stack: Stack, batch: Any
+) -> None:
+    """The worker holds no Slack secret: a submission Batch refuses is handed to the
+    owner notice queue. When SQS refuses that notice, the message is reported for retry
+    (the record stays FAILED) and the redelivery sends the notice; the duplicate
+    delivery after that is answered by Idempotency and sends nothing more."""
+    import dataclasses
+
+    from quotagov import wiring
+    from quotagov.handlers import submit_worker
+    from support.lambda_context import LambdaContext
+
+    from .sqs_driver import lambda_record
+
+    name = "quotagov-owner-notices"  # created only after the first try: SendMessage fails
+    url = f"https://sqs.eu-west-1.amazonaws.com/{_account(stack)}/{name}"
+    services = wiring.services()
+    services.settings = dataclasses.replace(services.settings, owner_notice_queue_url=url)
+    status, reply = post_jobs(_release_job(), FRANK)
+    assert status == 202, reply
+    _disable_share_in_batch(batch, "reserved")
+    [message] = stack.sqs.receive_message(
+        QueueUrl=stack.queue_url, AttributeNames=["All"], MessageAttributeNames=["All"]
+    )["Messages"]
+    arn = stack.sqs.get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    event = {"Records": [lambda_record(message, arn)]}
+
+    def deliver() -> Any:
+        return submit_worker.handler(event, LambdaContext())  # type: ignore[arg-type]
+
+    assert deliver() == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
+    failed = stack.jobs.get(reply["submissionId"])
+    assert failed is not None and failed.state is SubmissionState.FAILED
+    assert failed.reasons[0].startswith("Batch refused SubmitServiceJob: ClientException: ")
+
+    created = stack.sqs.create_queue(QueueName=name)["QueueUrl"]
+    assert created == url
+    assert deliver() == {"batchItemFailures": []}
+    assert deliver() == {"batchItemFailures": []}
+
+    notices = stack.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in notices] == [
+        {"kind": "submission-failed", "submissionId": reply["submissionId"]}
+    ]
+    assert len(_submits(batch)) == 1
+    assert [d.decision_id for d in stack.audit.decisions] == [
+        f"SubmissionFailed#{reply['submissionId']}"
+    ]
+
+
+def _account(stack: Stack) -> str:
+    """The moto account of the test's queues (from the submission queue's URL)."""
+    return stack.queue_url.rstrip("/").rsplit("/", 2)[1]

@@ -25,14 +25,28 @@ Triggers:
   reported in ``batchItemFailures`` and retried, then reaches the DLQ after
   ``maxReceiveCount``.
 
+* **SQS** ``OwnerNoticeQueue`` (partial batch responses; only the submit worker's and
+  the reconciler's roles may send there), which hold no Slack secret:
+
+  - ``submission-failed``: the record is read and, if it is ``FAILED``, its owner
+    gets the DM (:func:`~quotagov.governance.submission.failure.tell_owner_of_failure`,
+    once per failure through the notification log). Counted as ``OwnerNotices`` by
+    ``kind`` and ``outcome``.
+
+  Each queue's records may carry only that queue's kinds (the record's
+  ``eventSourceARN`` against ``OWNER_NOTICE_QUEUE_URL``): a notice on the
+  ``ApplyQueue``, or a decision or audit record on the ``OwnerNoticeQueue``, is
+  dropped like any unusable message.
+
 * **Schedule** (every 5 minutes, an EventBridge ``Scheduled Event``): APPLY_FAILED
   escalations with attempts left are retried and stale APPROVED claims taken over
   (:meth:`Escalations.retry_failed`).
 
 Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
 on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
-``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never
-``APPLY_QUEUE_URL`` (it would hand decisions to itself).
+``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``,
+``OWNER_NOTICE_QUEUE_URL`` (to know that queue's records); never ``APPLY_QUEUE_URL``
+(it would hand decisions to itself).
 """
 
 from __future__ import annotations
@@ -52,13 +66,17 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.handoff import (
+    APPLY_KINDS,
     AUDIT,
     ESCALATION,
+    NOTICE_KINDS,
+    SUBMISSION_FAILED,
     HandoffMessageError,
     parse_message,
 )
 from quotagov.handlers.idempotency import idempotency_config as shared_idempotency_config
 from quotagov.handlers.metrics import emit
+from quotagov.handlers.sqs_batches import queue_arn_matches_url
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -118,10 +136,14 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
 
     Returns:
         ``{"kind", "recordId", "status"}``, or ``{"dropped": reason}`` for a message
-        that can never be used.
+        that can never be used (or is not of its queue's kinds).
     """
+    notices_url = services().settings.owner_notice_queue_url
+    from_notices = queue_arn_matches_url(record.event_source_arn or "", notices_url)
     try:
-        message = parse_message(json.loads(record.body))
+        message = parse_message(
+            json.loads(record.body), NOTICE_KINDS if from_notices else APPLY_KINDS
+        )
     except (ValueError, RecursionError, HandoffMessageError) as error:
         logger.warning(
             "dropped an unusable hand-off",
@@ -129,6 +151,8 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         )
         emit("HandoffsDropped", MetricUnit.Count, 1)
         return {"dropped": str(error)}
+    if message.kind == SUBMISSION_FAILED:
+        return _tell_owner(message.record_id)
     if message.kind == AUDIT:
         assert message.decision is not None
         services().audit.record_decision(message.decision)
@@ -150,6 +174,21 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         status=str(result.get("status") or "unknown"),
     )
     return result
+
+
+def _tell_owner(submission_id: str) -> dict[str, Any]:
+    """The owner DM of a failed submission (once per failure, from the stored record)."""
+    from quotagov.governance.submission.failure import tell_owner_of_failure
+
+    current = services()
+    outcome = tell_owner_of_failure(
+        submission_id, jobs=current.jobs, notifier=current.owner_notifier
+    )
+    logger.info(
+        "owner notice handled", extra={"submissionId": submission_id, "outcome": str(outcome)}
+    )
+    emit("OwnerNotices", MetricUnit.Count, 1, kind=SUBMISSION_FAILED, outcome=str(outcome))
+    return {"kind": SUBMISSION_FAILED, "recordId": submission_id, "status": str(outcome)}
 
 
 def _is_schedule(event: dict[str, Any]) -> bool:

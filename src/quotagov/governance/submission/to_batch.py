@@ -22,7 +22,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.notifications import refused
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -42,6 +41,7 @@ from quotagov.governance.submission.deps import (
     requeue_count,
 )
 from quotagov.governance.submission.errors import TransientSubmitError
+from quotagov.governance.submission.failure import announce_failure
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy
 
@@ -133,6 +133,10 @@ def submit_to_batch(
     if record is None:
         raise LookupError(f"submission {submission_id}: no job record")
     if record.state is not SubmissionState.QUEUED:
+        if _failed_here(record):
+            # A try that failed it may have stopped before its audit record or notice
+            # left (this message is then delivered again): both are idempotent.
+            _after_failure(record, deps, "SubmissionFailed")
         return record
 
     reasons = _recheck_policy(record, deps.policy)
@@ -296,6 +300,13 @@ def mark_submitted(
 
 
 def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: str) -> JobRecord:
+    """Move ``record`` ``QUEUED -> FAILED`` with ``reasons``, then audit it and tell the
+    owner (:func:`_after_failure`); a record someone else moved first is returned as is.
+
+    Raises:
+        AuditQueueError, HandoffError: the audit record or the owner notice was not
+            accepted; the record stays FAILED and a redelivery sends both again.
+    """
     try:
         failed = deps.jobs.update(
             record.pk,
@@ -306,15 +317,28 @@ def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: s
         if exc.current is None:  # pragma: no cover
             raise
         return exc.current
+    _after_failure(failed, deps, action)
+    return failed
+
+
+def _failed_here(record: JobRecord) -> bool:
+    """True for a record the worker failed (not the API's enqueue failure, not the
+    reconciler's stale failure, whose steps belong to them)."""
+    return (
+        record.state is SubmissionState.FAILED
+        and not is_enqueue_failure(record)
+        and not is_stale_failure(record)
+    )
+
+
+def _after_failure(failed: JobRecord, deps: SubmissionDeps, action: str) -> None:
+    """The audit record of a failure (once per ``decision_id``) and the owner's DM
+    (once per submission, :func:`~quotagov.governance.submission.failure.announce_failure`)."""
     audit_decision(
         deps,
         action,
         QUOTAGOV_ACTOR,
-        record.pk,
-        {"team": record.team, "reasons": reasons, "principal": record.principal},
+        failed.pk,
+        {"team": failed.team, "reasons": list(failed.reasons), "principal": failed.principal},
     )
-    if deps.notifier is not None:
-        deps.notifier.notify(
-            failed, refused(failed, at=deps.clock.now(), reasons=reasons, by="Batch or the policy")
-        )
-    return failed
+    announce_failure(failed, notices=deps.notices, notifier=deps.notifier)
