@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from quotagov.governance.records import SubmissionState
 from quotagov.governance.submission import submission_id_for
 from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
@@ -416,6 +418,54 @@ def test_a_redelivery_does_not_adopt_an_impostor_carrying_the_submissions_tags(
     assert after.batchJobId and after.batchJobId != impostor["jobId"]
     own = batch.describe_service_job(jobId=after.batchJobId)
     assert json.loads(own["serviceRequestPayload"]) == json.loads(record.serviceRequestPayload)
+    tokens = [r.get("clientToken") for r in _submits(batch)]
+    assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own
+
+
+@pytest.mark.parametrize(
+    ("priority", "retries"), [(9999, None), (10, 50)], ids=["priority-9999", "retries-50"]
+)
+def test_a_redelivery_does_not_adopt_an_impostor_copying_the_request_at_another_routing(
+    stack: Stack, batch: Any, priority: int, retries: int | None
+) -> None:
+    """An attacker with ``batch:SubmitServiceJob`` copies the submission's exact request
+    (name, payload, share, ``quotagov:*`` tags) but at priority 9999, or with a higher
+    preemption-retry limit, before the worker's redelivery. The recheck must not adopt
+    it: the worker submits its own job at the policy's routing, and the record names
+    that one."""
+    status, reply = post_jobs(submission())
+    record = stack.jobs.get(reply["submissionId"])
+    assert status == 202 and record is not None
+    assert (record.schedulingPriority, record.preemptionRetriesBeforeTermination) != (
+        priority,
+        retries,
+    )
+    first = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"][0]
+    forged: dict[str, Any] = {
+        "jobName": record.jobName,
+        "jobQueue": "ml-gov-queue",
+        "serviceJobType": "SAGEMAKER_TRAINING",
+        "serviceRequestPayload": record.serviceRequestPayload,
+        "quotaShareName": record.quotaShareName,
+        "schedulingPriority": priority,
+        "tags": {"quotagov:submissionId": record.pk, "quotagov:team": record.team},
+    }
+    if retries is not None:
+        forged["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": retries}
+    impostor = batch.submit_service_job(**forged)
+    stack.sqs.change_message_visibility(
+        QueueUrl=stack.queue_url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0
+    )
+
+    report = drain(stack)
+
+    assert report.failures == []
+    after = stack.jobs.get(reply["submissionId"])
+    assert after is not None and after.state is SubmissionState.SUBMITTED
+    assert after.batchJobId and after.batchJobId != impostor["jobId"]
+    own = batch.describe_service_job(jobId=after.batchJobId)
+    assert own["schedulingPriority"] == record.schedulingPriority == after.schedulingPriority
+    assert batch.describe_service_job(jobId=impostor["jobId"])["schedulingPriority"] == priority
     tokens = [r.get("clientToken") for r in _submits(batch)]
     assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own
 
