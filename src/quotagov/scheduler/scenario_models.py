@@ -1,0 +1,335 @@
+"""The scenario format as pydantic models: every rule about one field, written once.
+
+Format: ``../shared/spec/scenario-format.md`` ("Input"). These models hold the field
+rules: types (numbers are ints or floats, never booleans or strings; a number keeps its
+type), ranges (times and counts not negative, ``instanceCount`` and ``maxCapacity`` at
+least 1, ``schedulingPriority`` 0-9999, ``checkpointIntervalSeconds`` positive),
+defaults, enumerations and the refusal of unknown fields.
+The quota-share shapes come from :mod:`quotagov.batch_shapes`, shared with the
+governance policy. Validation is strict (``strict=True``).
+
+The rules that join several fields or items (unknown shares and jobs, duplicate names,
+instance types outside a share's capacity limits, at most 20 shares and 1 to 5 capacity
+limits per share, ``borrowLimit`` at least -1 and only with LEND_AND_BORROW, action
+times, jobs that can never be admitted) are :mod:`quotagov.scheduler.scenario_checks`
+(a share's own ones are :func:`quotagov.scheduler.rules.share_faults`, shared with the
+engine, so a share keeps every one of its faults in one report); the schema states the
+ones JSON Schema can express (``minItems``/``maxItems``, ``borrowLimit``'s minimum, "at
+least one field" of an ``UpdateQuotaShare``) from the same constants. :mod:`quotagov.scheduler.scenario_faults`
+turns pydantic's errors into the format's messages; :func:`json_schema` is
+``docs/scenario-format.schema.json`` (``python -m quotagov.scheduler.scenario_schema``).
+
+A job is validated into the engine's :class:`~quotagov.scheduler.models.JobSpec` as soon
+as its model is valid (:class:`ConvertedTo`): a million jobs never exist as a million
+model instances at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
+
+from quotagov.batch_shapes import (
+    BatchShape,
+    CapacityLimit,
+    PreemptionConfiguration,
+    ShareStrategy,
+    Switch,
+)
+from quotagov.scheduler.models import (
+    MAX_CAPACITY_LIMITS_PER_SHARE,
+    MAX_SHARES,
+    UNLIMITED_BORROW,
+    JobSpec,
+    Options,
+    Queueing,
+    ShareConfig,
+)
+from quotagov.scheduler.rules import MAX_SCHEDULING_PRIORITY, MIN_SCHEDULING_PRIORITY
+
+
+@dataclass(frozen=True)
+class _Seconds:
+    """A number of seconds: an int or a float (never a boolean), finite, at least 0 (or,
+    ``positive``, above 0). The input's type is kept (``5`` stays an int, ``5.0`` a
+    float), as the output document normalizes numbers itself.
+
+    Any fault is one ``seconds`` error carrying ``positive`` in its context; the message
+    is :mod:`~quotagov.scheduler.scenario_faults`'s.
+    """
+
+    positive: bool = False
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        if self.positive:
+            ints, floats = core_schema.int_schema(gt=0), core_schema.float_schema(gt=0)
+        else:
+            ints, floats = core_schema.int_schema(ge=0), core_schema.float_schema(ge=0)
+        ints["strict"] = floats["strict"] = True
+        floats["allow_inf_nan"] = False
+        return core_schema.union_schema(
+            [ints, floats],
+            custom_error_type="seconds",
+            custom_error_message="Input should be a finite number of seconds, "
+            + ("above 0" if self.positive else "at least 0"),
+            custom_error_context={"positive": self.positive},
+        )
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "number", ("exclusiveMinimum" if self.positive else "minimum"): 0}
+
+
+@dataclass(frozen=True)
+class _SchemaKeywords:
+    """JSON Schema keywords for a rule :mod:`~quotagov.scheduler.scenario_checks` checks
+    (so the schema states it and the validator reports it once, in its own words)."""
+
+    keywords: tuple[tuple[str, Any], ...]
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        out = handler(schema)
+        out.update(self.keywords)
+        return out
+
+
+@dataclass(frozen=True)
+class ConvertedTo:
+    """Validate with ``model``, then hand on ``convert(instance)`` (the instance is dropped
+    at once); the JSON schema is ``model``'s."""
+
+    model: type[BaseModel]
+    convert: Callable[[Any], Any]
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            self.convert, handler.generate_schema(self.model)
+        )
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def _optional_not_null() -> Any:
+    """A field that may be left out but not given as null: its default, None, means "not
+    given" and is not shown in the JSON schema."""
+    return Field(default=None, json_schema_extra=_drop_default)
+
+
+#: Seconds from 0 (times, durations): an int or a float, finite, at least 0.
+Seconds = Annotated[float, _Seconds()]
+#: Seconds above 0 (``checkpointIntervalSeconds``; null means none).
+PositiveSeconds = Annotated[float, _Seconds(positive=True)]
+#: A name or an instance type: a non-empty string.
+Name = Annotated[str, Field(min_length=1)]
+#: ``schedulingPriority``: 0-9999, higher runs first.
+Priority = Annotated[int, Field(ge=MIN_SCHEDULING_PRIORITY, le=MAX_SCHEDULING_PRIORITY)]
+#: A share's ``capacityLimits`` (1 to 5, one per unit: checked with the share's other
+#: cross-field rules by :func:`quotagov.scheduler.rules.share_faults`).
+CapacityLimits = Annotated[
+    list[CapacityLimit],
+    _SchemaKeywords((("minItems", 1), ("maxItems", MAX_CAPACITY_LIMITS_PER_SHARE))),
+]
+
+
+class ScenarioModel(BatchShape):
+    """Base of the scenario's models: strict, unknown fields refused, frozen.
+
+    ``UNKNOWN_FIELDS_AFTER``: an object's unknown fields are reported after the faults of
+    this many of its leading fields and before the others (the order of
+    :mod:`~quotagov.scheduler.scenario_faults`).
+    """
+
+    model_config = ConfigDict(strict=True)
+    UNKNOWN_FIELDS_AFTER: ClassVar[int] = 0
+
+
+class ResourceSharingConfiguration(ScenarioModel):
+    """``{strategy, borrowLimit}``: ``borrowLimit`` percent of each limit, -1 (default) no
+    cap; only a LEND_AND_BORROW share may set another value, and none below -1 (both
+    checked with the share's other cross-field rules by
+    :func:`quotagov.scheduler.rules.share_faults`)."""
+
+    strategy: ShareStrategy
+    borrowLimit: Annotated[int, _SchemaKeywords((("minimum", UNLIMITED_BORROW),))] = (
+        UNLIMITED_BORROW
+    )
+
+
+class QuotaShare(ScenarioModel):
+    """A quota share, as ``CreateQuotaShare`` takes it (without the job queue)."""
+
+    quotaShareName: Name
+    capacityLimits: CapacityLimits
+    resourceSharingConfiguration: ResourceSharingConfiguration
+    preemptionConfiguration: PreemptionConfiguration = PreemptionConfiguration(
+        inSharePreemption="DISABLED"
+    )
+    state: Switch = "ENABLED"
+
+    def to_config(self) -> ShareConfig:
+        """The engine's typed configuration of this share."""
+        return ShareConfig.from_batch(self.model_dump())
+
+
+class ServiceJob(ScenarioModel):
+    """A service job as submitted (``SubmitServiceJob``) plus the simulator's workload
+    fields; field for field the engine's :class:`~quotagov.scheduler.models.JobSpec`."""
+
+    model_config = ConfigDict(title="Job")
+
+    jobName: Name
+    quotaShareName: Name
+    instanceType: Name
+    instanceCount: int = Field(default=1, ge=1)
+    #: Seconds of RUNNING work (null: runs until terminated); required, may be null.
+    runSeconds: Seconds | None
+    schedulingPriority: Priority = 0
+    #: null: unlimited; N: FAILED at the (N+1)-th preemption.
+    preemptionRetriesBeforeTermination: int | None = Field(default=None, ge=0)
+    #: null: no checkpoint (a preemption loses the whole attempt).
+    checkpointIntervalSeconds: PositiveSeconds | None = None
+    restartOverheadSeconds: Seconds = 0
+    submittedAt: Seconds
+
+    def to_spec(self) -> JobSpec:
+        """The engine's :class:`~quotagov.scheduler.models.JobSpec` (same field names)."""
+        return JobSpec(**self.__dict__)
+
+
+class _Action(ScenarioModel):
+    """Fields every action begins with: ``at``, then its ``type`` (the discriminator)."""
+
+    UNKNOWN_FIELDS_AFTER: ClassVar[int] = 2
+    at: Seconds
+
+
+class UpdateServiceJob(_Action):
+    """Set a job's ``schedulingPriority`` at ``at`` (``UpdateServiceJob``)."""
+
+    type: Literal["UpdateServiceJob"]
+    jobName: Name
+    schedulingPriority: Priority
+
+
+class UpdateQuotaShare(_Action):
+    """Change a share at ``at`` (``UpdateQuotaShare``): the fields given, at least one;
+    the others keep their value."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name]}
+                for name in (
+                    "capacityLimits",
+                    "resourceSharingConfiguration",
+                    "preemptionConfiguration",
+                    "state",
+                )
+            ]
+        }
+    )
+
+    type: Literal["UpdateQuotaShare"]
+    quotaShareName: Name
+    capacityLimits: CapacityLimits = _optional_not_null()
+    resourceSharingConfiguration: ResourceSharingConfiguration = _optional_not_null()
+    preemptionConfiguration: PreemptionConfiguration = _optional_not_null()
+    state: Switch = _optional_not_null()
+
+    #: The share fields an update may carry, in the order they are applied.
+    SHARE_FIELDS: ClassVar[tuple[str, ...]] = (
+        "capacityLimits",
+        "resourceSharingConfiguration",
+        "preemptionConfiguration",
+        "state",
+    )
+
+
+class TerminateServiceJob(_Action):
+    """Terminate a job at ``at`` (``TerminateServiceJob``): it FAILS with reason TERMINATED."""
+
+    type: Literal["TerminateServiceJob"]
+    jobName: Name
+
+
+#: One entry of ``actions``, told apart by ``type``.
+Action = Annotated[
+    UpdateServiceJob | UpdateQuotaShare | TerminateServiceJob, Field(discriminator="type")
+]
+#: A job validated into the engine's spec at once.
+JobEntry = Annotated[JobSpec, ConvertedTo(ServiceJob, ServiceJob.to_spec)]
+
+
+class ScenarioOptions(ScenarioModel):
+    """``options``: startup time, queueing mode and horizon."""
+
+    model_config = ConfigDict(title="Options")
+
+    startupSeconds: Seconds = 0
+    queueing: Queueing = "STRICT_FIFO"
+    #: Stop at this time (null: when nothing is left to happen).
+    horizonSeconds: Seconds | None = None
+
+    def to_options(self) -> Options:
+        """The engine's :class:`~quotagov.scheduler.models.Options`."""
+        return Options(**self.__dict__)
+
+
+class ScenarioDocument(ScenarioModel):
+    """A scenario for ``quotagov simulate``: a service environment's capacity, the quota
+    shares of one job queue, the jobs submitted to it and admin actions over time
+    (``docs/scenario-format.md``). Times in seconds from 0, capacities in instances."""
+
+    model_config = ConfigDict(title="Scenario")
+    UNKNOWN_FIELDS_AFTER: ClassVar[int] = 6
+
+    name: str = "scenario"
+    #: Instances of each instance type in the service environment.
+    capacity: dict[str, Annotated[int, Field(ge=0)]]
+    options: ScenarioOptions | None = None
+    shares: Annotated[list[QuotaShare], _SchemaKeywords((("maxItems", MAX_SHARES),))]
+    jobs: list[JobEntry] | None = None
+    actions: list[Action] | None = None
+
+
+#: The action models, in the order the messages list their types.
+ACTION_MODELS: tuple[type[_Action], ...] = (
+    UpdateServiceJob,
+    UpdateQuotaShare,
+    TerminateServiceJob,
+)
+ActionModel = UpdateServiceJob | UpdateQuotaShare | TerminateServiceJob
+
+
+def action_type(model: type[_Action]) -> str:
+    """The ``type`` value of an action model (``"UpdateServiceJob"``...)."""
+    return str(model.model_fields["type"].annotation.__args__[0])  # type: ignore[union-attr]
+
+
+def action_time_model() -> type[_Action]:
+    """The model of the fields every action begins with (``at``), to check an action
+    whose ``type`` is missing or unknown."""
+    return _Action
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a scenario document, from these models."""
+    schema = ScenarioDocument.model_json_schema(mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+    }
