@@ -41,14 +41,15 @@ class BatchShape(BaseModel):
 
 
 class CapacityLimit(BatchShape):
-    """``{capacityUnit, maxCapacity}``: an instance type and how many instances (>= 1)."""
+    """A capacity limit: an instance type (capacityUnit) and how many instances of it
+    (maxCapacity, at least 1)."""
 
     capacityUnit: str = Field(min_length=1)
     maxCapacity: int = Field(ge=1)
 
 
 class PreemptionConfiguration(BatchShape):
-    """``{inSharePreemption: ENABLED|DISABLED}``: may a share's jobs preempt lower-priority
-    jobs of the same share."""
+    """inSharePreemption ENABLED or DISABLED: whether a share's jobs may preempt
+    lower-priority jobs of the same share."""
 
     inSharePreemption: Switch

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from quotagov.batch_shapes import ShareStrategy
 from quotagov.batch_shapes import CapacityLimit as CapacityLimit
 from quotagov.batch_shapes import PreemptionConfiguration as PreemptionConfiguration
+from quotagov.batch_shapes import ShareStrategy
 from quotagov.batch_shapes import Switch as Switch
 
 MAX_SHARES_PER_QUEUE = 20

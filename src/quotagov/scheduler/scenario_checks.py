@@ -36,9 +36,9 @@ from quotagov.scheduler.models import MAX_SHARES, JobSpec, ShareConfig
 from quotagov.scheduler.rules import share_faults
 from quotagov.scheduler.scenario_faults import AFTER_FIELDS, Fault, fault_after, fault_at
 from quotagov.scheduler.scenario_models import (
+    SHARE_UPDATE_FIELDS,
     ActionModel,
     TerminateServiceJob,
-    UpdateQuotaShare,
     UpdateServiceJob,
 )
 from quotagov.scheduler.scenario_parts import Parsed
@@ -234,12 +234,12 @@ def _actions(
             if name is not None and name not in share_names:
                 out.faults.append(fault_at(where, f"unknown share {name!r}", order=(1,)))
             given = model.model_fields_set if model is not None else set(raw)
-            if not given.intersection(UpdateQuotaShare.SHARE_FIELDS):
+            if not given.intersection(SHARE_UPDATE_FIELDS):
                 out.faults.append(
                     fault_at(
                         ("actions", i),
                         "UpdateQuotaShare changes nothing: give at least one of "
-                        + ", ".join(UpdateQuotaShare.SHARE_FIELDS),
+                        + ", ".join(SHARE_UPDATE_FIELDS),
                         after=where,
                         order=(2,),
                     )
@@ -271,7 +271,7 @@ def _fields(model: ActionModel) -> dict[str, Any]:
     if isinstance(model, TerminateServiceJob):
         return {"jobName": model.jobName}
     fields: dict[str, Any] = {"quotaShareName": model.quotaShareName}
-    for name in UpdateQuotaShare.SHARE_FIELDS:
+    for name in SHARE_UPDATE_FIELDS:
         if name in model.model_fields_set:
             value = getattr(model, name)
             if isinstance(value, list):
@@ -315,7 +315,7 @@ def _replay(shares: dict[str, ShareConfig], out: CrossChecked) -> dict[str, _His
 
 def _apply_share_update(config: ShareConfig, fields: Mapping[str, Any]) -> ShareConfig:
     data = config.to_batch()
-    for key in UpdateQuotaShare.SHARE_FIELDS:
+    for key in SHARE_UPDATE_FIELDS:
         if key in fields:
             data[key] = fields[key]
     return ShareConfig.from_batch(data)

@@ -15,9 +15,10 @@ times, jobs that can never be admitted) are :mod:`quotagov.scheduler.scenario_ch
 (a share's own ones are :func:`quotagov.scheduler.rules.share_faults`, shared with the
 engine, so a share keeps every one of its faults in one report); the schema states the
 ones JSON Schema can express (``minItems``/``maxItems``, ``borrowLimit``'s minimum, "at
-least one field" of an ``UpdateQuotaShare``) from the same constants. :mod:`quotagov.scheduler.scenario_faults`
-turns pydantic's errors into the format's messages; :func:`json_schema` is
-``docs/scenario-format.schema.json`` (``python -m quotagov.scheduler.scenario_schema``).
+least one field" of an ``UpdateQuotaShare``) from the same constants.
+:mod:`quotagov.scheduler.scenario_faults` turns pydantic's errors into the format's
+messages; :func:`json_schema` is ``docs/scenario-format.schema.json`` (``python -m
+quotagov.scheduler.scenario_schema --write`` writes it).
 
 A job is validated into the engine's :class:`~quotagov.scheduler.models.JobSpec` as soon
 as its model is valid (:class:`ConvertedTo`): a million jobs never exist as a million
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
 from quotagov.batch_shapes import (
@@ -145,40 +146,56 @@ CapacityLimits = Annotated[
 ]
 
 
+#: The share fields an ``UpdateQuotaShare`` may carry, in the order they are applied.
+SHARE_UPDATE_FIELDS: tuple[str, ...] = (
+    "capacityLimits",
+    "resourceSharingConfiguration",
+    "preemptionConfiguration",
+    "state",
+)
+
+
 class ScenarioModel(BatchShape):
-    """Base of the scenario's models: strict, unknown fields refused, frozen.
+    """Base of the scenario's models: strict, unknown fields refused, frozen; a field's
+    docstring is its description in the JSON schema.
 
     ``UNKNOWN_FIELDS_AFTER``: an object's unknown fields are reported after the faults of
     this many of its leading fields and before the others (the order of
     :mod:`~quotagov.scheduler.scenario_faults`).
     """
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, use_attribute_docstrings=True)
     UNKNOWN_FIELDS_AFTER: ClassVar[int] = 0
 
 
 class ResourceSharingConfiguration(ScenarioModel):
-    """``{strategy, borrowLimit}``: ``borrowLimit`` percent of each limit, -1 (default) no
-    cap; only a LEND_AND_BORROW share may set another value, and none below -1 (both
-    checked with the share's other cross-field rules by
-    :func:`quotagov.scheduler.rules.share_faults`)."""
+    """How the share lends and borrows idle capacity."""
 
+    # borrowLimit >= -1 and only with LEND_AND_BORROW: checked with the share's other
+    # cross-field rules by quotagov.scheduler.rules.share_faults.
     strategy: ShareStrategy
+    """RESERVE (never lends its idle quota), LEND (lends, never borrows) or LEND_AND_BORROW."""
     borrowLimit: Annotated[int, _SchemaKeywords((("minimum", UNLIMITED_BORROW),))] = (
         UNLIMITED_BORROW
     )
+    """Percent of each capacity limit the share may borrow on top of it; -1: no cap.
+    Only for LEND_AND_BORROW."""
 
 
 class QuotaShare(ScenarioModel):
-    """A quota share, as ``CreateQuotaShare`` takes it (without the job queue)."""
+    """A quota share, with the fields of CreateQuotaShare (without the job queue)."""
 
     quotaShareName: Name
+    """Unique in the scenario."""
     capacityLimits: CapacityLimits
+    """1 to 5 limits, one per instance type the share may run."""
     resourceSharingConfiguration: ResourceSharingConfiguration
     preemptionConfiguration: PreemptionConfiguration = PreemptionConfiguration(
         inSharePreemption="DISABLED"
     )
+    """Whether the share's jobs may preempt its lower-priority jobs."""
     state: Switch = "ENABLED"
+    """A DISABLED share accepts no new jobs."""
 
     def to_config(self) -> ShareConfig:
         """The engine's typed configuration of this share."""
@@ -186,24 +203,30 @@ class QuotaShare(ScenarioModel):
 
 
 class ServiceJob(ScenarioModel):
-    """A service job as submitted (``SubmitServiceJob``) plus the simulator's workload
-    fields; field for field the engine's :class:`~quotagov.scheduler.models.JobSpec`."""
+    """A service job as submitted (SubmitServiceJob) plus the simulator's workload fields."""
 
-    model_config = ConfigDict(title="Job")
+    # Field for field the engine's JobSpec (to_spec relies on it; a test checks it).
 
     jobName: Name
+    """Unique in the scenario."""
     quotaShareName: Name
+    """The share it is submitted to."""
     instanceType: Name
+    """An instance type of the share's capacity limits (in effect at submission)."""
     instanceCount: int = Field(default=1, ge=1)
-    #: Seconds of RUNNING work (null: runs until terminated); required, may be null.
+    """Instances it holds while started."""
     runSeconds: Seconds | None
+    """Seconds of RUNNING it needs to succeed; null: runs until terminated or preempted."""
     schedulingPriority: Priority = 0
-    #: null: unlimited; N: FAILED at the (N+1)-th preemption.
+    """0-9999, higher runs first."""
     preemptionRetriesBeforeTermination: int | None = Field(default=None, ge=0)
-    #: null: no checkpoint (a preemption loses the whole attempt).
+    """null: unlimited; N: the job FAILS at its (N+1)-th preemption."""
     checkpointIntervalSeconds: PositiveSeconds | None = None
+    """null: no checkpoint (a preemption loses the whole attempt)."""
     restartOverheadSeconds: Seconds = 0
+    """Seconds of work added at each preemption."""
     submittedAt: Seconds
+    """Submission time, seconds from 0."""
 
     def to_spec(self) -> JobSpec:
         """The engine's :class:`~quotagov.scheduler.models.JobSpec` (same field names)."""
@@ -211,78 +234,67 @@ class ServiceJob(ScenarioModel):
 
 
 class _Action(ScenarioModel):
-    """Fields every action begins with: ``at``, then its ``type`` (the discriminator)."""
-
+    # Fields every action begins with: at, then its type (the discriminator).
     UNKNOWN_FIELDS_AFTER: ClassVar[int] = 2
     at: Seconds
+    """When the action runs, seconds from 0 (before the submissions of that time)."""
 
 
 class UpdateServiceJob(_Action):
-    """Set a job's ``schedulingPriority`` at ``at`` (``UpdateServiceJob``)."""
+    """Set a job's schedulingPriority (UpdateServiceJob)."""
 
     type: Literal["UpdateServiceJob"]
     jobName: Name
+    """A job of the scenario, submitted before at."""
     schedulingPriority: Priority
+    """0-9999, higher runs first."""
 
 
 class UpdateQuotaShare(_Action):
-    """Change a share at ``at`` (``UpdateQuotaShare``): the fields given, at least one;
-    the others keep their value."""
+    """Change a share (UpdateQuotaShare): the fields given, at least one; the others keep
+    their value."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "anyOf": [
-                {"required": [name]}
-                for name in (
-                    "capacityLimits",
-                    "resourceSharingConfiguration",
-                    "preemptionConfiguration",
-                    "state",
-                )
-            ]
-        }
+        json_schema_extra={"anyOf": [{"required": [name]} for name in SHARE_UPDATE_FIELDS]}
     )
 
     type: Literal["UpdateQuotaShare"]
     quotaShareName: Name
+    """A share of the scenario."""
     capacityLimits: CapacityLimits = _optional_not_null()
     resourceSharingConfiguration: ResourceSharingConfiguration = _optional_not_null()
     preemptionConfiguration: PreemptionConfiguration = _optional_not_null()
     state: Switch = _optional_not_null()
 
-    #: The share fields an update may carry, in the order they are applied.
-    SHARE_FIELDS: ClassVar[tuple[str, ...]] = (
-        "capacityLimits",
-        "resourceSharingConfiguration",
-        "preemptionConfiguration",
-        "state",
-    )
-
 
 class TerminateServiceJob(_Action):
-    """Terminate a job at ``at`` (``TerminateServiceJob``): it FAILS with reason TERMINATED."""
+    """Terminate a job (TerminateServiceJob): it FAILS with reason TERMINATED."""
 
     type: Literal["TerminateServiceJob"]
     jobName: Name
+    """A job of the scenario, submitted before at."""
 
 
 #: One entry of ``actions``, told apart by ``type``.
 Action = Annotated[
     UpdateServiceJob | UpdateQuotaShare | TerminateServiceJob, Field(discriminator="type")
 ]
+#: An action as validated (one of the three models).
+ActionModel = UpdateServiceJob | UpdateQuotaShare | TerminateServiceJob
 #: A job validated into the engine's spec at once.
 JobEntry = Annotated[JobSpec, ConvertedTo(ServiceJob, ServiceJob.to_spec)]
 
 
 class ScenarioOptions(ScenarioModel):
-    """``options``: startup time, queueing mode and horizon."""
-
-    model_config = ConfigDict(title="Options")
+    """How the scheduler runs."""
 
     startupSeconds: Seconds = 0
+    """Seconds from SCHEDULED to RUNNING."""
     queueing: Queueing = "STRICT_FIFO"
-    #: Stop at this time (null: when nothing is left to happen).
+    """STRICT_FIFO: a share's head that cannot start blocks the jobs behind it;
+    BEST_EFFORT_FIFO: it is set aside until the next event time."""
     horizonSeconds: Seconds | None = None
+    """Stop at this time; null: when nothing is left to happen."""
 
     def to_options(self) -> Options:
         """The engine's :class:`~quotagov.scheduler.models.Options`."""
@@ -290,37 +302,35 @@ class ScenarioOptions(ScenarioModel):
 
 
 class ScenarioDocument(ScenarioModel):
-    """A scenario for ``quotagov simulate``: a service environment's capacity, the quota
+    """A scenario for `quotagov simulate`: a service environment's capacity, the quota
     shares of one job queue, the jobs submitted to it and admin actions over time
-    (``docs/scenario-format.md``). Times in seconds from 0, capacities in instances."""
+    (docs/scenario-format.md). Names must be unique; jobs and actions must name shares
+    and jobs of the scenario."""
 
     model_config = ConfigDict(title="Scenario")
     UNKNOWN_FIELDS_AFTER: ClassVar[int] = 6
 
     name: str = "scenario"
-    #: Instances of each instance type in the service environment.
+    """Echoed as scenario in the output."""
     capacity: dict[str, Annotated[int, Field(ge=0)]]
+    """Instances of each instance type in the service environment."""
     options: ScenarioOptions | None = None
     shares: Annotated[list[QuotaShare], _SchemaKeywords((("maxItems", MAX_SHARES),))]
+    """The quota shares of the job queue (at most 20)."""
     jobs: list[JobEntry] | None = None
+    """Service jobs, submitted at their submittedAt."""
     actions: list[Action] | None = None
+    """Admin actions, each at its time."""
 
 
-#: The action models, in the order the messages list their types.
-ACTION_MODELS: tuple[type[_Action], ...] = (
-    UpdateServiceJob,
-    UpdateQuotaShare,
-    TerminateServiceJob,
-)
-ActionModel = UpdateServiceJob | UpdateQuotaShare | TerminateServiceJob
+class _SchemaWithoutTitles(GenerateJsonSchema):
+    """JSON schema generation without the field titles pydantic makes up ("Jobname")."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
 
 
-def action_type(model: type[_Action]) -> str:
-    """The ``type`` value of an action model (``"UpdateServiceJob"``...)."""
-    return str(model.model_fields["type"].annotation.__args__[0])  # type: ignore[union-attr]
-
-
-def action_time_model() -> type[_Action]:
+def action_time_model() -> type[ScenarioModel]:
     """The model of the fields every action begins with (``at``), to check an action
     whose ``type`` is missing or unknown."""
     return _Action
@@ -328,8 +338,7 @@ def action_time_model() -> type[_Action]:
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a scenario document, from these models."""
-    schema = ScenarioDocument.model_json_schema(mode="validation")
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **schema,
-    }
+    schema = ScenarioDocument.model_json_schema(
+        mode="validation", schema_generator=_SchemaWithoutTitles
+    )
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
