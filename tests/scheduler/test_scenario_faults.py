@@ -56,8 +56,7 @@ def test_an_action_of_no_known_type_still_has_its_time_checked() -> None:
     doc = scenario(1, [share("a", 1)], [], [{"at": -3, "type": 7}, {"jobName": "j"}])
     assert _faults(doc) == [
         "actions[0].at: -3 is negative",
-        "actions[0].type: 7 is not one of UpdateServiceJob, UpdateQuotaShare, "
-        "TerminateServiceJob",
+        "actions[0].type: 7 is not one of UpdateServiceJob, UpdateQuotaShare, TerminateServiceJob",
         "actions[1].at: required",
         "actions[1].type: required",
     ]

@@ -31,8 +31,9 @@ from .test_properties import scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "docs/scenario-format.schema.json"
-SHIPPED = sorted((ROOT.parent / "shared/scenarios").glob("*.json")) + [
-    ROOT / "src/quotagov/examples/aws-walkthrough.json"
+SHIPPED = [
+    *sorted((ROOT.parent / "shared/scenarios").glob("*.json")),
+    ROOT / "src/quotagov/examples/aws-walkthrough.json",
 ]
 
 
@@ -116,35 +117,137 @@ _DELETE = object()
 
 #: Faults the schema can express, each with the validator's message for it.
 EXPRESSIBLE = [
-    (("capacity",), _DELETE, "capacity: required"),
-    (("capacity", G), -1, "capacity.ml.g5.xlarge: -1 is negative"),
-    (("colour",), "red", "colour: unknown field"),
-    (("options", "startupSeconds"), True, "options.startupSeconds: expected a number, got a boolean"),
-    (("options", "queueing"), "FIFO", "options.queueing: 'FIFO' is not one of STRICT_FIFO, BEST_EFFORT_FIFO"),
-    (("shares", 0, "capacityLimits"), [], "shares[0].capacityLimits: a share needs at least 1 capacity limit"),
+    (
+        ("capacity",),
+        _DELETE,
+        "capacity: required",
+    ),
+    (
+        ("capacity", G),
+        -1,
+        "capacity.ml.g5.xlarge: -1 is negative",
+    ),
+    (
+        ("colour",),
+        "red",
+        "colour: unknown field",
+    ),
+    (
+        ("options", "startupSeconds"),
+        True,
+        "options.startupSeconds: expected a number, got a boolean",
+    ),
+    (
+        ("options", "queueing"),
+        "FIFO",
+        "options.queueing: 'FIFO' is not one of STRICT_FIFO, BEST_EFFORT_FIFO",
+    ),
+    (
+        ("shares", 0, "capacityLimits"),
+        [],
+        "shares[0].capacityLimits: a share needs at least 1 capacity limit",
+    ),
     (
         ("shares", 0, "capacityLimits"),
         [{"capacityUnit": f"ml.t{i}.large", "maxCapacity": 1} for i in range(6)],
         "shares[0].capacityLimits: 6 capacity limits, a share has at most 5",
     ),
-    (("shares", 0, "capacityLimits", 0, "maxCapacity"), 0, "shares[0].capacityLimits[0].maxCapacity: 0 is below 1"),
-    (("shares", 0, "resourceSharingConfiguration", "borrowLimit"), -2, "shares[0].resourceSharingConfiguration.borrowLimit: -2 is below -1"),
-    (("shares", 0, "resourceSharingConfiguration", "strategy"), "SHARE", "shares[0].resourceSharingConfiguration.strategy: 'SHARE' is not one of RESERVE, LEND, LEND_AND_BORROW"),
-    (("shares", 0, "state"), None, "shares[0].state: None is not one of ENABLED, DISABLED"),
-    (("shares", 0, "quotaShareName"), "", "shares[0].quotaShareName: expected a non-empty string, got string ''"),
-    (("jobs", 0, "runSeconds"), _DELETE, "jobs[0].runSeconds: required"),
-    (("jobs", 0, "submittedAt"), "0", "jobs[0].submittedAt: expected a number, got string '0'"),
-    (("jobs", 0, "schedulingPriority"), 10000, "jobs[0].schedulingPriority: 10000 is above 9999"),
-    (("jobs", 0, "checkpointIntervalSeconds"), 0, "jobs[0].checkpointIntervalSeconds: must be positive (use null for none)"),
-    (("jobs", 0, "restartOverheadSeconds"), None, "jobs[0].restartOverheadSeconds: must not be null"),
-    (("jobs", 0, "preemptionRetriesBeforeTermination"), -1, "jobs[0].preemptionRetriesBeforeTermination: -1 is negative"),
-    (("actions", 0, "type"), "Reboot", "actions[0].type: 'Reboot' is not one of UpdateServiceJob, UpdateQuotaShare, TerminateServiceJob"),
-    (("actions", 0, "type"), _DELETE, "actions[0].type: required"),
-    (("actions", 0, "schedulingPriority"), _DELETE, "actions[0].schedulingPriority: required"),
-    (("actions", 1, "state"), _DELETE, "actions[1]: UpdateQuotaShare changes nothing: give at least one of capacityLimits, resourceSharingConfiguration, preemptionConfiguration, state"),
-    (("actions", 1, "capacityLimits"), None, "actions[1].capacityLimits: expected a list, got null"),
-    (("actions", 1, "at"), -1, "actions[1].at: -1 is negative"),
-]  # fmt: skip
+    (
+        ("shares", 0, "capacityLimits", 0, "maxCapacity"),
+        0,
+        "shares[0].capacityLimits[0].maxCapacity: 0 is below 1",
+    ),
+    (
+        ("shares", 0, "resourceSharingConfiguration", "borrowLimit"),
+        -2,
+        "shares[0].resourceSharingConfiguration.borrowLimit: -2 is below -1",
+    ),
+    (
+        ("shares", 0, "resourceSharingConfiguration", "strategy"),
+        "SHARE",
+        (
+            "shares[0].resourceSharingConfiguration.strategy: 'SHARE' is not one of "
+            "RESERVE, LEND, LEND_AND_BORROW"
+        ),
+    ),
+    (
+        ("shares", 0, "state"),
+        None,
+        "shares[0].state: None is not one of ENABLED, DISABLED",
+    ),
+    (
+        ("shares", 0, "quotaShareName"),
+        "",
+        "shares[0].quotaShareName: expected a non-empty string, got string ''",
+    ),
+    (
+        ("jobs", 0, "runSeconds"),
+        _DELETE,
+        "jobs[0].runSeconds: required",
+    ),
+    (
+        ("jobs", 0, "submittedAt"),
+        "0",
+        "jobs[0].submittedAt: expected a number, got string '0'",
+    ),
+    (
+        ("jobs", 0, "schedulingPriority"),
+        10000,
+        "jobs[0].schedulingPriority: 10000 is above 9999",
+    ),
+    (
+        ("jobs", 0, "checkpointIntervalSeconds"),
+        0,
+        "jobs[0].checkpointIntervalSeconds: must be positive (use null for none)",
+    ),
+    (
+        ("jobs", 0, "restartOverheadSeconds"),
+        None,
+        "jobs[0].restartOverheadSeconds: must not be null",
+    ),
+    (
+        ("jobs", 0, "preemptionRetriesBeforeTermination"),
+        -1,
+        "jobs[0].preemptionRetriesBeforeTermination: -1 is negative",
+    ),
+    (
+        ("actions", 0, "type"),
+        "Reboot",
+        (
+            "actions[0].type: 'Reboot' is not one of UpdateServiceJob, "
+            "UpdateQuotaShare, TerminateServiceJob"
+        ),
+    ),
+    (
+        ("actions", 0, "type"),
+        _DELETE,
+        "actions[0].type: required",
+    ),
+    (
+        ("actions", 0, "schedulingPriority"),
+        _DELETE,
+        "actions[0].schedulingPriority: required",
+    ),
+    (
+        ("actions", 1, "state"),
+        _DELETE,
+        (
+            "actions[1]: UpdateQuotaShare changes nothing: give at least one of "
+            "capacityLimits, resourceSharingConfiguration, preemptionConfiguration, "
+            "state"
+        ),
+    ),
+    (
+        ("actions", 1, "capacityLimits"),
+        None,
+        "actions[1].capacityLimits: expected a list, got null",
+    ),
+    (
+        ("actions", 1, "at"),
+        -1,
+        "actions[1].at: -1 is negative",
+    ),
+]
 
 
 @pytest.mark.parametrize(("path", "value", "fault"), EXPRESSIBLE, ids=lambda v: str(v)[:40])

@@ -233,14 +233,16 @@ class ServiceJob(ScenarioModel):
         return JobSpec(**self.__dict__)
 
 
-class _Action(ScenarioModel):
-    # Fields every action begins with: at, then its type (the discriminator).
+class ActionBase(ScenarioModel):
+    """What every action begins with: ``at``, then its ``type`` (the discriminator, each
+    action's own); alone, it checks the time of an action of no known type."""
+
     UNKNOWN_FIELDS_AFTER: ClassVar[int] = 2
     at: Seconds
     """When the action runs, seconds from 0 (before the submissions of that time)."""
 
 
-class UpdateServiceJob(_Action):
+class UpdateServiceJob(ActionBase):
     """Set a job's schedulingPriority (UpdateServiceJob)."""
 
     type: Literal["UpdateServiceJob"]
@@ -250,7 +252,7 @@ class UpdateServiceJob(_Action):
     """0-9999, higher runs first."""
 
 
-class UpdateQuotaShare(_Action):
+class UpdateQuotaShare(ActionBase):
     """Change a share (UpdateQuotaShare): the fields given, at least one; the others keep
     their value."""
 
@@ -267,7 +269,7 @@ class UpdateQuotaShare(_Action):
     state: Switch = _optional_not_null()
 
 
-class TerminateServiceJob(_Action):
+class TerminateServiceJob(ActionBase):
     """Terminate a job (TerminateServiceJob): it FAILS with reason TERMINATED."""
 
     type: Literal["TerminateServiceJob"]
@@ -328,12 +330,6 @@ class _SchemaWithoutTitles(GenerateJsonSchema):
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
-
-
-def action_time_model() -> type[ScenarioModel]:
-    """The model of the fields every action begins with (``at``), to check an action
-    whose ``type`` is missing or unknown."""
-    return _Action
 
 
 def json_schema() -> dict[str, Any]:

@@ -24,11 +24,11 @@ from quotagov.scheduler.models import JobSpec, Options
 from quotagov.scheduler.scenario_faults import Fault, field_fault, path_of
 from quotagov.scheduler.scenario_models import (
     Action,
+    ActionBase,
     ActionModel,
     JobEntry,
     QuotaShare,
     ScenarioDocument,
-    action_time_model,
 )
 
 _UNION_TAG_ERRORS = ("union_tag_invalid", "union_tag_not_found")
@@ -108,57 +108,50 @@ def _listed(doc: Mapping[str, Any], section: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _without(item: Any, places: list[tuple[int | str, ...]]) -> Any:
-    """``item`` without the unknown fields at ``places`` (paths inside it), copied only
-    along those paths."""
-    if not places:
-        return item
-    inner: dict[Any, list[tuple[int | str, ...]]] = {}
-    for place in places:
-        inner.setdefault(place[0], []).append(place[1:])
-    if isinstance(item, Mapping):
-        return {
-            key: _without(value, inner[key]) if key in inner else value
-            for key, value in item.items()
-            if () not in inner.get(key, [])
-        }
-    return [_without(value, inner.get(i, [])) for i, value in enumerate(item)]
-
-
 def _partial(doc: Any, exc: ValidationError) -> Parsed:
+    """The faults of ``exc`` and the parts of ``doc`` that are valid on their own."""
     errors = exc.errors(include_url=False)
     parsed = Parsed(faults=[field_fault(e) for e in errors])
     if not isinstance(doc, Mapping):
         return parsed
     parsed.faulty_paths = {path_of(tuple(e["loc"])) for e in errors}
     failed: dict[str, set[int]] = {"shares": set(), "jobs": set(), "actions": set()}
-    #: Per share or job with unknown fields of its own: their names.
-    unknown: dict[tuple[str, int], list[tuple[int | str, ...]]] = {}
+    # A share or job whose only faults are unknown fields of its own (not inside its
+    # capacity limits or configurations) still counts for the cross-field rules: its
+    # unknown fields are reported, the rest of it is checked without them.
+    unknown: dict[tuple[str, int], set[Any]] = {}
     untyped: list[int] = []
     for e in errors:
         loc = e["loc"]
-        if len(loc) >= 2 and loc[0] in failed and isinstance(loc[1], int):
-            item = (str(loc[0]), loc[1])
-            if e["type"] == "extra_forbidden" and item[0] != "actions" and len(loc) == 3:
-                unknown.setdefault(item, []).append(tuple(loc[2:]))
-                continue
-            failed[item[0]].add(item[1])
-            if item[0] == "actions" and len(loc) == 2 and e["type"] in _UNION_TAG_ERRORS:
-                untyped.append(loc[1])
-    # A share or job whose only faults are unknown fields of its own (not inside its
-    # capacity limits or configurations) still counts for the cross-field rules: its
-    # unknown fields are reported, the rest of it is checked.
+        if len(loc) < 2 or loc[0] not in failed or not isinstance(loc[1], int):
+            continue
+        section, i = str(loc[0]), loc[1]
+        if e["type"] == "extra_forbidden" and section != "actions" and len(loc) == 3:
+            unknown.setdefault((section, i), set()).add(loc[2])
+            continue
+        failed[section].add(i)
+        if section == "actions" and len(loc) == 2 and e["type"] in _UNION_TAG_ERRORS:
+            untyped.append(i)
+    raw = {section: _listed(doc, section) for section in failed}
     valid: dict[str, list[tuple[int, Any]]] = {}
-    for section, bad in failed.items():
-        raw = _listed(doc, section)
-        setattr(parsed, f"raw_{section}", raw)
+    for section, items in raw.items():
         if section in parsed.faulty_paths:  # the section itself is at fault
             valid[section] = []
             continue
-        kept = [i for i in range(len(raw)) if i not in bad]
-        items = [_without(raw[i], unknown.get((section, i), [])) for i in kept]
-        values = _items(section).validate_python(items, strict=True)
+        kept = [i for i in range(len(items)) if i not in failed[section]]
+        cleaned = [
+            {k: v for k, v in items[i].items() if k not in unknown[(section, i)]}
+            if (section, i) in unknown
+            else items[i]
+            for i in kept
+        ]
+        values = _items(section).validate_python(cleaned, strict=True)
         valid[section] = list(zip(kept, values, strict=True))
+    parsed.raw_shares, parsed.raw_jobs, parsed.raw_actions = (
+        raw["shares"],
+        raw["jobs"],
+        raw["actions"],
+    )
     parsed.shares = valid["shares"]
     parsed.jobs = [spec for _, spec in valid["jobs"]]
     parsed.job_index = [i for i, _ in valid["jobs"]]
@@ -170,10 +163,10 @@ def _partial(doc: Any, exc: ValidationError) -> Parsed:
         if isinstance(parsed.raw_actions[i], Mapping)
     ]
     for i in untyped:  # an action of no known type: its time is checked all the same
-        raw = parsed.raw_actions[i]
-        times = {"at": raw["at"]} if "at" in raw else {}
+        action = parsed.raw_actions[i]
+        times = {"at": action["at"]} if "at" in action else {}
         try:
-            action_time_model().model_validate(times, strict=True)
+            ActionBase.model_validate(times, strict=True)
         except ValidationError as time_exc:
             parsed.faults += [field_fault(e, ("actions", i)) for e in time_exc.errors()]
     capacity = doc.get("capacity")
