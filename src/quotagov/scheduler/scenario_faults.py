@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from annotated_types import MinLen
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
@@ -171,7 +170,7 @@ def _text(error: ErrorDetails, place: _Place, top_level: bool) -> str:
         return _seconds_text(value, bool(ctx.get("positive")))
     if kind in ("string_type", "string_too_short"):
         metadata = place.field.metadata if place.field is not None else []
-        non_empty = any(isinstance(m, MinLen) and m.min_length > 0 for m in metadata)
+        non_empty = any(getattr(m, "min_length", 0) for m in metadata)  # Field(min_length=1)
         return f"expected a {'non-empty ' if non_empty else ''}string, got {describe(value)}"
     if kind == "literal_error" and get_origin(place.expected) is Literal:
         return f"{value!r} is not one of {', '.join(map(str, get_args(place.expected)))}"
