@@ -113,7 +113,14 @@ def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     return doc
 
 
-_DELETE = object()
+class _Delete:
+    """Leave the field out."""
+
+    def __repr__(self) -> str:
+        return "DELETE"
+
+
+_DELETE = _Delete()
 
 #: Faults the schema can express, each with the validator's message for it.
 EXPRESSIBLE = [
@@ -250,7 +257,9 @@ EXPRESSIBLE = [
 ]
 
 
-@pytest.mark.parametrize(("path", "value", "fault"), EXPRESSIBLE, ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize(
+    ("path", "value", "fault"), EXPRESSIBLE, ids=[f for _, _, f in EXPRESSIBLE]
+)
 def test_a_fault_the_schema_can_express_fails_both(
     path: tuple[Any, ...], value: Any, fault: str, schema: jsonschema.Draft202012Validator
 ) -> None:
