@@ -136,6 +136,37 @@ def test_a_hand_off_naming_a_pending_escalation_applies_nothing(
     assert world.update_calls == []
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"source": "aws.events", "detail-type": None, "detail": {}},  # an edited schedule
+        {"source": "aws.events", "detail-type": "Scheduled Events", "detail": {}},
+        {"Records": "not a list"},
+        {},
+        [],
+    ],
+    ids=["detail-type-null", "detail-type-misspelt", "records-not-a-list", "empty", "a-list"],
+)
+def test_an_event_that_is_neither_a_batch_nor_the_schedule_changes_nothing(
+    world: World, dynamodb_endpoint: str, event: Any
+) -> None:
+    """Found by the event property test: a schedule event with its ``detail-type``
+    edited reached Powertools' batch processor, which raised
+    ``UnexpectedBatchTypeError`` (a failed invocation). Any event that is neither an
+    SQS batch nor the retry schedule is logged and answered with no failures; it
+    retries nothing and applies nothing."""
+    from quotagov.handlers import apply_decisions
+
+    _idempotency_table(world, dynamodb_endpoint)
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201
+    before = world.escalations.get(body["escalationId"])
+    reply = apply_decisions.handler(event, LambdaContext())  # type: ignore[arg-type]
+    assert reply == {"batchItemFailures": []}
+    assert world.escalations.get(body["escalationId"]) == before
+    assert world.update_calls == []
+
+
 # ---------------------------------------------------------------- owner notices
 #
 # The submit worker and the reconciler (no Slack secret) hand failed submissions to

@@ -57,11 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -76,7 +72,7 @@ from quotagov.governance.handoff import (
 )
 from quotagov.handlers.idempotency import idempotency_config as shared_idempotency_config
 from quotagov.handlers.metrics import emit
-from quotagov.handlers.sqs_batches import queue_arn_matches_url
+from quotagov.handlers.sqs_batches import process_batch, queue_arn_matches_url
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -191,8 +187,12 @@ def _tell_owner(submission_id: str) -> dict[str, Any]:
     return {"kind": SUBMISSION_FAILED, "recordId": submission_id, "status": str(outcome)}
 
 
-def _is_schedule(event: dict[str, Any]) -> bool:
-    return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
+def _is_schedule(event: Any) -> bool:
+    return (
+        isinstance(event, dict)
+        and event.get("source") == "aws.events"
+        and event.get("detail-type") == "Scheduled Event"
+    )
 
 
 @logger.inject_lambda_context
@@ -202,7 +202,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     Returns:
         ``{"batchItemFailures": [...]}`` for SQS; ``{"retried": {id: status}}`` for
-        the schedule.
+        the schedule; for any other event (a schedule event whose ``detail-type`` was
+        edited, no ``Records`` list) ``{"batchItemFailures": []}``, logged
+        (:func:`quotagov.handlers.sqs_batches.process_batch`), never an exception.
     """
     if _is_schedule(event):
         retried = services().escalations.retry_failed()
@@ -219,8 +221,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         logger.info("retried failed escalations", extra=result)
         return result
     idempotency_config().register_lambda_context(context)
-    return dict(
-        process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-    )
+    return process_batch(event, record_handler, processor, context)
