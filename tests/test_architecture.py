@@ -23,6 +23,7 @@ PURE = (
     "quotagov.policy",
     "quotagov.scheduler",
     "quotagov.batch_semantics",
+    "quotagov.batch_shapes",
     "quotagov.whatif",
     "quotagov.durations",
 )

@@ -15,6 +15,9 @@ Sources:
   checkpointing) and loses the rest.
 - ``preemptionRetriesBeforeTermination`` (``SubmitServiceJob``): unset = unlimited; N =
   the job FAILS when its preemption count exceeds N (0 fails on the first preemption).
+- Quota share vocabulary (``CreateQuotaShare`` in botocore's ``batch`` model): the
+  strategies RESERVE, LEND and LEND_AND_BORROW, the ENABLED/DISABLED switches, and
+  ``borrowLimit`` -1 for no cap.
 - Job queue references: Batch accepts a queue's name or its ARN
   (``arn:<partition>:batch:<region>:<account>:job-queue/<name>``); a quota share's ARN
   extends its queue's (``.../job-queue/<name>/quota-share/<share>``).
@@ -37,6 +40,12 @@ JobStatus = Literal[
     "FAILED",
 ]
 PreemptionKind = Literal["CROSS_SHARE", "IN_SHARE"]
+#: A quota share's ``resourceSharingConfiguration.strategy`` (``CreateQuotaShare``).
+ShareStrategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
+#: The quota share switches: ``state`` and ``preemptionConfiguration.inSharePreemption``.
+Switch = Literal["ENABLED", "DISABLED"]
+#: ``borrowLimit`` meaning "borrow without cap" (the AWS Batch default); lower is invalid.
+UNLIMITED_BORROW = -1
 
 #: Every service-job status, in life-cycle order.
 SERVICE_JOB_STATUSES: tuple[str, ...] = get_args(JobStatus)

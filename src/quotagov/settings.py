@@ -38,6 +38,11 @@ class Settings:
     #: SQS queue of recorded decisions for ApplyDecisionsFunction (APPLY_QUEUE_URL); set
     #: on the functions that record decisions but must not act on Batch themselves
     apply_queue_url: str = ""
+    #: SQS queue of owner notices for ApplyDecisionsFunction (OWNER_NOTICE_QUEUE_URL):
+    #: the submit worker and the reconciler, which hold no Slack secret, send the
+    #: submissions they fail there; the apply function reads it to tell that queue's
+    #: records from the ApplyQueue's
+    owner_notice_queue_url: str = ""
     policy_parameter: str = ""  #: SSM parameter holding the policy YAML (POLICY_PARAMETER)
     policy_file: str = ""  #: local policy file, used instead of SSM when set (POLICY_FILE)
     slack_secret_arn: str = ""  #: Secrets Manager secret with the Slack tokens (SLACK_SECRET_ARN)

@@ -256,6 +256,22 @@ class Services:
 
         return SqsDecisionHandoff(self.settings.require("apply_queue_url"))
 
+    @dependency()
+    def owner_notices(self) -> DecisionHandoff:
+        """The SQS ``OwnerNoticeQueue`` to ``ApplyDecisionsFunction``
+        (``OWNER_NOTICE_QUEUE_URL``): failed submissions whose owner it tells."""
+        from quotagov.adapters.sqs_queue import SqsDecisionHandoff
+
+        return SqsDecisionHandoff(self.settings.require("owner_notice_queue_url"))
+
+    def optional_owner_notices(self) -> DecisionHandoff | None:
+        """:attr:`owner_notices` when ``OWNER_NOTICE_QUEUE_URL`` is set (or one is
+        injected), else None: the submission use cases then notify directly."""
+        try:
+            return self.owner_notices
+        except RuntimeError:  # Settings.require: no owner notice queue configured
+            return None
+
     def optional_handoff(self) -> DecisionHandoff | None:
         """:attr:`decision_handoff` when ``APPLY_QUEUE_URL`` is set (or one is injected),
         else None: decisions are then applied in the calling process."""
@@ -487,12 +503,17 @@ class Services:
 
     @dependency(cached=False)
     def wait_explainer(self) -> WaitExplainer:
-        """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy."""
+        """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy and
+        :attr:`environment_capacity`."""
         from quotagov.governance.escalations import JobRecordLookup
         from quotagov.governance.waiting import WaitExplainer
 
         return WaitExplainer(
-            policy=self.policy, batch=self.batch, jobs=JobRecordLookup(self.jobs), clock=self.clock
+            policy=self.policy,
+            batch=self.batch,
+            jobs=JobRecordLookup(self.jobs),
+            clock=self.clock,
+            capacity=self.environment_capacity,
         )
 
     @dependency(cached=False)
@@ -578,6 +599,7 @@ class Services:
             clock=self.clock,
             job_queue=self.settings.require("job_queue"),
             stale_after_seconds=stale,
+            notices=self.optional_owner_notices(),
         )
 
     def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
@@ -595,6 +617,7 @@ class Services:
             pace=self.submit_pacer if batch else None,
             notifier=self.optional_notifier(),
             capacity=self.environment_capacity if queue else None,
+            notices=self.optional_owner_notices() if batch else None,
         )
 
 

@@ -138,7 +138,9 @@ def test_decisions_reach_the_writer_over_a_queue_with_a_dlq_and_partial_failures
     assert sqs[0]["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     # Every other function may send to it, the queue policy refuses anyone else.
     policy = RESOURCES["AuditQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
-    [deny] = [s for s in policy if s["Effect"] == "Deny"]
+    [deny] = [s for s in policy if s["Effect"] == "Deny" and "ArnNotEquals" in s["Condition"]]
+    [tls] = [s for s in policy if s["Effect"] == "Deny" and "Bool" in s["Condition"]]
+    assert tls["Condition"]["Bool"] == {"aws:SecureTransport": "false"}
     allowed = {
         arn["Fn::GetAtt"][0] for arn in deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
     }

@@ -5,7 +5,8 @@ it first), else from ``template.yaml``: only the apply function may call
 ``UpdateServiceJob``; the internet-facing Slack function has no mutating Batch action,
 no ``iam:PassRole`` and no audit-table write; the submission and apply queues have
 policies naming their only senders; both APIs throttle the Slack and job routes with
-limits of their own.
+limits of their own; the functions that fail submissions tell their owners only
+through the owner notice queue.
 """
 
 from __future__ import annotations
@@ -112,6 +113,56 @@ def test_the_apply_queue_takes_messages_only_from_the_decision_recorders() -> No
     ]
     senders = [f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, "ApplyQueue")]
     assert senders == ["EscalationsApiFunction", "SlackInteractionsFunction"]
+
+
+def test_failed_submissions_reach_their_owners_through_the_function_holding_slack() -> None:
+    """The worker and the reconciler fail submissions but hold no Slack secret: they
+    may only send notices to OwnerNoticeQueue (its policy names exactly them), which
+    ApplyDecisionsFunction, a holder of the secret already, consumes."""
+    assert _deny_senders("OwnerNoticeQueuePolicy", "OwnerNoticeQueue") == [
+        {"Fn::GetAtt": ["SubmitWorkerFunctionRole", "Arn"]},
+        {"Fn::GetAtt": ["ReconcilerFunctionRole", "Arn"]},
+    ]
+    senders = [f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, "OwnerNoticeQueue")]
+    assert senders == ["ReconcilerFunction", "SubmitWorkerFunction"]
+    for sender in senders:
+        assert _actions_on(sender, "SlackSecret") == set()
+        variables = RESOURCES[sender]["Properties"]["Environment"]["Variables"]
+        assert "SLACK_SECRET_ARN" not in variables
+        assert variables["OWNER_NOTICE_QUEUE_URL"] == {"Ref": "OwnerNoticeQueue"}
+        # and no other way to the apply function
+        assert _actions_on(sender, "ApplyQueue") == set()
+    consumers = [
+        f
+        for f in FUNCTIONS
+        for event in (RESOURCES[f]["Properties"].get("Events") or {}).values()
+        if event["Type"] == "SQS"
+        and "OwnerNoticeQueue" in set(references(event["Properties"]["Queue"]))
+    ]
+    assert consumers == ["ApplyDecisionsFunction"]
+    assert _actions_on("ApplyDecisionsFunction", "SlackSecret") == {"secretsmanager:GetSecretValue"}
+    queue = RESOURCES["OwnerNoticeQueue"]["Properties"]
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
+        "Fn::GetAtt": ["OwnerNoticeDeadLetterQueue", "Arn"]
+    }
+
+
+def test_every_queue_policy_names_exactly_the_functions_granted_to_send() -> None:
+    """For each queue some function's statements may send to, its policy's explicit
+    deny spares exactly those functions' roles: a new sender needs both, and a role
+    left in a policy after its grant went away is caught."""
+    for logical_id, resource in RESOURCES.items():
+        if resource.get("Type") != "AWS::SQS::QueuePolicy":
+            continue
+        queues = [q["Ref"] for q in resource["Properties"]["Queues"]]
+        for queue in queues:
+            granted = sorted(f for f in FUNCTIONS if "sqs:SendMessage" in _actions_on(f, queue))
+            if not granted:
+                continue  # written by services (EventBridge, Lambda destinations)
+            named = sorted(
+                r["Fn::GetAtt"][0].removesuffix("Role") for r in _deny_senders(logical_id, queue)
+            )
+            assert named == granted, logical_id
 
 
 def _method_settings(api: str) -> dict[tuple[str, str], tuple[int, float]]:

@@ -219,6 +219,22 @@ def test_dashboard_shows_what_issue_19_asks_from_metrics_the_code_emits() -> Non
     assert len(depth) == len(dead_letter_queues(template))
 
 
+def test_escalation_requests_are_one_metric_shown_by_the_dimensions_emitted() -> None:
+    """One metric per escalation request (no second name counting the same event), and
+    the dashboard searches it by exactly the dimensions the handler writes."""
+    from quotagov.handlers.escalation_metrics import REQUESTED, REQUESTED_DIMENSIONS
+
+    body = _dashboard_body(load_template(ROOT / "template.yaml"))
+    [widget] = [w for w in body["widgets"] if w["properties"]["title"] == "Escalations"]
+    searches = [m[0]["expression"] for m in widget["properties"]["metrics"]]
+    schema = "{" + ",".join(("quotagov", "service", *REQUESTED_DIMENSIONS)) + "}"
+    expected = f"SEARCH('{schema} MetricName=" + f'"{REQUESTED}"' + "', 'Sum', 3600)"
+    assert expected in searches
+    handlers = ROOT / "src" / "quotagov" / "handlers"
+    source = "\n".join(p.read_text() for p in handlers.rglob("*.py"))
+    assert "EscalationRequests" not in source
+
+
 def test_only_the_functions_failing_over_to_failed_events_may_write_to_it() -> None:
     """redrive replays FailedEventsQueue into the functions: nobody else may write there."""
     template = load_template(ROOT / "template.yaml")

@@ -111,6 +111,14 @@ def test_environment_names_are_settings_and_backed_by_grants(function: str) -> N
     assert set(variables) <= settings | powertools
     assert powertools <= set(variables)
     granted = {target for _action, target in _granted(function)}
+    # SAM gives a function the rights to poll the queues of its SQS event sources.
+    events = function_property(TEMPLATE, function, "Events") or {}
+    granted |= {
+        target
+        for event in events.values()
+        if event.get("Type") == "SQS"
+        for target in references(event["Properties"]["Queue"])
+    }
     for name, value in variables.items():
         for target in references(value):
             kind = RESOURCES.get(target, {}).get("Type", "")

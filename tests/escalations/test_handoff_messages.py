@@ -4,22 +4,26 @@ apply function's answer to a forged or stale one."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.handoff import (
+    NOTICE_KINDS,
     HandoffMessageError,
     audit_message,
     disposition_message,
     escalation_message,
     parse_message,
+    submission_failed_message,
 )
 from quotagov.governance.ports.audit import ControllerDecision
+from quotagov.local.fake_slack import FakeSlack
 from support.lambda_context import LambdaContext
 
-from .world import World
+from .world import BOT_TOKEN, World
 
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 
@@ -37,6 +41,18 @@ def test_the_three_kinds_round_trip() -> None:
     )
     parsed = parse_message(json.loads(json.dumps(audit_message(decision))))
     assert parsed.decision == decision
+
+
+def test_each_queue_carries_only_its_own_kinds() -> None:
+    notice = submission_failed_message("sub-1")
+    assert parse_message(notice, NOTICE_KINDS).record_id == "sub-1"
+    with pytest.raises(HandoffMessageError, match="kind: must be one of escalation"):
+        parse_message(notice)  # the ApplyQueue's kinds
+    with pytest.raises(HandoffMessageError, match="kind: must be one of submission-failed"):
+        parse_message(escalation_message("esc-1"), NOTICE_KINDS)
+    with pytest.raises(HandoffMessageError) as caught:
+        parse_message({"kind": "submission-failed", "submissionId": 7}, NOTICE_KINDS)
+    assert str(caught.value) == "submissionId: must be a non-empty string"
 
 
 @pytest.mark.parametrize(
@@ -59,7 +75,12 @@ def test_a_bad_message_names_the_field(body: Any, fault: str) -> None:
     assert str(caught.value) == fault
 
 
-def _deliver(bodies: list[dict[str, Any]]) -> dict[str, Any]:
+APPLY_QUEUE_ARN = "arn:aws:sqs:eu-west-1:111122223333:quotagov-ApplyQueue"
+NOTICE_QUEUE_ARN = "arn:aws:sqs:eu-west-1:111122223333:quotagov-OwnerNoticeQueue"
+NOTICE_QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/111122223333/quotagov-OwnerNoticeQueue"
+
+
+def _deliver(bodies: list[dict[str, Any]], queue_arn: str = APPLY_QUEUE_ARN) -> dict[str, Any]:
     from quotagov.handlers import apply_decisions
 
     records = [
@@ -70,7 +91,7 @@ def _deliver(bodies: list[dict[str, Any]]) -> dict[str, Any]:
             "attributes": {"ApproximateReceiveCount": "1"},
             "messageAttributes": {},
             "eventSource": "aws:sqs",
-            "eventSourceARN": "arn:aws:sqs:eu-west-1:111122223333:quotagov-ApplyQueue",
+            "eventSourceARN": queue_arn,
         }
         for i, body in enumerate(bodies)
     ]
@@ -113,3 +134,175 @@ def test_a_hand_off_naming_a_pending_escalation_applies_nothing(
     after = world.escalations.get(body["escalationId"])
     assert after == before and after is not None and after.status is EscalationStatus.PENDING
     assert world.update_calls == []
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"source": "aws.events", "detail-type": None, "detail": {}},  # an edited schedule
+        {"source": "aws.events", "detail-type": "Scheduled Events", "detail": {}},
+        {"Records": "not a list"},
+        {},
+        [],
+    ],
+    ids=["detail-type-null", "detail-type-misspelt", "records-not-a-list", "empty", "a-list"],
+)
+def test_an_event_that_is_neither_a_batch_nor_the_schedule_changes_nothing(
+    world: World, dynamodb_endpoint: str, event: Any
+) -> None:
+    """Found by the event property test: a schedule event with its ``detail-type``
+    edited reached Powertools' batch processor, which raised
+    ``UnexpectedBatchTypeError`` (a failed invocation). Any event that is neither an
+    SQS batch nor the retry schedule is logged and answered with no failures; it
+    retries nothing and applies nothing."""
+    from quotagov.handlers import apply_decisions
+
+    _idempotency_table(world, dynamodb_endpoint)
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201
+    before = world.escalations.get(body["escalationId"])
+    reply = apply_decisions.handler(event, LambdaContext())  # type: ignore[arg-type]
+    assert reply == {"batchItemFailures": []}
+    assert world.escalations.get(body["escalationId"]) == before
+    assert world.update_calls == []
+
+
+# ---------------------------------------------------------------- owner notices
+#
+# The submit worker and the reconciler (no Slack secret) hand failed submissions to
+# the apply function on the OwnerNoticeQueue; the apply function DMs the owner from the
+# stored record, once, and takes nothing else from that queue.
+
+
+@pytest.fixture
+def dm_slack() -> Iterator[FakeSlack]:
+    """A loopback fake Slack that takes direct messages (a user id as the channel)."""
+    fake = FakeSlack(token=BOT_TOKEN).start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+def _notices_configured(
+    world: World, endpoint: str, slack: FakeSlack | None = None, url: str = NOTICE_QUEUE_URL
+) -> None:
+    """The apply function as deployed: it knows the notice queue, keeps the owner
+    notification log on the world's jobs table (moto, loopback) and posts to ``slack``."""
+    import dataclasses
+
+    import boto3
+
+    from quotagov import wiring
+    from quotagov.adapters.dynamodb_notifications import DynamoDBNotificationLog
+    from quotagov.adapters.slack import SlackChatNotifier, build_web_client
+
+    current = wiring.services()
+    if slack is not None:
+        current.set("chat", SlackChatNotifier(build_web_client(BOT_TOKEN, slack.base_url)))
+    current.settings = dataclasses.replace(current.settings, owner_notice_queue_url=url)
+    table = boto3.resource("dynamodb", region_name="eu-west-1", endpoint_url=endpoint).Table(
+        world.jobs._table  # the world's own table
+    )
+    current.set("notification_log", DynamoDBNotificationLog(table))
+
+
+def _failed_record(world: World, pk: str = "sub-failed", **changes: Any) -> None:
+    from quotagov.governance.records import JobRecord, SubmissionState
+    from support.principals import ALICE
+
+    fields: dict[str, Any] = {
+        "pk": pk,
+        "state": SubmissionState.FAILED,
+        "team": "research",
+        "workloadClass": "exploratory",
+        "priorityLevel": "standard",
+        "jobName": "ablation-7",
+        "principal": ALICE,
+        "quotaShareName": "background",
+        "reasons": ["Batch refused SubmitServiceJob: ClientException: quota share is DISABLED"],
+        "createdAt": int(world.clock.now()),
+    }
+    fields.update(changes)
+    world.jobs.create(JobRecord(**fields))
+
+
+def test_a_failed_submission_is_told_to_its_owner_once(
+    world: World, dynamodb_endpoint: str, dm_slack: FakeSlack
+) -> None:
+    _notices_configured(world, dynamodb_endpoint, dm_slack)
+    _failed_record(world)
+    notice = submission_failed_message("sub-failed")
+    assert _deliver([notice, notice], NOTICE_QUEUE_ARN) == {"batchItemFailures": []}
+    assert _deliver([notice], NOTICE_QUEUE_ARN) == {"batchItemFailures": []}
+    [dm] = [m for m in dm_slack.messages if m.channel == "U0ALICE"]
+    assert len(dm_slack.messages) == 1
+    assert dm.text == (
+        "Your submission ablation-7 was refused by Batch or the policy: Batch refused "
+        "SubmitServiceJob: ClientException: quota share is DISABLED"
+    )
+
+
+def test_a_notice_about_a_record_that_did_not_fail_tells_nobody(
+    world: World, dynamodb_endpoint: str, dm_slack: FakeSlack
+) -> None:
+    """A sender of notices cannot make the apply function say what the record does not:
+    the record is read, and only a FAILED one (not merely enqueue-failed) is told."""
+    from quotagov.governance.records import SubmissionState
+
+    _notices_configured(world, dynamodb_endpoint, dm_slack)
+    _failed_record(world, "sub-queued", state=SubmissionState.QUEUED, reasons=[])
+    _failed_record(world, "sub-enqueue", enqueueFailed=True)
+    bodies = [
+        submission_failed_message(pk) for pk in ("sub-queued", "sub-enqueue", "sub-bg-2", "nope")
+    ]
+    assert _deliver(bodies, NOTICE_QUEUE_ARN) == {"batchItemFailures": []}
+    assert dm_slack.messages == []
+
+
+def test_the_notice_queue_cannot_carry_decisions_or_audit_records(
+    world: World, dynamodb_endpoint: str
+) -> None:
+    """Attacker: a sender of the notice queue (the worker's role) forges an escalation
+    hand-off and an audit record there, so that the apply function would act on them
+    or relay the record under its own name. Both are dropped; nothing is recorded."""
+    _notices_configured(world, dynamodb_endpoint)
+    forged = ControllerDecision(
+        action="EscalationApproved",
+        actor="U0CAROL",
+        job_queue="ml-gov-queue",
+        resource="esc-forged",
+        decision_id="esc-forged:approved",
+        details={},
+    )
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201
+    before = world.escalations.get(body["escalationId"])
+    reply = _deliver(
+        [audit_message(forged), escalation_message(body["escalationId"])], NOTICE_QUEUE_ARN
+    )
+    assert reply == {"batchItemFailures": []}
+    assert "esc-forged:approved" not in [d.decision_id for d in world.audit.decisions]
+    assert world.escalations.get(body["escalationId"]) == before
+    assert world.update_calls == []
+
+
+def test_a_notice_on_the_apply_queue_is_dropped(
+    world: World, dynamodb_endpoint: str, dm_slack: FakeSlack
+) -> None:
+    """The ApplyQueue's senders (Slack, escalation API) cannot send notices either."""
+    _notices_configured(world, dynamodb_endpoint, dm_slack)
+    _failed_record(world)
+    reply = _deliver([submission_failed_message("sub-failed")], APPLY_QUEUE_ARN)
+    assert reply == {"batchItemFailures": []}
+    assert dm_slack.messages == []
+
+
+def test_without_a_configured_notice_queue_no_queue_carries_notices(
+    world: World, dynamodb_endpoint: str, dm_slack: FakeSlack
+) -> None:
+    _notices_configured(world, dynamodb_endpoint, dm_slack, url="")
+    _failed_record(world)
+    reply = _deliver([submission_failed_message("sub-failed")], NOTICE_QUEUE_ARN)
+    assert reply == {"batchItemFailures": []}
+    assert dm_slack.messages == []

@@ -160,11 +160,12 @@ def test_requests_and_decisions_are_counted_per_team(
     world.click(body["escalationId"], "U0ERIN")  # reconfirm
     world.click(body["escalationId"], "U0ERIN")  # approved
     out = capsys.readouterr().out
-    [request] = _emf(out, "EscalationRequests")
-    assert (request["team"], request["requester"], request["kind"]) == (
+    [request] = _emf(out, "EscalationsRequested")
+    assert (request["team"], request["requester"], request["kind"], request["level"]) == (
         "research",
         "alice",
         "approval",
+        "high",
     )
     decisions = [(d["team"], d["outcome"]) for d in _emf(out, "EscalationsDecided")]
     assert decisions == [("research", "reconfirm"), ("research", "approved")]

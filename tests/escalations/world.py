@@ -221,6 +221,9 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
             schedulingPriority=priority,
             serviceRequestPayload=payload,
             tags={
+                # as quotagov tags every job it submits (service_job_request)
+                "quotagov:submissionId": f"sub-{name}",
+                "quotagov:team": team,
                 "quotagov:simRunSeconds": str(run_seconds),
                 "quotagov:simCheckpointIntervalSeconds": str(checkpoint or 600),
             },

@@ -390,3 +390,54 @@ def test_a_forged_requeue_message_cannot_resurrect_a_refused_or_failed_submissio
     assert reply == {"batchItemFailures": []}
     assert stack.jobs.get(pk) == before
     assert _service_jobs_by_submission(batch) == Counter()
+
+
+def _owner_notice_queue(stack: Stack, *, create: bool = True) -> str:
+    """Point the reconciler at an owner notice queue (created, or missing); its URL."""
+    import dataclasses
+
+    name = "quotagov-owner-notices"
+    account = stack.queue_url.rstrip("/").rsplit("/", 2)[1]
+    url = f"https://sqs.eu-west-1.amazonaws.com/{account}/{name}"
+    if create:
+        assert stack.sqs.create_queue(QueueName=name)["QueueUrl"] == url
+    services = wiring.services()
+    services.settings = dataclasses.replace(services.settings, owner_notice_queue_url=url)
+    return url
+
+
+def test_a_submission_failed_as_stuck_is_announced_for_its_owner(stack: Stack, batch: Any) -> None:
+    """The reconciler has no Slack secret: the owner is told through the owner notice
+    queue (ApplyDecisionsFunction reads it), once."""
+    url = _owner_notice_queue(stack)
+    pk = _queued(stack, "stuck")
+    _drop_messages(stack)
+    _exhaust_requeues(stack, pk)
+
+    report = reconcile()
+
+    assert (report["failed"], report["unnotified"]) == ([pk], [])
+    notices = stack.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in notices] == [
+        {"kind": "submission-failed", "submissionId": pk}
+    ]
+    assert reconcile()["failed"] == []  # a FAILED record is not looked at again
+
+
+def test_a_notice_the_queue_refuses_is_reported_not_lost_silently(
+    stack: Stack, batch: Any, caplog: Any
+) -> None:
+    _owner_notice_queue(stack, create=False)
+    pk = _queued(stack, "stuck-unnotified")
+    _drop_messages(stack)
+    _exhaust_requeues(stack, pk)
+
+    report = reconcile()
+
+    assert (report["failed"], report["unnotified"]) == ([pk], [pk])
+    record = stack.jobs.get(pk)
+    assert record is not None and record.state is SubmissionState.FAILED
+    assert any(
+        r.levelname == "ERROR" and f"could not tell the owner that {pk} failed" in r.getMessage()
+        for r in caplog.records
+    )

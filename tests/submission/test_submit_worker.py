@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from quotagov.governance.records import SubmissionState
 from quotagov.governance.submission import submission_id_for
 from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
@@ -418,3 +420,109 @@ def test_a_redelivery_does_not_adopt_an_impostor_carrying_the_submissions_tags(
     assert json.loads(own["serviceRequestPayload"]) == json.loads(record.serviceRequestPayload)
     tokens = [r.get("clientToken") for r in _submits(batch)]
     assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own
+
+
+@pytest.mark.parametrize(
+    ("priority", "retries"), [(9999, None), (10, 50)], ids=["priority-9999", "retries-50"]
+)
+def test_a_redelivery_does_not_adopt_an_impostor_copying_the_request_at_another_routing(
+    stack: Stack, batch: Any, priority: int, retries: int | None
+) -> None:
+    """An attacker with ``batch:SubmitServiceJob`` copies the submission's exact request
+    (name, payload, share, ``quotagov:*`` tags) but at priority 9999, or with a higher
+    preemption-retry limit, before the worker's redelivery. The recheck must not adopt
+    it: the worker submits its own job at the policy's routing, and the record names
+    that one."""
+    status, reply = post_jobs(submission())
+    record = stack.jobs.get(reply["submissionId"])
+    assert status == 202 and record is not None
+    assert (record.schedulingPriority, record.preemptionRetriesBeforeTermination) != (
+        priority,
+        retries,
+    )
+    first = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"][0]
+    forged: dict[str, Any] = {
+        "jobName": record.jobName,
+        "jobQueue": "ml-gov-queue",
+        "serviceJobType": "SAGEMAKER_TRAINING",
+        "serviceRequestPayload": record.serviceRequestPayload,
+        "quotaShareName": record.quotaShareName,
+        "schedulingPriority": priority,
+        "tags": {"quotagov:submissionId": record.pk, "quotagov:team": record.team},
+    }
+    if retries is not None:
+        forged["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": retries}
+    impostor = batch.submit_service_job(**forged)
+    stack.sqs.change_message_visibility(
+        QueueUrl=stack.queue_url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0
+    )
+
+    report = drain(stack)
+
+    assert report.failures == []
+    after = stack.jobs.get(reply["submissionId"])
+    assert after is not None and after.state is SubmissionState.SUBMITTED
+    assert after.batchJobId and after.batchJobId != impostor["jobId"]
+    own = batch.describe_service_job(jobId=after.batchJobId)
+    assert own["schedulingPriority"] == record.schedulingPriority == after.schedulingPriority
+    assert batch.describe_service_job(jobId=impostor["jobId"])["schedulingPriority"] == priority
+    tokens = [r.get("clientToken") for r in _submits(batch)]
+    assert tokens == [None, record.clientToken]  # the impostor's, then the worker's own
+
+
+def test_a_failure_is_announced_to_the_owner_notice_queue_once_even_after_a_failed_send(
+    stack: Stack, batch: Any
+) -> None:
+    """The worker holds no Slack secret: a submission Batch refuses is handed to the
+    owner notice queue. When SQS refuses that notice, the message is reported for retry
+    (the record stays FAILED) and the redelivery sends the notice; the duplicate
+    delivery after that is answered by Idempotency and sends nothing more."""
+    import dataclasses
+
+    from quotagov import wiring
+    from quotagov.handlers import submit_worker
+    from support.lambda_context import LambdaContext
+
+    from .sqs_driver import lambda_record
+
+    name = "quotagov-owner-notices"  # created only after the first try: SendMessage fails
+    url = f"https://sqs.eu-west-1.amazonaws.com/{_account(stack)}/{name}"
+    services = wiring.services()
+    services.settings = dataclasses.replace(services.settings, owner_notice_queue_url=url)
+    status, reply = post_jobs(_release_job(), FRANK)
+    assert status == 202, reply
+    _disable_share_in_batch(batch, "reserved")
+    [message] = stack.sqs.receive_message(
+        QueueUrl=stack.queue_url, AttributeNames=["All"], MessageAttributeNames=["All"]
+    )["Messages"]
+    arn = stack.sqs.get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    event = {"Records": [lambda_record(message, arn)]}
+
+    def deliver() -> Any:
+        return submit_worker.handler(event, LambdaContext())  # type: ignore[arg-type]
+
+    assert deliver() == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
+    failed = stack.jobs.get(reply["submissionId"])
+    assert failed is not None and failed.state is SubmissionState.FAILED
+    assert failed.reasons[0].startswith("Batch refused SubmitServiceJob: ClientException: ")
+
+    created = stack.sqs.create_queue(QueueName=name)["QueueUrl"]
+    assert created == url
+    assert deliver() == {"batchItemFailures": []}
+    assert deliver() == {"batchItemFailures": []}
+
+    notices = stack.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in notices] == [
+        {"kind": "submission-failed", "submissionId": reply["submissionId"]}
+    ]
+    assert len(_submits(batch)) == 1
+    assert [d.decision_id for d in stack.audit.decisions] == [
+        f"SubmissionFailed#{reply['submissionId']}"
+    ]
+
+
+def _account(stack: Stack) -> str:
+    """The moto account of the test's queues (from the submission queue's URL)."""
+    return stack.queue_url.rstrip("/").rsplit("/", 2)[1]

@@ -2,7 +2,7 @@
 
 Messages sent by the API carry ``{"submissionId": "<id>"}``, the only kind the submit
 worker submits (who submitted, for which team, what: all from the stored record).
-Also :class:`SqsDecisionHandoff`, the ``ApplyQueue`` sender.
+Also :class:`SqsDecisionHandoff`, the ``ApplyQueue`` and ``OwnerNoticeQueue`` sender.
 
 IAM: ``sqs:SendMessage`` on the queue (``SUBMISSION_QUEUE_URL``).
 """
@@ -61,7 +61,9 @@ class SqsSubmissionQueue:
 
 
 class SqsDecisionHandoff:
-    """Sends decision hand-offs to the SQS ``ApplyQueue`` (``APPLY_QUEUE_URL``).
+    """Sends hand-offs to ``ApplyDecisionsFunction``: decisions to the SQS ``ApplyQueue``
+    (``APPLY_QUEUE_URL``), owner notices to the ``OwnerNoticeQueue``
+    (``OWNER_NOTICE_QUEUE_URL``).
 
     Implements :class:`~quotagov.governance.ports.handoff.DecisionHandoff`.
     IAM: ``sqs:SendMessage`` on the queue (and the queue policy must name the role).

@@ -16,8 +16,20 @@ each a JSON object with ``kind``:
   sending function, appended to the audit chain by the apply function
   (:class:`HandoffAuditSink`), so that the sender needs no audit-table write.
 
+Those three travel on the ``ApplyQueue`` (:data:`APPLY_KINDS`). One more travels on
+the ``OwnerNoticeQueue`` (:data:`NOTICE_KINDS`), whose only senders are the submit
+worker and the reconciler, which fail submissions but hold no Slack secret:
+
+* ``{"kind": "submission-failed", "submissionId": "<submission id>"}``: the apply
+  function reads the record and, if it is ``FAILED``, tells its owner in Slack
+  (:func:`quotagov.governance.submission.failure.tell_owner_of_failure`).
+
+The apply function accepts from each queue only that queue's kinds, so neither sender
+group can hand the apply function the other's work.
+
 Every message is safe to process twice: the apply steps are conditional writes on the
-record's status and the audit append is idempotent on ``decision_id``.
+record's status, the audit append is idempotent on ``decision_id`` and an owner is
+told of a failure once (the notification log's claim).
 """
 
 from __future__ import annotations
@@ -32,11 +44,16 @@ from quotagov.governance.ports.handoff import DecisionHandoff
 ESCALATION = "escalation"
 DISPOSITION = "disposition"
 AUDIT = "audit"
-KINDS = (ESCALATION, DISPOSITION, AUDIT)
+SUBMISSION_FAILED = "submission-failed"
+#: The kinds of the ``ApplyQueue`` (the Slack and escalation API functions send them).
+APPLY_KINDS = (ESCALATION, DISPOSITION, AUDIT)
+#: The kinds of the ``OwnerNoticeQueue`` (the submit worker and the reconciler).
+NOTICE_KINDS = (SUBMISSION_FAILED,)
 
 
 class HandoffMessageError(ValueError):
-    """A hand-off message that is not one of the three shapes (names the field)."""
+    """A hand-off message that is not one of the shapes its queue carries (names the
+    field)."""
 
 
 def escalation_message(escalation_id: str, round_: float | None = None) -> dict[str, Any]:
@@ -56,6 +73,11 @@ def escalation_message(escalation_id: str, round_: float | None = None) -> dict[
 def disposition_message(job_id: str) -> dict[str, Any]:
     """The hand-off of a disposition the owner chose."""
     return {"kind": DISPOSITION, "jobId": job_id}
+
+
+def submission_failed_message(submission_id: str) -> dict[str, Any]:
+    """The notice of a submission the sender failed (its owner is told from the record)."""
+    return {"kind": SUBMISSION_FAILED, "submissionId": submission_id}
 
 
 def audit_message(decision: ControllerDecision) -> dict[str, Any]:
@@ -90,18 +112,25 @@ def _text(data: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def parse_message(data: Any) -> HandoffMessage:
+def parse_message(data: Any, kinds: tuple[str, ...] = APPLY_KINDS) -> HandoffMessage:
     """Check a decoded message body.
 
+    Args:
+        data: the decoded JSON body.
+        kinds: the kinds the queue it came from carries (:data:`APPLY_KINDS` or
+            :data:`NOTICE_KINDS`).
+
     Raises:
-        HandoffMessageError: naming the field and the fault (not an object, unknown
-            ``kind``, missing id, a ``decision`` without its fields).
+        HandoffMessageError: naming the field and the fault (not an object, a ``kind``
+            not in ``kinds``, missing id, a ``decision`` without its fields).
     """
     if not isinstance(data, Mapping):
         raise HandoffMessageError("(body): must be a JSON object")
     kind = data.get("kind")
-    if kind not in KINDS:
-        raise HandoffMessageError(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in kinds:
+        raise HandoffMessageError(f"kind: must be one of {', '.join(kinds)}, got {kind!r}")
+    if kind == SUBMISSION_FAILED:
+        return HandoffMessage(kind, _text(data, "submissionId", ""))
     if kind == ESCALATION:
         given = data.get("round")
         if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))):

@@ -223,6 +223,7 @@ class SchedulerImpactPreviewer:
         dispatch: Mapping[str, int],
         *,
         bounded: bool = False,
+        environment: Mapping[str, int] | None = None,
     ) -> Engine:
         """The local scheduler in the queue's state at ``now`` (step 2 of the module
         docstring); jobs of shares not in the policy are left out.
@@ -231,6 +232,9 @@ class SchedulerImpactPreviewer:
             bounded: give every job its ``max_runtime`` as its run time (each attempt
                 ends at the latest then), for estimates run forward in time; False:
                 unknown run times (``runSeconds=None``), for what happens at ``now``.
+            environment: the service environment's instances per instance type, when
+                Batch told them (``DescribeServiceEnvironments``); a type it does not
+                list, or all of them when None, gets the sum of the shares' limits.
         """
         from quotagov.scheduler import Engine, Options, ShareConfig
 
@@ -244,6 +248,9 @@ class SchedulerImpactPreviewer:
             )
             for limit in share.capacityLimits:
                 capacity[limit.capacityUnit] += limit.maxCapacity
+        for unit, instances in (environment or {}).items():
+            if unit in capacity:
+                capacity[unit] = instances
         known = {share.quotaShareName for share in self.policy.quotaShares}
         started = sorted(
             (a for a in active if a.status in HOLDING_STATUSES and a.share in known),

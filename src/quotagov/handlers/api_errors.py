@@ -245,36 +245,50 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
     app.use(middlewares=[json_only])
 
 
-def query_fault_answer(event: Any) -> dict[str, Any] | None:
-    """The 400 proxy answer (``statusCode``, ``headers``, ``body``) for a REST event whose
-    query string parameters are not text, or None when they are.
-
-    API Gateway always sends ``queryStringParameters`` as a map of strings (and
-    ``multiValueQueryStringParameters`` of string lists); anything else (a test tool, a
-    replay, a hand-built event) is refused here with the path of each fault, before
-    Powertools' validation middleware, which would fail on it.
-    """
-    if not isinstance(event, dict):
-        return None
+def _text_map_faults(
+    event: Mapping[str, Any], single_key: str, multi_key: str, prefix: str
+) -> list[tuple[str, str]]:
+    """Faults of ``event[single_key]`` (a map of strings) and ``event[multi_key]`` (a map
+    of string lists), each path ``<prefix>.<name>``."""
     faults: list[tuple[str, str]] = []
-    single = event.get("queryStringParameters")
+    single = event.get(single_key)
     if single is not None and not isinstance(single, dict):
-        faults.append(("queryStringParameters", "must be an object of strings"))
+        faults.append((single_key, "must be an object of strings"))
     elif isinstance(single, dict):
         faults.extend(
-            (f"query.{key}", "must be a string")
+            (f"{prefix}.{key}", "must be a string")
             for key, value in single.items()
             if not isinstance(value, str)
         )
-    multi = event.get("multiValueQueryStringParameters")
+    multi = event.get(multi_key)
     if multi is not None and not isinstance(multi, dict):
-        faults.append(("multiValueQueryStringParameters", "must be an object of string lists"))
+        faults.append((multi_key, "must be an object of string lists"))
     elif isinstance(multi, dict):
         faults.extend(
-            (f"query.{key}", "must be a list of strings")
+            (f"{prefix}.{key}", "must be a list of strings")
             for key, values in multi.items()
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values)
         )
+    return faults
+
+
+def query_fault_answer(event: Any) -> dict[str, Any] | None:
+    """The 400 proxy answer (``statusCode``, ``headers``, ``body``) for a REST event whose
+    query string parameters or headers are not text, or None when they are.
+
+    API Gateway always sends ``queryStringParameters`` and ``headers`` as maps of
+    strings (and ``multiValueQueryStringParameters``, ``multiValueHeaders`` of string
+    lists); anything else (a direct invocation, a replay, a hand-built event) is refused
+    here with the path of each fault (``query.<name>``, ``headers.<name>``), before
+    Powertools' validation middleware, which would fail on it (a ``Content-Type`` of
+    ``null`` raised ``AttributeError`` in its body parsing: a Lambda error, 502).
+    """
+    if not isinstance(event, dict):
+        return None
+    faults = _text_map_faults(
+        event, "queryStringParameters", "multiValueQueryStringParameters", "query"
+    )
+    faults += _text_map_faults(event, "headers", "multiValueHeaders", "headers")
     if not faults:
         return None
     return {

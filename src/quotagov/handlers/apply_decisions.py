@@ -25,14 +25,28 @@ Triggers:
   reported in ``batchItemFailures`` and retried, then reaches the DLQ after
   ``maxReceiveCount``.
 
+* **SQS** ``OwnerNoticeQueue`` (partial batch responses; only the submit worker's and
+  the reconciler's roles may send there), which hold no Slack secret:
+
+  - ``submission-failed``: the record is read and, if it is ``FAILED``, its owner
+    gets the DM (:func:`~quotagov.governance.submission.failure.tell_owner_of_failure`,
+    once per failure through the notification log). Counted as ``OwnerNotices`` by
+    ``kind`` and ``outcome``.
+
+  Each queue's records may carry only that queue's kinds (the record's
+  ``eventSourceARN`` against ``OWNER_NOTICE_QUEUE_URL``): a notice on the
+  ``ApplyQueue``, or a decision or audit record on the ``OwnerNoticeQueue``, is
+  dropped like any unusable message.
+
 * **Schedule** (every 5 minutes, an EventBridge ``Scheduled Event``): APPLY_FAILED
   escalations with attempts left are retried and stale APPROVED claims taken over
   (:meth:`Escalations.retry_failed`).
 
 Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
 on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
-``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``; never
-``APPLY_QUEUE_URL`` (it would hand decisions to itself).
+``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``,
+``OWNER_NOTICE_QUEUE_URL`` (to know that queue's records); never ``APPLY_QUEUE_URL``
+(it would hand decisions to itself).
 """
 
 from __future__ import annotations
@@ -43,22 +57,22 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.handoff import (
+    APPLY_KINDS,
     AUDIT,
     ESCALATION,
+    NOTICE_KINDS,
+    SUBMISSION_FAILED,
     HandoffMessageError,
     parse_message,
 )
 from quotagov.handlers.idempotency import idempotency_config as shared_idempotency_config
 from quotagov.handlers.metrics import emit
+from quotagov.handlers.sqs_batches import process_batch, queue_arn_matches_url
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -118,10 +132,14 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
 
     Returns:
         ``{"kind", "recordId", "status"}``, or ``{"dropped": reason}`` for a message
-        that can never be used.
+        that can never be used (or is not of its queue's kinds).
     """
+    notices_url = services().settings.owner_notice_queue_url
+    from_notices = queue_arn_matches_url(record.event_source_arn or "", notices_url)
     try:
-        message = parse_message(json.loads(record.body))
+        message = parse_message(
+            json.loads(record.body), NOTICE_KINDS if from_notices else APPLY_KINDS
+        )
     except (ValueError, RecursionError, HandoffMessageError) as error:
         logger.warning(
             "dropped an unusable hand-off",
@@ -129,6 +147,8 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         )
         emit("HandoffsDropped", MetricUnit.Count, 1)
         return {"dropped": str(error)}
+    if message.kind == SUBMISSION_FAILED:
+        return _tell_owner(message.record_id)
     if message.kind == AUDIT:
         assert message.decision is not None
         services().audit.record_decision(message.decision)
@@ -152,8 +172,27 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     return result
 
 
-def _is_schedule(event: dict[str, Any]) -> bool:
-    return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
+def _tell_owner(submission_id: str) -> dict[str, Any]:
+    """The owner DM of a failed submission (once per failure, from the stored record)."""
+    from quotagov.governance.submission.failure import tell_owner_of_failure
+
+    current = services()
+    outcome = tell_owner_of_failure(
+        submission_id, jobs=current.jobs, notifier=current.owner_notifier
+    )
+    logger.info(
+        "owner notice handled", extra={"submissionId": submission_id, "outcome": str(outcome)}
+    )
+    emit("OwnerNotices", MetricUnit.Count, 1, kind=SUBMISSION_FAILED, outcome=str(outcome))
+    return {"kind": SUBMISSION_FAILED, "recordId": submission_id, "status": str(outcome)}
+
+
+def _is_schedule(event: Any) -> bool:
+    return (
+        isinstance(event, dict)
+        and event.get("source") == "aws.events"
+        and event.get("detail-type") == "Scheduled Event"
+    )
 
 
 @logger.inject_lambda_context
@@ -163,7 +202,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     Returns:
         ``{"batchItemFailures": [...]}`` for SQS; ``{"retried": {id: status}}`` for
-        the schedule.
+        the schedule; for any other event (a schedule event whose ``detail-type`` was
+        edited, no ``Records`` list) ``{"batchItemFailures": []}``, logged
+        (:func:`quotagov.handlers.sqs_batches.process_batch`), never an exception.
     """
     if _is_schedule(event):
         retried = services().escalations.retry_failed()
@@ -180,8 +221,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         logger.info("retried failed escalations", extra=result)
         return result
     idempotency_config().register_lambda_context(context)
-    return dict(
-        process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-    )
+    return process_batch(event, record_handler, processor, context)

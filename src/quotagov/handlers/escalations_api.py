@@ -18,8 +18,9 @@ body field. Answers:
   a caller; 503 when Batch or Slack cannot be reached
   (nothing is left changed).
 
-Metric: ``EscalationsRequested`` by ``team``, ``quotaShareName``, ``level`` and
-``status`` (:func:`quotagov.handlers.metrics.emit`).
+Metric: ``EscalationsRequested``, once per accepted request, by ``team``,
+``quotaShareName``, ``requester``, ``level`` and ``kind``
+(:func:`quotagov.handlers.escalation_metrics.count_request`).
 
 Error answers come from the one table in :mod:`quotagov.handlers.api_errors`
 (``install_error_handlers(app)``: this API's validation and
@@ -34,15 +35,13 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import install_error_handlers, json_response, query_fault_answer
-from quotagov.handlers.escalation_metrics import count, requester_name
+from quotagov.handlers.escalation_metrics import count_request
 from quotagov.handlers.identity import caller_of
-from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
@@ -112,25 +111,10 @@ def create_escalation(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
     )
     escalation = services().escalations.request(request)
-    emit(
-        "EscalationsRequested",
-        MetricUnit.Count,
-        1,
-        team=escalation.team,
-        quotaShareName=escalation.quota_share_name,
-        level=escalation.requested_level,
-        status=escalation.status.value,
-    )
+    count_request(escalation)
     logger.info(
         "escalation accepted",
         extra={"escalationId": escalation.escalation_id, "status": escalation.status.value},
-    )
-    pending = escalation.status is EscalationStatus.PENDING
-    count(
-        "EscalationRequests",
-        team=escalation.team,
-        requester=requester_name(escalation.requester),
-        kind="approval" if pending else "direct",
     )
     status = {EscalationStatus.PENDING: 201, EscalationStatus.APPROVED: 202}.get(
         escalation.status, 200

@@ -3,7 +3,8 @@
 Calls :func:`quotagov.governance.submission.reconcile.reconcile_stale_submissions`:
 submissions ``QUEUED`` longer than ``STALE_SUBMISSION_SECONDS`` (default 900) are sent
 to the submission queue again (up to 3 times), then marked ``SUBMITTED`` when Batch has
-a service job tagged with them, else ``FAILED`` with the reason.
+a service job tagged with them, else ``FAILED`` with the reason (and a notice to the
+owner notice queue).
 
 The event is EventBridge's ``Scheduled Event`` (read with Powertools' data class; its
 content does not matter). Returns the submission ids by outcome, for the logs.
@@ -11,8 +12,10 @@ content does not matter). Returns the submission ids by outcome, for the logs.
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``, dimension ``service``):
 ``SubmissionsRequeued``, ``SubmissionsReconciled`` (found in Batch),
 ``SubmissionsFailedStale``, ``SubmissionsReconcileDeferred`` (an AWS call failed; next
-pass). Environment: ``JOBS_TABLE``, ``SUBMISSION_QUEUE_URL``, ``JOB_QUEUE``,
-``AUDIT_TABLE``, ``STALE_SUBMISSION_SECONDS``.
+pass), ``SubmissionsFailedUnnotified`` (failed, but the owner notice queue refused the
+notice). Environment: ``JOBS_TABLE``, ``SUBMISSION_QUEUE_URL``, ``JOB_QUEUE``,
+``AUDIT_QUEUE_URL``, ``OWNER_NOTICE_QUEUE_URL`` (the failed submissions' owners are told
+by ``ApplyDecisionsFunction``), ``STALE_SUBMISSION_SECONDS``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ _METRICS = {
     "submitted": "SubmissionsReconciled",
     "failed": "SubmissionsFailedStale",
     "deferred": "SubmissionsReconcileDeferred",
+    "unnotified": "SubmissionsFailedUnnotified",
 }
 
 

@@ -66,3 +66,16 @@ def process_batch(
             event=batch, record_handler=record_handler, processor=processor, context=context
         )
     )
+
+
+def queue_arn_matches_url(arn: str, url: str) -> bool:
+    """True when the SQS ARN ``arn:aws:sqs:<region>:<account>:<name>`` (a record's
+    ``eventSourceARN``) and the queue URL ``https://sqs.<region>.../<account>/<name>``
+    (``!Ref`` of an ``AWS::SQS::Queue``) name the same queue: same account and name
+    (a queue name is unique per account and Region). False when either is empty or
+    malformed."""
+    parts = arn.split(":")
+    path = url.rstrip("/").rsplit("/", 2)
+    if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs" or len(path) != 3:
+        return False
+    return bool(parts[5]) and (parts[4], parts[5]) == (path[1], path[2])

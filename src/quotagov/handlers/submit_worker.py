@@ -5,7 +5,12 @@ per-message outcomes to SQS (``ReportBatchItemFailures``):
 
 * **submitted**, **refused** or **failed for good** (refused by the policy as it is
   now, Batch ``ClientException``): the record says so, with reasons; the message
-  counts as processed, so it is deleted and never loops.
+  counts as processed, so it is deleted and never loops. A failed submission's owner
+  is told by ``ApplyDecisionsFunction``, which holds the Slack secret this function
+  does not: the worker sends ``{"kind": "submission-failed", "submissionId"}`` to the
+  ``OwnerNoticeQueue`` (:mod:`quotagov.governance.submission.failure`). When that
+  send (or the audit record's) fails, the message is retried and both are sent again
+  (the owner is still told once).
 * **refused message**: only ``{"submissionId"}`` references to a record the API wrote
   are submitted, with the principal, team and request of that record (never a message
   attribute). Anything else (a whole submission sent straight to the queue, a
@@ -29,7 +34,8 @@ the conditional ``QUEUED -> SUBMITTED`` write (see
 :func:`quotagov.governance.submission.submit_to_batch`).
 
 Environment: ``JOBS_TABLE``, ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
-``POWERTOOLS_SERVICE_NAME``, ``POWERTOOLS_METRICS_NAMESPACE``.
+``AUDIT_QUEUE_URL``, ``OWNER_NOTICE_QUEUE_URL``, ``POWERTOOLS_SERVICE_NAME``,
+``POWERTOOLS_METRICS_NAMESPACE``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The governance policy: pydantic models of the YAML document the platform team keeps in git.
 
 Field names of quota shares follow ``CreateQuotaShare`` (botocore ``batch`` model), so a
-share block can be sent to Batch unchanged (see ``QuotaShare.to_create_request``).
+share block can be sent to Batch unchanged (see ``QuotaShare.to_create_request``); the
+shapes inside a share (capacity limits, sharing, preemption) are
+:mod:`quotagov.batch_shapes`, shared with the scenario format.
 Limits come from the AWS Batch service quotas page: at most 20 quota shares per job
 queue, 1 to 5 capacity limits per share, ``schedulingPriority`` 0-9999,
 ``borrowLimit`` >= -1 and only with ``LEND_AND_BORROW``.
@@ -16,13 +18,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from quotagov.batch_shapes import CapacityLimit as CapacityLimit
+from quotagov.batch_shapes import PreemptionConfiguration as PreemptionConfiguration
+from quotagov.batch_shapes import ShareStrategy
+from quotagov.batch_shapes import Switch as Switch
+
 MAX_SHARES_PER_QUEUE = 20
 MAX_CAPACITY_LIMITS_PER_SHARE = 5
 MIN_SCHEDULING_PRIORITY = 0
 MAX_SCHEDULING_PRIORITY = 9999
 
-Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
-Switch = Literal["ENABLED", "DISABLED"]
+Strategy = ShareStrategy
 DispositionAction = Literal["resubmit", "reclassify", "ask-owner"]
 
 _NAME = r"^[A-Za-z0-9_-]{1,128}$"
@@ -32,24 +38,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class CapacityLimit(_Model):
-    """``{capacityUnit, maxCapacity}``: an instance type and how many instances (>= 1)."""
-
-    capacityUnit: str = Field(min_length=1)
-    maxCapacity: int = Field(ge=1)
-
-
 class ResourceSharingConfiguration(_Model):
-    """``{strategy, borrowLimit}``; ``borrowLimit`` is a percentage of each limit, -1 = no cap."""
+    """``{strategy, borrowLimit}``; ``borrowLimit`` is a percentage of each limit, -1 = no cap
+    (None: not sent to Batch)."""
 
     strategy: Strategy
     borrowLimit: int | None = Field(default=None, ge=-1)
-
-
-class PreemptionConfiguration(_Model):
-    """``{inSharePreemption: ENABLED|DISABLED}``."""
-
-    inSharePreemption: Switch
 
 
 class QuotaShare(_Model):

@@ -14,8 +14,10 @@ Modules: :mod:`.models` (inputs), :mod:`.quota` (limit/used/free/idle/borrowed),
 (checkpoints, restart overhead, retries), :mod:`.engine` (the step API), over
 :mod:`.timeline` (clock, events, same-time order), :mod:`.lifecycle` (job
 transitions, the pass's actuator), :mod:`.config_updates` (set-up checks,
-``UpdateQuotaShare``), :mod:`.views` (snapshots) and :mod:`.errors`; :mod:`.scenario`,
-:mod:`.simulation`, :mod:`.metrics`.
+``UpdateQuotaShare``), :mod:`.views` (snapshots) and :mod:`.errors`; :mod:`.scenario`
+(over :mod:`.scenario_models`, the format's pydantic models, :mod:`.scenario_checks`,
+its cross-field rules, :mod:`.scenario_faults` and :mod:`.scenario_parts`; the JSON
+Schema is :mod:`.scenario_schema`), :mod:`.simulation`, :mod:`.metrics`.
 """
 
 from quotagov.scheduler.engine import Engine

@@ -411,6 +411,17 @@ class Engine:
         """Names of the share's jobs holding instances of the type, in start order."""
         return [j.name for j in self._share(share_name).holding.get(instance_type, {})]
 
+    def borrowed_holders(self, share_name: str, instance_type: str) -> list[str]:
+        """Names of the share's jobs holding borrowed instances of the type, the latest
+        started first (spec, "Semantics": stacking a share's jobs in start order, the
+        ones whose instances lie above its ``limit(s,u)``; empty when it borrows none).
+
+        Raises:
+            UnknownShareError: no such share.
+        """
+        share = self._share(share_name)
+        return [j.name for j in self._ledger.borrowed_holders(share, instance_type)]
+
     def usage_integrals(self) -> dict[tuple[str, str], list[float]]:
         """Instance-second integrals up to ``now`` per (share, type):
         ``[used, borrowed, lent, used within limit, limit]`` (see :mod:`.usage`)."""

@@ -13,27 +13,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from quotagov.batch_semantics import UNLIMITED_BORROW as UNLIMITED_BORROW  # -1: no cap
+from quotagov.batch_semantics import ShareStrategy, Switch
 
 #: Resource-sharing strategies of a quota share (AWS Batch ``resourceSharingConfiguration``).
-Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
+Strategy = ShareStrategy
 #: ``preemptionConfiguration.inSharePreemption`` values.
-InSharePreemption = Literal["ENABLED", "DISABLED"]
+InSharePreemption = Switch
 #: Quota share ``state`` values.
-ShareState = Literal["ENABLED", "DISABLED"]
+ShareState = Switch
 #: Queueing of a share's RUNNABLE jobs (scenario ``options.queueing``).
 Queueing = Literal["STRICT_FIFO", "BEST_EFFORT_FIFO"]
 
-STRATEGIES: tuple[str, ...] = ("RESERVE", "LEND", "LEND_AND_BORROW")
-IN_SHARE_PREEMPTION_VALUES: tuple[str, ...] = ("ENABLED", "DISABLED")
-SHARE_STATES: tuple[str, ...] = ("ENABLED", "DISABLED")
-QUEUEING_VALUES: tuple[str, ...] = ("STRICT_FIFO", "BEST_EFFORT_FIFO")
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+IN_SHARE_PREEMPTION_VALUES: tuple[str, ...] = get_args(InSharePreemption)
+SHARE_STATES: tuple[str, ...] = get_args(ShareState)
+QUEUEING_VALUES: tuple[str, ...] = get_args(Queueing)
 
 #: Limits from the AWS Batch quota-management documentation (Service quotas page).
 MAX_SHARES = 20
 MAX_CAPACITY_LIMITS_PER_SHARE = 5
-#: ``borrowLimit`` meaning "borrow without cap" (AWS Batch default).
-UNLIMITED_BORROW = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,8 @@ def decision_for(
     )
     if status is DispositionStatus.AWAITING_TERMINATION and job.batchJobId:
         details["jobId"] = job.batchJobId
+    if status is DispositionStatus.ABANDONED and disposition.last_error:
+        details["refusal"] = disposition.last_error
     if status is DispositionStatus.APPLIED and disposition.successor_batch_job_id:
         details["jobId"] = disposition.successor_batch_job_id
     actor = QUOTAGOV_ACTOR

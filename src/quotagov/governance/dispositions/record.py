@@ -11,6 +11,7 @@ Life cycle (``design.md`` §3, "Job-state handling and retry exhaustion")::
     AWAITING_TERMINATION --Batch: FAILED--> APPLYING
        \\--Batch: SUCCEEDED first--> NOT_NEEDED
     APPLYING --successor submitted--> APPLIED
+       \\--successor refused by the policy as it is now--> ABANDONED
 
 Steps inside one status (a write, no move): ``PENDING_OWNER`` records the Slack
 ``message``; ``AWAITING_TERMINATION`` records ``terminateRequestedAt``; ``APPLYING``
@@ -82,7 +83,8 @@ MOVES: Mapping[DispositionStatus | None, frozenset[DispositionStatus]] = {
     None: frozenset({_S.APPLYING, _S.PENDING_OWNER, _S.ABANDONED, _S.AWAITING_TERMINATION}),
     _S.PENDING_OWNER: frozenset({_S.PENDING_OWNER, _S.APPLYING, _S.ABANDONED}),
     _S.AWAITING_TERMINATION: frozenset({_S.AWAITING_TERMINATION, _S.APPLYING, _S.NOT_NEEDED}),
-    _S.APPLYING: frozenset({_S.APPLYING, _S.APPLIED}),
+    # ABANDONED: the successor was refused by the policy (steps.refuse_successor)
+    _S.APPLYING: frozenset({_S.APPLYING, _S.APPLIED, _S.ABANDONED}),
     _S.APPLIED: frozenset(),
     _S.ABANDONED: frozenset(),
     _S.NOT_NEEDED: frozenset(),

@@ -25,9 +25,10 @@ Every function here is pure: times (epoch seconds) are passed in.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
-from quotagov.governance.access import may_decide_disposition
+from quotagov.governance.access import may_decide_disposition, team_member
 from quotagov.governance.dispositions.errors import (
     DispositionForbiddenError,
     InvalidChoiceError,
@@ -45,6 +46,7 @@ from quotagov.governance.owners import owner_of
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
+from quotagov.policy.roles import role_allowed
 
 
 def thrash_detected(stop_times_ms: Sequence[int], guard: ThrashGuard) -> bool:
@@ -265,3 +267,72 @@ def decided(
         successor_id=successor_id_for(job),
         target_share=target_share(job, choice, policy),
     )
+
+
+def successor_faults(successor: JobRecord, policy: Policy) -> list[str]:
+    """Why the policy as it is now would not let ``successor`` go to Batch (empty if
+    it would); each fault starts with the record field it is about.
+
+    The apply function submits the successor from the job records, which other roles
+    write (design.md, trust model: the Slack function records a choice with
+    ``UpdateItem`` on the jobs table). So before ``SubmitServiceJob`` (and its
+    ``iam:PassRole``) the record is held to what a submission of the same principal
+    could get: a member of its team, a class of the team, an execution role bound to
+    the team or class (:mod:`quotagov.policy.roles`), a share of the class, a level the
+    team may set or be given by escalation with that level's ``schedulingPriority``,
+    and at most the class's
+    ``onRetriesExhausted.maxResubmits`` successors in the chain.
+    """
+    team = policy.teams.get(successor.team)
+    if team is None or team_member(policy, successor.team, successor.principal) is None:
+        return [f"principal: {successor.principal!r} is not a member of team {successor.team!r}"]
+    workload_class = policy.workloadClasses.get(successor.workloadClass)
+    if workload_class is None or successor.workloadClass not in team.classes:
+        return [f"workloadClass: team {successor.team!r} may not use {successor.workloadClass!r}"]
+    faults: list[str] = []
+    role = _role_of(successor.serviceRequestPayload)
+    if not role_allowed(role, [*team.executionRoles, *workload_class.executionRoles]):
+        faults.append(
+            f"serviceRequestPayload.RoleArn: {role!r} is not bound to team {successor.team!r} "
+            f"or class {successor.workloadClass!r}"
+        )
+    if successor.quotaShareName not in workload_class.shares:
+        faults.append(
+            f"quotaShareName: class {successor.workloadClass!r} may not use share "
+            f"{successor.quotaShareName!r}"
+        )
+    level = next((lv for lv in policy.priorityLevels if lv.name == successor.priorityLevel), None)
+    if level is None or level.name not in (*team.directLevels, *team.approvalLevels):
+        faults.append(
+            f"priorityLevel: team {successor.team!r} may not use level {successor.priorityLevel!r}"
+        )
+    elif successor.schedulingPriority != level.schedulingPriority:
+        faults.append(
+            f"schedulingPriority: {successor.schedulingPriority} is not level {level.name!r}'s "
+            f"({level.schedulingPriority})"
+        )
+    if successor.resubmitCount > workload_class.onRetriesExhausted.maxResubmits:
+        faults.append(
+            f"resubmitCount: {successor.resubmitCount} is more than class "
+            f"{successor.workloadClass!r} allows ({workload_class.onRetriesExhausted.maxResubmits})"
+        )
+    return faults
+
+
+def successor_routing(successor: JobRecord, policy: Policy) -> JobRecord:
+    """``successor`` with the ``schedulingPriority`` of its priority level as the policy
+    gives it now (unchanged for a level the policy does not know;
+    :func:`successor_faults` refuses that)."""
+    level = next((lv for lv in policy.priorityLevels if lv.name == successor.priorityLevel), None)
+    if level is None:
+        return successor
+    return successor.model_copy(update={"schedulingPriority": level.schedulingPriority})
+
+
+def _role_of(payload: str) -> str:
+    """``RoleArn`` of a stored ``serviceRequestPayload`` (JSON text); "" when absent."""
+    try:
+        role = json.loads(payload).get("RoleArn") if payload else None
+    except (ValueError, AttributeError):
+        return ""
+    return role if isinstance(role, str) else ""

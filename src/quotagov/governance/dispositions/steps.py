@@ -31,6 +31,7 @@ from quotagov.governance.dispositions.record import (
     DispositionStatus,
     check_move,
 )
+from quotagov.governance.dispositions.rules import successor_faults, successor_routing
 from quotagov.governance.dispositions.successor import successor_record
 from quotagov.governance.lease import Lease
 from quotagov.governance.notifications import disposition_applied
@@ -133,11 +134,20 @@ def apply(
             next click or redelivered event retries at once.
     """
     successor_id = str(disposition.successor_id)
-    successor = successor_record(job, disposition, now=deps.clock.now()).to_item()
+    built = successor_routing(successor_record(job, disposition, now=deps.clock.now()), deps.policy)
+    faults = successor_faults(built, deps.policy)
+    if faults:
+        return refuse_successor(job, disposition, faults, deps)
+    successor = built.to_item()
     deps.store.put_successor(successor)
     stored = deps.store.get(successor_id) or successor
     successor_batch_job_id = stored.get("batchJobId")
     if not successor_batch_job_id:
+        # the stored successor is what goes to Batch: held to the policy too (it may
+        # have been written before this call, by this run or by another role)
+        faults = successor_faults(JobRecord.from_item(stored), deps.policy)
+        if faults:
+            return refuse_successor(job, disposition, faults, deps)
         try:
             response = deps.submitter()(stored)
         except BatchError as error:
@@ -161,6 +171,33 @@ def apply(
         return DispositionOutcome.of(job.pk, applied, changed=True)
     current = disposition_of(deps.store.get(job.pk) or {}) or applied
     return DispositionOutcome.of(job.pk, current, changed=False)
+
+
+def refuse_successor(
+    job: JobRecord, disposition: DispositionRecord, faults: list[str], deps: DispositionDeps
+) -> DispositionOutcome:
+    """APPLYING -> ABANDONED: the policy would not let the successor go to Batch
+    (:func:`~.rules.successor_faults`); nothing is submitted. ``lastError`` holds the
+    faults, the step is audited (``DispositionAbandoned`` with ``refusal``) and the
+    owner told.
+
+    Returns:
+        The outcome (unchanged when another call moved the disposition first).
+    """
+    why = "successor refused by the policy: " + "; ".join(faults)
+    logger.warning("successor of %s not submitted: %s", job.pk, why)
+    abandoned = disposition.with_changes(
+        status=DispositionStatus.ABANDONED,
+        lease=None,
+        last_error=why[:1000],
+        closed_at=deps.clock.now(),
+    )
+    if not write(deps, job.pk, disposition, abandoned):
+        current = stored_outcome(job.pk, deps)
+        return current or DispositionOutcome.of(job.pk, disposition, changed=False)
+    audit(job, abandoned, deps)
+    notify.tell_abandoned(job, abandoned.with_changes(reason=why), deps)
+    return DispositionOutcome.of(job.pk, abandoned, changed=True)
 
 
 def _tell_owner(job: JobRecord, applied: DispositionRecord, deps: DispositionDeps) -> None:

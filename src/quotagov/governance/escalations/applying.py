@@ -9,16 +9,24 @@
   priority ``UpdateServiceJob`` is not called and the escalation becomes SUPERSEDED.
   A Batch error in either call is APPLY_FAILED (one apply attempt), retried by the
   scheduled run up to :data:`~.context.MAX_APPLY_ATTEMPTS` attempts in all.
+- Before any Batch write the stored approval is checked against the policy, the job's
+  record and Batch's own view of the job (:mod:`.authority`): other roles write the
+  escalations table, so an item that lacks the policy's authority (a self-approval,
+  an edited priority or job, ...) is refused, DENIED by quotagov (:func:`refuse_apply`).
 
 Every outcome is audited (``EscalationApplied``, ``EscalationSuperseded``,
-``EscalationApplyFailed``); APPLIED and SUPERSEDED free the job's lock.
+``EscalationApplyFailed``, ``EscalationApplyRefused``); APPLIED, SUPERSEDED and a
+refusal free the job's lock.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
+from quotagov.governance.escalations.authority import approval_refusal, batch_job_refusal
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
     EscalationPolicyRefusedError,
@@ -32,6 +40,9 @@ from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import HandoffError
 
 logger = logging.getLogger(__name__)
+
+#: How the ``error`` of an approval refused before applying starts (:func:`refuse_apply`).
+APPLY_REFUSED_PREFIX = "refused before applying: "
 
 
 def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
@@ -105,7 +116,9 @@ def _hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation
 
 
 def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:
-    """Apply an APPROVED escalation: APPLIED, SUPERSEDED or APPLY_FAILED.
+    """Apply an APPROVED escalation: APPLIED, SUPERSEDED, APPLY_FAILED, or DENIED by
+    quotagov when the stored approval lacks the policy's authority (:mod:`.authority`;
+    nothing is sent to Batch then).
 
     ``DescribeServiceJob`` first: when Batch already runs the job at or above the
     requested priority (another escalation, a direct level or a change outside
@@ -124,8 +137,15 @@ def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:
     # A failed or interrupted earlier attempt may have reached Batch (a lost reply, a
     # dead invocation): finding exactly the requested priority then is its doing.
     tried_before = approved.apply_attempts > 0 or approved.error is not None
+    why = approval_refusal(deps.policy, deps.jobs.find(approved.job_id), approved)
+    if why is not None:
+        return refuse_apply(deps, approved, why)
     try:
-        running = _raise_in_batch(deps, approved)
+        description = deps.batch.describe_service_job(jobId=approved.batch_job_id)
+        why = batch_job_refusal(deps.policy, approved, description)
+        if why is not None:
+            return refuse_apply(deps, approved, why)
+        running = _raise_in_batch(deps, approved, description)
     except BatchError as error:
         return _apply_failed(deps, approved, error, attempts)
     if running > approved.requested_priority or (
@@ -135,20 +155,61 @@ def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:
     return _applied(deps, approved, attempts)
 
 
-def _raise_in_batch(deps: EscalationDeps, approved: Escalation) -> int:
-    """``DescribeServiceJob``, then ``UpdateServiceJob`` if Batch runs the job below the
-    requested priority. Returns the ``schedulingPriority`` Batch had (0-9999).
+def _raise_in_batch(
+    deps: EscalationDeps, approved: Escalation, description: Mapping[str, Any]
+) -> int:
+    """``UpdateServiceJob`` if Batch runs the job (``description``, its
+    ``DescribeServiceJob``) below the requested priority. Returns the
+    ``schedulingPriority`` Batch had (0-9999).
 
     Raises:
-        BatchError: from either call.
+        BatchError: from ``UpdateServiceJob``.
     """
-    description = deps.batch.describe_service_job(jobId=approved.batch_job_id)
     running = int(description.get("schedulingPriority") or 0)
     if running < approved.requested_priority:
         deps.batch.update_service_job(
             jobId=approved.batch_job_id, schedulingPriority=approved.requested_priority
         )
     return running
+
+
+def refuse_apply(deps: EscalationDeps, approved: Escalation, why: str) -> Escalation:
+    """APPROVED -> DENIED by quotagov: the stored approval lacks the policy's authority
+    (:mod:`.authority`); nothing is sent to Batch. Frees the job and audits
+    ``EscalationApplyRefused`` (actor quotagov; ``recordedDecider`` is who the item
+    claims approved it).
+
+    Returns:
+        The escalation after (``approved`` itself when another run moved it first).
+    """
+    refused = deps.repository.transition(
+        approved.escalation_id,
+        EscalationStatus.APPROVED,
+        {
+            "status": EscalationStatus.DENIED,
+            "decided_by": QUOTAGOV_ACTOR,
+            "decided_at": deps.clock.now(),
+            "error": f"{APPLY_REFUSED_PREFIX}{why}",
+        },
+    )
+    if refused is None:
+        return deps.repository.get(approved.escalation_id) or approved
+    logger.warning("escalation %s not applied: %s", approved.escalation_id, why)
+    free_job(deps, refused)
+    deps.record(
+        "EscalationApplyRefused",
+        QUOTAGOV_ACTOR,
+        approved.escalation_id,
+        f"{approved.escalation_id}:apply-refused",
+        # not ``jobId``: this decision makes no Batch call (see decision._recheck)
+        serviceJobId=approved.batch_job_id,
+        refusal=why,
+        recordedDecider=approved.decided_by,
+        requester=approved.requester,
+        level=approved.requested_level,
+        requestedPriority=approved.requested_priority,
+    )
+    return refused
 
 
 def _apply_failed(

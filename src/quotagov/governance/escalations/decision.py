@@ -1,9 +1,9 @@
 """The decision use case: an approver's click on Approve or Deny in Slack.
 
 - A decision comes from a Slack user who is an approver of the share (the share's
-  ``approvers`` plus the team's ``approvers``; :func:`approvers_of`) and is not the
+  ``approvers`` plus the team's ``approvers``; :func:`~.authority.approvers_of`) and is not the
   requester (four-eyes); a click on a request without ``requester_slack_id`` is
-  refused whoever clicks (:func:`decider_refusal`). A refused click changes nothing
+  refused whoever clicks (:func:`~.authority.decider_refusal`). A refused click changes nothing
   and is audited ``EscalationDecisionRefused``.
 - PENDING moves to APPROVED or DENIED by a conditional write, so duplicate clicks
   change nothing (``already_decided``): :func:`record_decision`, the verification
@@ -24,12 +24,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.escalations.applying import apply_approved
+from quotagov.governance.escalations.applying import apply_approved, refuse_apply
+from quotagov.governance.escalations.authority import approval_refusal, decider_refusal
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
@@ -39,7 +39,6 @@ from quotagov.governance.handoff import escalation_message
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import HandoffError
-from quotagov.policy.models import Policy
 
 logger = logging.getLogger(__name__)
 
@@ -60,33 +59,6 @@ class DecisionResult:
     outcome: str
     escalation: Escalation | None
     notice: str
-
-
-def approvers_of(policy: Policy, escalation: Escalation) -> frozenset[str]:
-    """Slack user ids who may decide ``escalation``: the approvers of its quota share
-    plus those of its team (either may be missing from the policy: none from it)."""
-    approvers: set[str] = set()
-    with contextlib.suppress(KeyError):
-        approvers.update(policy.share(escalation.quota_share_name).approvers)
-    team = policy.teams.get(escalation.team)
-    if team is not None:
-        approvers.update(team.approvers)
-    return frozenset(approvers)
-
-
-def decider_refusal(policy: Policy, escalation: Escalation, user_id: str) -> str | None:
-    """Why Slack user ``user_id`` may not decide ``escalation`` (four-eyes, approvers),
-    or None when they may."""
-    if not escalation.requester_slack_id:
-        return (
-            "four-eyes: the request has no requester Slack user id, "
-            "so the approver cannot be checked against the requester"
-        )
-    if user_id == escalation.requester_slack_id:
-        return "four-eyes: you cannot decide your own request"
-    if user_id not in approvers_of(policy, escalation):
-        return f"you are not an approver of quota share {escalation.quota_share_name!r}"
-    return None
 
 
 def decide(
@@ -261,8 +233,11 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
     Any other status (already applied, superseded, failed, expired: a redelivered
     hand-off) only refreshes the message; nothing is sent to Batch.
 
-    An APPROVED request (not a direct level) is first rechecked (:func:`_recheck`):
-    when its impact changed materially it is reopened (PENDING) and returned unapplied.
+    An APPROVED request is first checked against the policy and the job's record
+    (:func:`~.authority.approval_refusal`: the item may have been written by another
+    role): one that lacks the policy's authority is DENIED by quotagov, unapplied. Then
+    (not a direct level) it is rechecked (:func:`_recheck`): when its impact changed
+    materially it is reopened (PENDING) and returned unapplied.
 
     Returns:
         The escalation after.
@@ -271,12 +246,16 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
         BatchError: the recompute could not read Batch (nothing stored; retry).
     """
     if decided.status is EscalationStatus.APPROVED:
-        if not decided.direct:
+        why = approval_refusal(deps.policy, deps.jobs.find(decided.job_id), decided)
+        if why is not None:
+            decided = refuse_apply(deps, decided, why)
+        elif not decided.direct:
             reopened = _recheck(deps, decided)
             if reopened is not None:
                 return reopened
             decided = deps.repository.get(decided.escalation_id) or decided
-        decided = apply_approved(deps, decided)
+        if decided.status is EscalationStatus.APPROVED:
+            decided = apply_approved(deps, decided)
     elif decided.status is EscalationStatus.DENIED:
         free_job(deps, decided)
     update_message(deps, decided)

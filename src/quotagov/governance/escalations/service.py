@@ -11,7 +11,13 @@ from collections.abc import Callable
 
 from quotagov.clock import Clock
 from quotagov.governance.escalation_records import Escalation
-from quotagov.governance.escalations import decision, housekeeping, messages, requesting
+from quotagov.governance.escalations import (
+    authority,
+    decision,
+    housekeeping,
+    messages,
+    requesting,
+)
 from quotagov.governance.escalations.checks import EscalationRequest
 from quotagov.governance.escalations.context import EscalationDeps, new_escalation_id
 from quotagov.governance.escalations.decision import DecisionResult
@@ -85,7 +91,7 @@ class Escalations:
 
     def approvers_of(self, escalation: Escalation) -> frozenset[str]:
         """Slack user ids who may decide ``escalation``: share approvers plus team approvers."""
-        return decision.approvers_of(self.deps.policy, escalation)
+        return authority.approvers_of(self.deps.policy, escalation)
 
     def request(self, request: EscalationRequest) -> Escalation:
         """Check, then apply at once (direct level) or store PENDING and ask in Slack.

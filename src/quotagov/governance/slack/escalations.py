@@ -182,7 +182,8 @@ def _outcome_line(escalation: Escalation) -> str:
             f"the requested {escalation.requested_priority}. Nothing was changed."
         )
     if status is EscalationStatus.DENIED:
-        return f":no_entry: *Denied* by {by}{at}."
+        why = f" Not applied: `{escape(clip(escalation.error, 500))}`" if escalation.error else ""
+        return f":no_entry: *Denied* by {by}{at}.{why}"
     if status is EscalationStatus.EXPIRED:
         return f":hourglass: *Expired* at {_when(escalation.expires_at)} without a decision."
     return "Waiting for a decision."

@@ -26,6 +26,7 @@ from quotagov.governance.ports import (
     JobsRepository,
     SubmissionQueue,
 )
+from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
@@ -78,6 +79,10 @@ class SubmissionDeps:
         batch: the Batch port (only ``submit_to_batch`` needs it).
         queue: the submission queue (only ``receive_submission`` from the API).
         notifier: tells the submitter when a submission is refused or fails (None: nobody).
+        notices: the owner notice queue (``OWNER_NOTICE_QUEUE_URL``): when set, a
+            submission the worker fails is announced there for the function that holds
+            Slack (:mod:`~quotagov.governance.submission.failure`) instead of through
+            ``notifier``.
         pace: called right before each ``SubmitServiceJob``; blocks to keep the rate
             under Batch's limit (a no-op when None).
         capacity: the service environment's capacity (``receive_submission`` refuses a
@@ -94,6 +99,7 @@ class SubmissionDeps:
     pace: Callable[[], None] | None = None
     notifier: OwnerNotifier | None = None
     capacity: EnvironmentCapacity | None = None
+    notices: DecisionHandoff | None = None
 
     @property
     def governed_queue(self) -> str:

@@ -16,7 +16,10 @@ than ``stale_after_seconds`` (from ``updatedAt``, the last write of its record) 
    the submission (``ListServiceJobs`` + ``DescribeServiceJob``). Found: the record
    becomes ``SUBMITTED`` with it. Not found: ``FAILED`` with the reason and the
    ``staleFailed`` marker (should a last in-flight message still create the job, the
-   worker's write turns the record ``SUBMITTED``, see ``mark_submitted``).
+   worker's write turns the record ``SUBMITTED``, see ``mark_submitted``), and its
+   owner is told through the owner notice queue
+   (:func:`~quotagov.governance.submission.failure.announce_failure`); a notice the
+   queue refuses is logged and the submission listed ``unnotified``.
 
 Every move is a conditional write on the record's ``version`` and ``QUEUED`` state, so a
 worker finishing the submission meanwhile wins, and every move is an audit decision
@@ -43,12 +46,14 @@ from quotagov.governance.ports import (
     SubmissionQueueError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
+from quotagov.governance.ports.handoff import DecisionHandoff, HandoffError
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.deps import (
     REQUEUE_COUNT,
     STALE_FAILED,
     requeue_count,
 )
+from quotagov.governance.submission.failure import announce_failure
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +81,8 @@ class ReconcileDeps:
             (>= 1; the template's ``StaleSubmissionSeconds``, default 900).
         max_requeues: re-queues before it is failed (>= 0, default 3).
         limit: submissions handled per pass (>= 1).
+        notices: the owner notice queue (``OWNER_NOTICE_QUEUE_URL``); None: nobody is
+            told (the reconciler holds no Slack secret).
     """
 
     jobs: JobsRepository
@@ -87,6 +94,7 @@ class ReconcileDeps:
     stale_after_seconds: int = DEFAULT_STALE_AFTER_SECONDS
     max_requeues: int = DEFAULT_MAX_REQUEUES
     limit: int = DEFAULT_LIMIT
+    notices: DecisionHandoff | None = None
 
     def __post_init__(self) -> None:
         if self.stale_after_seconds < 1:
@@ -107,6 +115,7 @@ class ReconcileReport:
         failed: record now ``FAILED`` with the reason.
         deferred: an AWS call failed; left as they were for the next pass.
         unchanged: moved by someone else meanwhile (no longer ``QUEUED``).
+        unnotified: failed, but the owner notice queue refused the notice (logged).
     """
 
     requeued: list[str] = field(default_factory=list)
@@ -114,6 +123,7 @@ class ReconcileReport:
     failed: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    unnotified: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, list[str]]:
         """The report as ``{"requeued": [...], "submitted": [...], ...}``."""
@@ -123,6 +133,7 @@ class ReconcileReport:
             "failed": self.failed,
             "deferred": self.deferred,
             "unchanged": self.unchanged,
+            "unnotified": self.unnotified,
         }
 
 
@@ -214,7 +225,7 @@ def _settle(record: JobRecord, deps: ReconcileDeps, now: int, report: ReconcileR
         action, target = "SubmissionFailed", report.failed
         details = {"reasons": [reason], "team": record.team, "principal": record.principal}
     try:
-        deps.jobs.update(
+        stored = deps.jobs.update(
             record.pk,
             changes,
             expected_version=record.version,
@@ -225,6 +236,12 @@ def _settle(record: JobRecord, deps: ReconcileDeps, now: int, report: ReconcileR
         return
     _record(deps, action, record, decision_id=f"{action}#{record.pk}", details=details)
     target.append(record.pk)
+    if stored.state is SubmissionState.FAILED:
+        try:
+            announce_failure(stored, notices=deps.notices, notifier=None)
+        except HandoffError as exc:
+            logger.error("could not tell the owner that %s failed: %s", record.pk, exc)
+            report.unnotified.append(record.pk)
 
 
 def _record(

@@ -22,7 +22,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.notifications import refused
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -42,6 +41,7 @@ from quotagov.governance.submission.deps import (
     requeue_count,
 )
 from quotagov.governance.submission.errors import TransientSubmitError
+from quotagov.governance.submission.failure import announce_failure
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy
 
@@ -133,15 +133,19 @@ def submit_to_batch(
     if record is None:
         raise LookupError(f"submission {submission_id}: no job record")
     if record.state is not SubmissionState.QUEUED:
+        if _failed_here(record):
+            # A try that failed it may have stopped before its audit record or notice
+            # left (this message is then delivered again): both are idempotent.
+            _after_failure(record, deps, "SubmissionFailed")
         return record
 
     reasons = _recheck_policy(record, deps.policy)
     if reasons:
         return _fail(record, deps, reasons, "SubmissionFailed")
-    record = _with_current_routing(record, deps.policy)
+    stored, record = record, _with_current_routing(record, deps.policy)
     if recheck or requeue_count(record):
         try:
-            found = find_service_job(deps.batch, record, deps.governed_queue)
+            found = find_service_job(deps.batch, record, deps.governed_queue, also=stored)
         except BatchError as exc:
             raise TransientSubmitError(submission_id, exc) from exc
         if found is not None:
@@ -153,7 +157,7 @@ def submit_to_batch(
         response = deps.batch.submit_service_job(**request)
     except BatchClientError as exc:
         found = (
-            find_service_job(deps.batch, record, deps.governed_queue)
+            find_service_job(deps.batch, record, deps.governed_queue, also=stored)
             if "token" in exc.message.lower()
             else None
         )
@@ -195,13 +199,18 @@ def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
     )
 
 
-def find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dict[str, Any] | None:
+def find_service_job(
+    batch: BatchPort, record: JobRecord, job_queue: str, *, also: JobRecord | None = None
+) -> dict[str, Any] | None:
     """A service job of the governed queue tagged with this submission, or None.
 
     Lists jobs by name (``JOB_NAME`` filter, all statuses, newest first) and describes
     candidates to read their tags (summaries carry none). A tag proves nothing (anyone
     who may call ``SubmitServiceJob`` can set it), so a candidate must also carry the
-    exact request quotagov sent (:func:`_is_quotagovs_job`).
+    exact request quotagov sent (:func:`_is_quotagovs_job`): routed as ``record`` says,
+    or as ``also`` says (the stored routing, when the policy changed since: a level's
+    ``schedulingPriority`` between two deliveries). A copy of the request at another
+    priority or preemption-retry limit is somebody else's job, never adopted.
 
     Returns:
         ``{"jobId", "jobArn", "jobName"}`` of the job, or None.
@@ -221,7 +230,7 @@ def find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dic
         page = batch.list_service_jobs(**request)
         for summary in page.get("jobSummaryList", []):
             job = batch.describe_service_job(jobId=summary["jobId"])
-            if _is_quotagovs_job(job, record):
+            if _is_quotagovs_job(job, record, *([also] if also is not None else [])):
                 return {
                     "jobId": job["jobId"],
                     "jobArn": job.get("jobArn"),
@@ -232,9 +241,12 @@ def find_service_job(batch: BatchPort, record: JobRecord, job_queue: str) -> dic
             return None
 
 
-def _is_quotagovs_job(job: Mapping[str, Any], record: JobRecord) -> bool:
+def _is_quotagovs_job(job: Mapping[str, Any], record: JobRecord, *routed: JobRecord) -> bool:
     """True when ``job`` (a ``DescribeServiceJob`` answer) carries ``record``'s tags and
-    its very request: job name, service request payload (as JSON) and quota share."""
+    its very request: job name, service request payload (as JSON), and the quota share,
+    ``schedulingPriority`` and ``preemptionRetriesBeforeTermination`` of ``record`` or of
+    one of ``routed`` (other routings of the same submission). Members the answer leaves
+    out are not held against it (the API model makes them optional)."""
     tags = job.get("tags") or {}
     if tags.get(SUBMISSION_TAG) != record.pk or tags.get("quotagov:team") != record.team:
         return False
@@ -243,10 +255,23 @@ def _is_quotagovs_job(job: Mapping[str, Any], record: JobRecord) -> bool:
         sent = json.loads(record.serviceRequestPayload)
     except ValueError:
         return False
+    if payload != sent or job.get("jobName") != record.jobName:
+        return False
+    return any(_routed_as(job, candidate) for candidate in (record, *routed))
+
+
+def _routed_as(job: Mapping[str, Any], record: JobRecord) -> bool:
+    """``job``'s share, priority and retry limit are the ones ``record`` was routed to."""
+    preemption = job.get("preemptionConfiguration")
+    retries = (
+        preemption.get("preemptionRetriesBeforeTermination")
+        if isinstance(preemption, Mapping)
+        else None
+    )
     return (
-        payload == sent
-        and job.get("jobName") == record.jobName
-        and job.get("quotaShareName") in (None, record.quotaShareName)
+        job.get("quotaShareName") in (None, record.quotaShareName)
+        and job.get("schedulingPriority") in (None, record.schedulingPriority)
+        and retries == record.preemptionRetriesBeforeTermination
     )
 
 
@@ -296,6 +321,13 @@ def mark_submitted(
 
 
 def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: str) -> JobRecord:
+    """Move ``record`` ``QUEUED -> FAILED`` with ``reasons``, then audit it and tell the
+    owner (:func:`_after_failure`); a record someone else moved first is returned as is.
+
+    Raises:
+        AuditQueueError, HandoffError: the audit record or the owner notice was not
+            accepted; the record stays FAILED and a redelivery sends both again.
+    """
     try:
         failed = deps.jobs.update(
             record.pk,
@@ -306,15 +338,28 @@ def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: s
         if exc.current is None:  # pragma: no cover
             raise
         return exc.current
+    _after_failure(failed, deps, action)
+    return failed
+
+
+def _failed_here(record: JobRecord) -> bool:
+    """True for a record the worker failed (not the API's enqueue failure, not the
+    reconciler's stale failure, whose steps belong to them)."""
+    return (
+        record.state is SubmissionState.FAILED
+        and not is_enqueue_failure(record)
+        and not is_stale_failure(record)
+    )
+
+
+def _after_failure(failed: JobRecord, deps: SubmissionDeps, action: str) -> None:
+    """The audit record of a failure (once per ``decision_id``) and the owner's DM
+    (once per submission, :func:`~quotagov.governance.submission.failure.announce_failure`)."""
     audit_decision(
         deps,
         action,
         QUOTAGOV_ACTOR,
-        record.pk,
-        {"team": record.team, "reasons": reasons, "principal": record.principal},
+        failed.pk,
+        {"team": failed.team, "reasons": list(failed.reasons), "principal": failed.principal},
     )
-    if deps.notifier is not None:
-        deps.notifier.notify(
-            failed, refused(failed, at=deps.clock.now(), reasons=reasons, by="Batch or the policy")
-        )
-    return failed
+    announce_failure(failed, notices=deps.notices, notifier=deps.notifier)
