@@ -103,8 +103,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         ``rejected`` (with ``reason``).
     """
     # not at import: cold start (benchmarks/submit_path.py)
-    from quotagov.governance.audit.events import ForeignCallError
-    from quotagov.governance.audit.trail import AuditEventError
+    from quotagov.governance.audit.errors import AuditEventError, ForeignCallError
 
     if is_sqs_batch(event):
         return process_batch(event, _decision_record, processor, context)

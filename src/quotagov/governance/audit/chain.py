@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.governance.audit.errors import ChainContentionError as ChainContentionError
+from quotagov.governance.audit.errors import ChainIntegrityError as ChainIntegrityError
 from quotagov.governance.audit.seals import SEAL_FIELD, sealed
 from quotagov.governance.canonical import CanonicalFormError, canonical_json, normalize
 from quotagov.governance.ports.audit import AppendOutcome, ChainStore, RecordSealer
@@ -64,14 +66,6 @@ def seal(
     record.update(chain=chain, seq=seq, dedupKey=dedup_key, prevHash=prev_hash)
     record["hash"] = record_hash(record)
     return record
-
-
-class ChainIntegrityError(RuntimeError):
-    """The stored chain contradicts itself (a dedup marker without its record)."""
-
-
-class ChainContentionError(RuntimeError):
-    """The chain head kept moving: no slot won after the allowed attempts (retry later)."""
 
 
 @dataclass(frozen=True)
