@@ -12,7 +12,7 @@ for real: each reads the head, then tries to claim the next slot.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import boto3
@@ -43,10 +43,10 @@ class CountingChainStore(DynamoDBChainStore):
 
     lost: ClassVar[list[int]] = []
 
-    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
-        attempt = super().try_append(record)
+    def try_append_run(self, records: Sequence[Mapping[str, Any]]) -> AppendAttempt:
+        attempt = super().try_append_run(records)
         if attempt.outcome is AppendOutcome.SLOT_TAKEN:
-            self.lost.append(int(record["seq"]))
+            self.lost.append(int(records[0]["seq"]))
         return attempt
 
 
