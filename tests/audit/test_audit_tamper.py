@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -312,3 +313,36 @@ def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record
     finally:
         wiring.reset()
 
+
+def test_audit_verify_options_do_not_outlive_the_command(
+    world: World, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--table``, ``--region``, ``--digest-bucket``, ``--public-key`` and
+    ``--seal-key`` apply to the command only. Left in the environment, they were
+    inherited by whatever the process ran next: a pytest worker's ``quotagov demo``
+    subprocess checked its digests with this test's public key (the flaky demo check,
+    ``tests/local/test_local_environment.py``)."""
+    from quotagov import wiring
+    from quotagov.cli import main
+
+    pem = tmp_path / "digest-public-key.pem"
+    pem.write_bytes(world.checker.pem())
+    for name in ("AUDIT_TABLE", "AUDIT_DIGEST_BUCKET", "AUDIT_DIGEST_PUBLIC_KEY", "AUDIT_SEAL_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_REGION", "us-east-2")
+    before = dict(os.environ)
+    argv = [
+        "audit", "verify", "--table", TABLE, "--region", REGION,
+        "--digest-bucket", BUCKET, "--public-key", str(pem), "--seal-key", world.seal_key,
+    ]  # fmt: skip
+    wiring.reset()
+    try:
+        assert main(argv) == 0
+        after = dict(os.environ)
+    finally:
+        wiring.reset()
+        os.environ.clear()  # never leave this test's settings to the next test
+        os.environ.update(before)
+
+    assert {k: v for k, v in after.items() if before.get(k) != v} == {}
+    assert set(before) - set(after) == set()

@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
     from quotagov import wiring
     from quotagov.adapters.sqs_parked import SqsParkedQueue
+    from quotagov.commands.environment import options_as_environment
     from quotagov.governance.redrive import Outcome, ParkedKind, RedriveDeps, redrive
     from quotagov.settings import Settings
 
@@ -152,28 +153,27 @@ def run(args: argparse.Namespace) -> int:
                 "directly, so these records carry no seal",
                 file=sys.stderr,
             )
-        if args.region:
-            os.environ["AWS_DEFAULT_REGION"] = args.region
-        settings = Settings(
-            jobs_table=targets.jobs_table,
-            audit_table=targets.audit_table,
-            audit_queue_url=targets.audit_queue_url,
-            submission_queue_url=targets.submission_queue_url,
-            job_queue=targets.job_queue,
-        )
-        services = wiring.override(settings)
-        sqs = boto3.client("sqs", region_name=args.region)
-        deps = RedriveDeps(
-            parked=SqsParkedQueue(targets.parked_url, sqs, targets.submission_queue_url),
-            audit=services.audit,
-            clock=services.clock,
-            job_queue=targets.job_queue or "quotagov",
-            jobs=services.jobs if kind is ParkedKind.SUBMISSIONS_DLQ else None,
-            queue=services.submission_queue if kind is ParkedKind.SUBMISSIONS_DLQ else None,
-            invoker=_invoker(args.region) if kind is ParkedKind.FAILED_EVENTS else None,
-            functions=targets.functions,
-        )
-        results = redrive(kind, deps, max_messages=args.max, dry_run=args.dry_run)
+        with options_as_environment({"AWS_DEFAULT_REGION": args.region}):
+            settings = Settings(
+                jobs_table=targets.jobs_table,
+                audit_table=targets.audit_table,
+                audit_queue_url=targets.audit_queue_url,
+                submission_queue_url=targets.submission_queue_url,
+                job_queue=targets.job_queue,
+            )
+            services = wiring.override(settings)
+            sqs = boto3.client("sqs", region_name=args.region)
+            deps = RedriveDeps(
+                parked=SqsParkedQueue(targets.parked_url, sqs, targets.submission_queue_url),
+                audit=services.audit,
+                clock=services.clock,
+                job_queue=targets.job_queue or "quotagov",
+                jobs=services.jobs if kind is ParkedKind.SUBMISSIONS_DLQ else None,
+                queue=services.submission_queue if kind is ParkedKind.SUBMISSIONS_DLQ else None,
+                invoker=_invoker(args.region) if kind is ParkedKind.FAILED_EVENTS else None,
+                functions=targets.functions,
+            )
+            results = redrive(kind, deps, max_messages=args.max, dry_run=args.dry_run)
     except (KeyError, ValueError) as exc:
         print(f"quotagov redrive: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
