@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from typing import Any
@@ -53,23 +52,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_escalations(args: argparse.Namespace) -> int:
     """Read the tables, print the report; 0, or 2 when something cannot be read."""
+    from quotagov.commands.environment import options_as_environment
     from quotagov.governance.audit.review import parse_time
     from quotagov.governance.reports.escalations import escalation_report, render
 
-    for option, variable in (
-        ("escalations_table", "ESCALATIONS_TABLE"),
-        ("jobs_table", "JOBS_TABLE"),
-        ("policy_file", "POLICY_FILE"),
-        ("policy_parameter", "POLICY_PARAMETER"),
-    ):
-        if getattr(args, option):
-            os.environ[variable] = getattr(args, option)
-    if args.region:
-        os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = args.region
+    values = {
+        "ESCALATIONS_TABLE": args.escalations_table,
+        "JOBS_TABLE": args.jobs_table,
+        "POLICY_FILE": args.policy_file,
+        "POLICY_PARAMETER": args.policy_parameter,
+        "AWS_REGION": args.region,
+        "AWS_DEFAULT_REGION": args.region,
+    }
     try:
         since = parse_time(args.since)
         until = parse_time(args.until) if args.until else time.time()
-        report = escalation_report(*_read(), since=since, until=until)
+        with options_as_environment(values):
+            report = escalation_report(*_read(), since=since, until=until)
     except ValueError as exc:
         print(f"quotagov report escalations: {exc}", file=sys.stderr)
         return 2
