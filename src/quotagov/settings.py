@@ -58,6 +58,11 @@ class Settings:
     stale_submission_seconds: str = ""
 
     @classmethod
+    def variables(cls) -> list[str]:
+        """The environment variable of every setting (``JOB_QUEUE``, ``JOBS_TABLE``, ...)."""
+        return [f.name.upper() for f in fields(cls)]
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read every field from ``environ`` (default ``os.environ``)."""
         env = os.environ if environ is None else environ

@@ -12,7 +12,7 @@ for real: each reads the head, then tries to claim the next slot.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import boto3
@@ -43,10 +43,10 @@ class CountingChainStore(DynamoDBChainStore):
 
     lost: ClassVar[list[int]] = []
 
-    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
-        attempt = super().try_append(record)
+    def try_append_run(self, records: Sequence[Mapping[str, Any]]) -> AppendAttempt:
+        attempt = super().try_append_run(records)
         if attempt.outcome is AppendOutcome.SLOT_TAKEN:
-            self.lost.append(int(record["seq"]))
+            self.lost.append(int(records[0]["seq"]))
         return attempt
 
 
@@ -178,3 +178,51 @@ def test_sequential_redelivery_stores_one_record(endpoint: str) -> None:
     assert first.created and not again.created
     assert again.record == first.record
     assert len(list(DynamoDBChainStore(TABLE, client).records(CHAIN))) == 1
+
+
+def test_sealed_writers_racing_with_batches_leave_one_chain_every_seal_proving_it(
+    endpoint: str,
+) -> None:
+    """Six writer instances (six AuditFunction containers), each with its own KMS and
+    DynamoDB clients, append batches of three at once. Each seals its run only on top of
+    a head it proved (its own, or one it checked with VerifyMac after losing a race),
+    so the chain's last seal proves every record."""
+    from quotagov.adapters.kms_audit import KmsRecordSealer
+    from quotagov.governance.audit.seals import first_unsealed
+
+    writers, batches, size = 6, 2, 3
+    kms = [
+        _SESSION.client("kms", region_name=REGION, endpoint_url=endpoint) for _ in range(writers)
+    ]
+    key = kms[0].create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")["KeyMetadata"]
+    start = threading.Barrier(writers)
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        chain_writer = ChainWriter(
+            DynamoDBChainStore(TABLE, _client(endpoint)),
+            sealer=KmsRecordSealer(key["KeyId"], kms[n]),
+        )
+        start.wait()
+        try:
+            for b in range(batches):
+                chain_writer.append_run(
+                    CHAIN,
+                    [(f"w{n}-b{b}-{k}", {"writer": n, "batch": b, "k": k}) for k in range(size)],
+                )
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    _run([threading.Thread(target=writer, args=(n,)) for n in range(writers)])
+
+    assert failures == []
+    store = DynamoDBChainStore(TABLE, _client(endpoint))
+    records = list(store.records(CHAIN))
+    total = writers * batches * size
+    assert verify_chain(CHAIN, records, store.markers(CHAIN)) == (total, None)
+    # Every run is whole and sealed on its last record: a batch's records are consecutive.
+    runs = [(r["writer"], r["batch"]) for r in records]
+    assert all(runs[i] == runs[i - i % size] for i in range(total))
+    assert [int(r["seq"]) for r in records if "seal" in r] == list(range(size, total + 1, size))
+    check = first_unsealed(records, KmsRecordSealer(key["KeyId"], kms[0]))
+    assert (check.bad_seq, check.checks) == (None, 1)

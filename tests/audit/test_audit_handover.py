@@ -16,14 +16,17 @@ import boto3
 import pytest
 
 from audit.support import TABLE
+from audit.tamper_world import CountingSealer
 from quotagov import wiring
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
+from quotagov.adapters.kms_audit import KmsRecordSealer
 from quotagov.adapters.sqs_audit import SqsAuditQueue
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.handover import QueuedAuditSink, parse_message
+from quotagov.governance.audit.handover import QueuedAuditSink, message_body, parse_message
+from quotagov.governance.audit.seals import first_unsealed
 from quotagov.governance.ports import AuditQueueError, ControllerDecision
 from quotagov.handlers import audit_trail
 from support.aws import QUEUE_ARN, REGION
@@ -118,3 +121,98 @@ def test_the_sink_refuses_a_decision_without_its_keys(clock: ManualClock) -> Non
         sink.record_decision(ControllerDecision("A", "x", QUEUE_ARN, "r", ""))
     with pytest.raises(ValueError, match=r"decision\.job_queue: empty"):
         sink.record_decision(ControllerDecision("A", "x", "", "r", "id"))
+
+
+def _batch_event(bodies: list[str]) -> dict[str, Any]:
+    event = json.loads((EVENTS / "audit_trail-decisions.json").read_text())
+    [template] = event["Records"]
+    event["Records"] = [
+        {**template, "messageId": f"m-{n}", "body": body} for n, body in enumerate(bodies)
+    ]
+    return event
+
+
+def _decision(n: int) -> ControllerDecision:
+    return ControllerDecision(
+        action="SubmissionRefused",
+        actor="arn:aws:sts::111122223333:assumed-role/researcher/dave",
+        job_queue=QUEUE_ARN,
+        resource=f"sub-{n}",
+        decision_id=f"refused:sub-{n}",
+        details={"reasons": [f"reason {n}"]},
+    )
+
+
+def _sealed_log(dynamodb: Any, clock: ManualClock) -> tuple[DecisionLog, CountingSealer]:
+    kms = boto3.client("kms", region_name=REGION)
+    key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")["KeyMetadata"]
+    sealer = CountingSealer(KmsRecordSealer(key["KeyId"], kms))
+    chains = DynamoDBChainStore(TABLE, dynamodb)
+    writer = ChainWriter(chains, sealer=sealer)
+    return DecisionLog(writer, DynamoDBVersionStore(TABLE, dynamodb), clock), sealer
+
+
+def test_a_batch_of_ten_decisions_is_one_run_sealed_with_one_generate_mac(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    log, sealer = _sealed_log(dynamodb, clock)
+    bodies = [message_body(_decision(n), clock.now()) for n in range(1, 11)]
+    wiring.override(audit_log=log)
+    try:
+        first = audit_trail.handler(_batch_event(bodies), LambdaContext())
+        again = audit_trail.handler(_batch_event(bodies[3:5]), LambdaContext())  # redelivered
+    finally:
+        wiring.reset()
+
+    assert first == again == {"batchItemFailures": []}
+    records = list(DynamoDBChainStore(TABLE, dynamodb).records("ml-gov-queue"))
+    assert [r["decisionId"] for r in records] == [f"refused:sub-{n}" for n in range(1, 11)]
+    assert [int(r["seq"]) for r in records if "seal" in r] == [10]
+    # One MAC for the batch; the redelivered pair was sealed as a run before the store
+    # said both were stored (one MAC spent, nothing written).
+    assert (sealer.generated, sealer.verified) == (2, 0)
+    assert first_unsealed(records, sealer).bad_seq is None
+
+
+def test_a_malformed_message_fails_alone_and_the_rest_of_the_batch_is_one_run(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    log, sealer = _sealed_log(dynamodb, clock)
+    bodies = [message_body(_decision(n), clock.now()) for n in range(1, 4)]
+    bodies.insert(1, json.dumps({"version": 1, "decision": {"action": ""}}))
+    wiring.override(audit_log=log)
+    try:
+        answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
+    finally:
+        wiring.reset()
+
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
+    records = list(DynamoDBChainStore(TABLE, dynamodb).records("ml-gov-queue"))
+    assert [(int(r["seq"]), r["decisionId"], "seal" in r) for r in records] == [
+        (1, "refused:sub-1", False),
+        (2, "refused:sub-2", False),
+        (3, "refused:sub-3", True),
+    ]
+    assert sealer.generated == 1
+
+
+def test_a_batch_on_a_head_the_writer_cannot_vouch_for_fails_whole_and_writes_nothing(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    """Someone put a record 1 without the key; every message of the batch comes back
+    (and reaches the DLQ, with its alarm), and nothing is sealed on top of it."""
+    log, sealer = _sealed_log(dynamodb, clock)
+    ChainWriter(DynamoDBChainStore(TABLE, dynamodb)).append(
+        "ml-gov-queue", "decision:forged", {"action": "Forged"}
+    )
+    bodies = [message_body(_decision(n), clock.now()) for n in range(1, 3)]
+    wiring.override(audit_log=log)
+    try:
+        answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
+    finally:
+        wiring.reset()
+
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0"}, {"itemIdentifier": "m-1"}]}
+    records = list(DynamoDBChainStore(TABLE, dynamodb).records("ml-gov-queue"))
+    assert [r["decisionId"] if "decisionId" in r else r["action"] for r in records] == ["Forged"]
+    assert (sealer.generated, sealer.verified) == (0, 0)  # no seal on it: no KMS call needed

@@ -9,154 +9,34 @@ they recompute SHA-256 hashes with the project's own :func:`record_hash`, rewrit
 only), so the best they can do with a seal is copy one from another record; and they
 cannot delete or overwrite a digest (Object Lock in COMPLIANCE mode, bucket policy).
 
-Setting: moto DynamoDB, KMS (an HMAC_256 key and an ECC_NIST_P256 key) and S3 with
-Object Lock; the real adapters; a 9-record chain written by the one writer and a
-signed digest of it.
+Setting (:mod:`audit.tamper_world`): moto DynamoDB, KMS (an HMAC_256 key and an
+ECC_NIST_P256 key) and S3 with Object Lock; the real adapters; a 9-record chain written
+by the one writer, one decision at a time (nine runs of one record, each sealed), and
+a signed digest of it. The rules for runs of several records sealed once are attacked
+in ``test_audit_run_seals.py``.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from moto import mock_aws
 
-from audit.support import TABLE, create_audit_table
-from quotagov.adapters.dynamodb_audit import (
-    DynamoDBChainStore,
-    from_item,
-    marker_key,
-    record_key,
-    to_item,
-)
-from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
-from quotagov.adapters.kms_audit import KmsDigestSigner, KmsRecordSealer, PublicKeyChecker
-from quotagov.adapters.s3_digests import DIGEST_PREFIX, S3DigestStore
-from quotagov.clock import ManualClock
-from quotagov.governance.audit.chain import GENESIS_HASH, ChainWriter, record_hash
-from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.digests import DigestPublisher, records_sha256, signed_message
-from quotagov.governance.audit.review import ChainReport, DigestSource, verify
-from quotagov.governance.ports import ControllerDecision
-from support.aws import QUEUE_ARN, REGION
-
-CHAIN = "ml-gov-queue"
-BUCKET = "quotagov-audit-digests-test"
-
-
-class World:
-    """The audit as deployed: writer, digest function, and a read-only verifier."""
-
-    def __init__(self) -> None:
-        self.dynamodb = boto3.client("dynamodb", region_name=REGION)
-        create_audit_table(self.dynamodb)
-        self.kms = boto3.client("kms", region_name=REGION)
-        self.s3 = boto3.client("s3", region_name=REGION)
-        self.seal_key = self.kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")[
-            "KeyMetadata"
-        ]["KeyId"]
-        self.digest_key = self.kms.create_key(KeySpec="ECC_NIST_P256", KeyUsage="SIGN_VERIFY")[
-            "KeyMetadata"
-        ]["KeyId"]
-        self.s3.create_bucket(
-            Bucket=BUCKET,
-            CreateBucketConfiguration={"LocationConstraint": REGION},
-            ObjectLockEnabledForBucket=True,
-        )
-        self.s3.put_object_lock_configuration(
-            Bucket=BUCKET,
-            ObjectLockConfiguration={
-                "ObjectLockEnabled": "Enabled",
-                "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 365}},
-            },
-        )
-        self.clock = ManualClock(start=1777888800.0)
-        self.chains = DynamoDBChainStore(TABLE, self.dynamodb)
-        self.sealer = KmsRecordSealer(self.seal_key, self.kms)
-        self.log = DecisionLog(
-            ChainWriter(self.chains, sealer=self.sealer),
-            DynamoDBVersionStore(TABLE, self.dynamodb),
-            self.clock,
-        )
-        self.digests = S3DigestStore(BUCKET, self.s3)
-        self.publisher = DigestPublisher(
-            chains=self.chains,
-            store=self.digests,
-            signer=KmsDigestSigner(self.digest_key, self.kms),
-            clock=self.clock,
-            sealer=self.sealer,
-        )
-        self.checker = PublicKeyChecker.from_kms(self.digest_key, self.kms)
-
-    def decide(self, n: int) -> None:
-        self.clock.advance(60)
-        self.log.record_decision(
-            ControllerDecision(
-                action="SubmissionRefused",
-                actor="arn:aws:sts::111122223333:assumed-role/researcher/dave",
-                job_queue=QUEUE_ARN,
-                resource=f"sub-{n}",
-                decision_id=f"refused:sub-{n}",
-                details={"reasons": [f"reason {n}"]},
-            )
-        )
-
-    def report(self) -> ChainReport:
-        reports = verify(
-            self.chains, digests=DigestSource(self.digests, self.checker), sealer=self.sealer
-        )
-        [report] = [r for r in reports if r.chain == CHAIN]
-        return report
-
-    def digest_keys(self) -> list[str]:
-        listed = self.s3.list_object_versions(Bucket=BUCKET).get("Versions", [])
-        return sorted(f"{v['Key']}@{v['VersionId']}" for v in listed)
-
-
-class Attacker:
-    """PutItem/DeleteItem on the audit table with full knowledge of the format; no keys."""
-
-    def __init__(self, dynamodb: Any) -> None:
-        self.db = dynamodb
-
-    def record(self, seq: int) -> dict[str, Any]:
-        item = self.db.get_item(TableName=TABLE, Key=to_item(record_key(CHAIN, seq)))["Item"]
-        return {k: v for k, v in from_item(item).items() if k not in ("pk", "sk")}
-
-    def put_record(self, record: dict[str, Any]) -> None:
-        seq = int(record["seq"])
-        self.db.put_item(TableName=TABLE, Item=to_item({**record_key(CHAIN, seq), **record}))
-        marker = {"seq": seq, "chain": CHAIN, "hash": record["hash"]}
-        self.db.put_item(
-            TableName=TABLE,
-            Item=to_item({**marker_key(CHAIN, str(record["dedupKey"])), **marker}),
-        )
-
-    def delete_record(self, seq: int) -> None:
-        record = self.record(seq)
-        self.db.delete_item(TableName=TABLE, Key=to_item(record_key(CHAIN, seq)))
-        self.db.delete_item(
-            TableName=TABLE, Key=to_item(marker_key(CHAIN, str(record["dedupKey"])))
-        )
-
-    def rehash_from(self, seq: int, last: int, first: dict[str, Any] | None = None) -> None:
-        """Rewrite records ``seq..last``: ``first`` replaces record ``seq`` (else it is
-        kept), each one is re-linked and re-hashed; old seals are kept (the best an
-        attacker without the key can do)."""
-        prev = self.record(seq - 1)["hash"] if seq > 1 else GENESIS_HASH
-        for n in range(seq, last + 1):
-            record = first if (n == seq and first is not None) else self.record(n)
-            record = {**record, "seq": n, "prevHash": prev}
-            record["hash"] = record_hash(record)
-            self.put_record(record)
-            prev = record["hash"]
+from audit.support import TABLE
+from audit.tamper_world import BUCKET, CHAIN, Attacker, World
+from quotagov.adapters.dynamodb_audit import to_item
+from quotagov.adapters.s3_digests import DIGEST_PREFIX
+from quotagov.governance.audit.chain import record_hash
+from quotagov.governance.audit.digests import records_sha256, signed_message
+from support.aws import REGION
 
 
 @pytest.fixture
@@ -176,14 +56,20 @@ def attacker(world: World) -> Attacker:
 
 
 def test_the_untouched_chain_verifies_with_its_digest_and_seals(world: World) -> None:
+    verified_before = world.sealer.verified
     report = world.report()
 
     assert report.intact and report.first_break is None
     assert (report.records, report.digests, report.digested_to) == (9, 1, 9)
-    # Bisection: ceil(log2(9 + 1)) = 4 VerifyMac calls at most, not 9.
-    assert report.seal_checks is not None and report.seal_checks <= 4
-    stored = [world.chains.records(CHAIN)]
-    assert all(isinstance(r.get("seal"), str) and r["seal"] for s in stored for r in s)
+    # The last seal holds, and the writer sealed each record only on top of a head it
+    # had proven: one VerifyMac proves all nine.
+    assert (report.seal_checks, report.sealed_runs) == (1, 9)
+    assert world.sealer.verified - verified_before == 1
+    stored = list(world.chains.records(CHAIN))
+    assert all(isinstance(r.get("seal"), str) and r["seal"].startswith("v2:") for r in stored)
+    # Nine runs of one record, one GenerateMac each; the writer checked no head it had
+    # not sealed itself.
+    assert world.sealer.generated == 9
 
 
 def test_record_4_of_9_changed_and_records_4_to_9_rehashed(
@@ -426,3 +312,37 @@ def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record
         assert out.startswith(f"BROKEN chain {CHAIN}: record 4: differs from digest {CHAIN}/")
     finally:
         wiring.reset()
+
+
+def test_audit_verify_options_do_not_outlive_the_command(
+    world: World, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--table``, ``--region``, ``--digest-bucket``, ``--public-key`` and
+    ``--seal-key`` apply to the command only. Left in the environment, they were
+    inherited by whatever the process ran next: a pytest worker's ``quotagov demo``
+    subprocess checked its digests with this test's public key (the flaky demo check,
+    ``tests/local/test_local_environment.py``)."""
+    from quotagov import wiring
+    from quotagov.cli import main
+
+    pem = tmp_path / "digest-public-key.pem"
+    pem.write_bytes(world.checker.pem())
+    for name in ("AUDIT_TABLE", "AUDIT_DIGEST_BUCKET", "AUDIT_DIGEST_PUBLIC_KEY", "AUDIT_SEAL_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_REGION", "us-east-2")
+    before = dict(os.environ)
+    argv = [
+        "audit", "verify", "--table", TABLE, "--region", REGION,
+        "--digest-bucket", BUCKET, "--public-key", str(pem), "--seal-key", world.seal_key,
+    ]  # fmt: skip
+    wiring.reset()
+    try:
+        assert main(argv) == 0
+        after = dict(os.environ)
+    finally:
+        wiring.reset()
+        os.environ.clear()  # never leave this test's settings to the next test
+        os.environ.update(before)
+
+    assert {k: v for k, v in after.items() if before.get(k) != v} == {}
+    assert set(before) - set(after) == set()

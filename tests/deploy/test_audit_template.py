@@ -24,6 +24,7 @@ from quotagov.deploy.template import (
     references,
     resources_of_type,
 )
+from quotagov.governance.audit.seals import MAX_RUN_RECORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(default_template(ROOT))
@@ -136,6 +137,8 @@ def test_decisions_reach_the_writer_over_a_queue_with_a_dlq_and_partial_failures
     assert len(sqs) == 1
     assert sqs[0]["Properties"]["Queue"] == {"Fn::GetAtt": ["AuditQueue", "Arn"]}
     assert sqs[0]["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # One batch is one sealed run (one GenerateMac): at most MAX_RUN_RECORDS records.
+    assert 1 < sqs[0]["Properties"]["BatchSize"] <= MAX_RUN_RECORDS
     # Every other function may send to it, the queue policy refuses anyone else.
     policy = RESOURCES["AuditQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
     [deny] = [s for s in policy if s["Effect"] == "Deny" and "ArnNotEquals" in s["Condition"]]

@@ -1,7 +1,8 @@
 """``quotagov redrive --queue submissions-dlq``: parked submissions replayed once, audited.
 
-moto SQS/DynamoDB (the real adapters and audit chain), the simulated Batch, the real
-worker to finish what was re-queued.
+moto SQS/DynamoDB (the real adapters), the simulated Batch, the real worker to finish
+what was re-queued. Redrive's audit records go to the audit queue (the one writer seals
+them); the tests read the decisions queued there.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from quotagov import wiring
 from quotagov.cli import main
 from quotagov.governance.records import SubmissionState
 from quotagov.governance.submission import submission_id_for
-from quotagov.local.reads import audit_records
 from support.aws import REGION
 from support.principals import ALICE
 
@@ -25,22 +25,26 @@ from .api import post_jobs
 from .conftest import Stack, submission, training_payload
 from .sqs_driver import drain, queue_depth
 
-AUDIT = "quotagov-audit-redrive"
+AUDIT_QUEUE = "quotagov-audit-redrive"
 
 
-def _audit_table(stack: Stack) -> None:
-    stack.dynamodb.create_table(
-        TableName=AUDIT,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+def _audit_queue(stack: Stack) -> str:
+    url: str = stack.sqs.create_queue(QueueName=AUDIT_QUEUE)["QueueUrl"]
+    return url
+
+
+def _queued_decisions(stack: Stack, action: str = "MessageRedriven") -> list[dict[str, Any]]:
+    """The decisions waiting on the audit queue for the writer (``action`` only)."""
+    url = stack.sqs.get_queue_url(QueueName=AUDIT_QUEUE)["QueueUrl"]
+    decisions = []
+    while True:
+        found = stack.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        if not found:
+            break
+        for m in found:
+            decisions.append(json.loads(m["Body"])["decision"])
+            stack.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    return [d for d in decisions if d["action"] == action]
 
 
 def _park(stack: Stack, body: Any, principal: str | None = None) -> str:
@@ -79,8 +83,8 @@ def _redrive(stack: Stack, *extra: str) -> int:
             stack.queue_url,
             "--jobs-table",
             stack.settings.jobs_table,
-            "--audit-table",
-            AUDIT,
+            "--audit-queue-url",
+            stack.sqs.get_queue_url(QueueName=AUDIT_QUEUE)["QueueUrl"],
             "--job-queue",
             stack.settings.job_queue,
             *extra,
@@ -115,7 +119,7 @@ def _rewire(stack: Stack, batch: Any) -> None:
 def test_redrive_replays_parked_submissions_once_and_audits_each(
     stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _audit_table(stack)
+    _audit_queue(stack)
     done = _queued("done")
     drain(stack)  # submitted; a stale copy of its message is parked below
     # A third one that is still QUEUED: its message was parked while Batch throttled.
@@ -155,23 +159,21 @@ def test_redrive_replays_parked_submissions_once_and_audits_each(
     assert stack.jobs.get(refused_id) is None
     record = stack.jobs.get(stuck)
     assert record is not None and (record.model_extra or {})["requeueCount"] == 1
-    redriven = [
-        r for r in audit_records(wiring.services().audit_chains) if r["action"] == "MessageRedriven"
-    ]
-    assert sorted(r["details"]["messageId"] for r in redriven) == sorted(
+    redriven = _queued_decisions(stack)
+    assert sorted(d["details"]["messageId"] for d in redriven) == sorted(
         [m_stuck, m_done, m_unknown, m_direct]
     )
 
-    # Again: nothing is replayed twice, nothing recorded twice.
+    # Again: nothing is replayed twice; the refused one is handed over again under the
+    # same decision id, which the writer stores once.
     code = _redrive(stack)
     assert code == 1
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "submissions-dlq: 1 messages: 1 refused"
     assert queue_depth(stack) == (2, 0)
-    again = [
-        r for r in audit_records(wiring.services().audit_chains) if r["action"] == "MessageRedriven"
-    ]
-    assert len(again) == len(redriven)
+    again = _queued_decisions(stack)
+    assert {d["decisionId"] for d in again} <= {d["decisionId"] for d in redriven}
+    assert [d["details"]["messageId"] for d in again] == [m_direct]
 
     # The worker finishes the re-queued one: exactly one service job.
     _rewire(stack, batch)
@@ -190,7 +192,7 @@ def test_redrive_replays_parked_submissions_once_and_audits_each(
 def test_dry_run_changes_nothing(
     stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _audit_table(stack)
+    _audit_queue(stack)
     stuck = _queued("dry")
     _empty(stack, stack.queue_url)
     message = _park(stack, {"submissionId": stuck})
@@ -206,14 +208,14 @@ def test_dry_run_changes_nothing(
     assert stack.jobs.get(stuck) == before
     assert queue_depth(stack) == (0, 0)
     assert [m["MessageId"] for m in _take_all(stack, stack.dlq_url)] == [message]
-    assert audit_records(wiring.services().audit_chains) == []
+    assert _queued_decisions(stack) == []
 
 
 def test_redrive_reads_the_stack_outputs(
     stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--stack``: the queue and table names come from CloudFormation's outputs."""
-    _audit_table(stack)
+    _audit_queue(stack)
     stuck = _queued("from-stack")
     _empty(stack, stack.queue_url)
     message = _park(stack, {"submissionId": stuck})
@@ -222,7 +224,7 @@ def test_redrive_reads_the_stack_outputs(
         "SubmissionDeadLetterQueueUrl": stack.dlq_url,
         "SubmissionQueueUrl": stack.queue_url,
         "JobsTableName": stack.settings.jobs_table,
-        "AuditTableName": AUDIT,
+        "AuditQueueUrl": stack.sqs.get_queue_url(QueueName=AUDIT_QUEUE)["QueueUrl"],
         "GovernedJobQueueArn": stack.settings.job_queue,
     }
     template = {
@@ -297,28 +299,44 @@ def test_with_an_audit_queue_the_records_go_to_the_one_writer(
     """``--audit-queue-url`` (the stack's ``AuditQueueUrl`` output with ``--stack``): the
     MessageRedriven record travels to AuditFunction, which seals it (issue 14); nothing
     is written to the table by the operator, and no warning is printed."""
-    _audit_table(stack)
-    audit_queue = stack.sqs.create_queue(QueueName="quotagov-audit")["QueueUrl"]
+    audit_queue = _audit_queue(stack)
     stuck = _queued("via-queue")
     _empty(stack, stack.queue_url)
     message = _park(stack, {"submissionId": stuck})
     capsys.readouterr()
 
-    assert _redrive(stack, "--audit-queue-url", audit_queue) == 0
+    assert _redrive(stack) == 0
 
-    assert "warning" not in capsys.readouterr().err
-    assert audit_records(wiring.services().audit_chains) == []
+    assert capsys.readouterr().err == ""
     [sent] = _take_all(stack, audit_queue)
     body = json.loads(sent["Body"])
     assert body["decision"]["action"] == "MessageRedriven"
     assert message in json.dumps(body)
 
 
-def test_without_an_audit_queue_the_operator_is_warned_that_records_are_unsealed(
+def test_without_an_audit_queue_redrive_refuses_and_replays_nothing(
     stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _audit_table(stack)
+    """Records written to the audit table directly would carry no seal, and the writer
+    does not seal records on top of an unsealed one (it could be a forgery), so the
+    audit would stop: redrive always hands its records to the writer."""
+    stuck = _queued("no-audit-queue")
     _empty(stack, stack.queue_url)
+    message = _park(stack, {"submissionId": stuck})
     capsys.readouterr()
-    assert _redrive(stack, "--dry-run") == 0
-    assert "no audit queue" in capsys.readouterr().err
+
+    code = main(
+        [
+            "redrive", "--queue", "submissions-dlq", "--region", REGION,
+            "--queue-url", stack.dlq_url, "--submission-queue-url", stack.queue_url,
+            "--jobs-table", stack.settings.jobs_table, "--job-queue", stack.settings.job_queue,
+        ]
+    )  # fmt: skip
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "quotagov redrive: no audit queue: give --audit-queue-url (the stack's "
+        "AuditQueueUrl); redrive's records go to the one audit writer, which seals them\n"
+    )
+    assert [m["MessageId"] for m in _take_all(stack, stack.dlq_url)] == [message]
+    assert queue_depth(stack) == (0, 0)

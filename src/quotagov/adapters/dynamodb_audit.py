@@ -20,14 +20,16 @@ updated or deleted, so the function role needs only ``dynamodb:PutItem``,
 authorised per contained ``Put``). Only ``quotagov audit verify`` (run by a person, not
 by a function) also needs ``dynamodb:Scan``: :meth:`DynamoDBChainStore.stored_chains`
 finds chains from their records, so that deleting a ``CHAINS`` item cannot hide one.
-A record and its dedup marker are written in one transaction, so a redelivered event,
-even racing its first delivery, stores one record, and a crash never leaves one
-without the other.
+A run of records (the records one audit queue batch brings, sealed once: see
+:mod:`quotagov.governance.audit.seals`) and their dedup markers are written in one
+transaction, so a redelivered event, even racing its first delivery, stores one record,
+a crash never leaves a record without its marker, and a run is never stored without the
+record that seals it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -128,25 +130,53 @@ class DynamoDBChainStore:
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def head(self, chain: str) -> ChainHead | None:
-        """The last record of ``chain`` (consistent read), or None when it is empty."""
+        """The last record of ``chain`` (consistent read) with its seal, or None when it
+        is empty."""
         for item in self._query(f"CHAIN#{chain}", forward=False, limit=1):
-            return ChainHead(seq=int(item["seq"]), hash=str(item["hash"]))
+            seal = item.get("seal")
+            return ChainHead(
+                seq=int(item["seq"]),
+                hash=str(item["hash"]),
+                seal=seal if isinstance(seal, str) else None,
+            )
         return None
 
     def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
-        """Put the record on its slot and its dedup marker, both only if absent, atomically.
+        """:meth:`try_append_run` of one record."""
+        return self.try_append_run([record])
+
+    def try_append_run(self, records: Sequence[Mapping[str, Any]]) -> AppendAttempt:
+        """Put each record on its slot and its dedup marker (and, with record 1, the
+        chain's registry item), every item only if absent, in one ``TransactWriteItems``:
+        all or nothing (at most 49 records: the transaction takes 100 items).
+
+        Returns:
+            ``APPENDED``; ``DUPLICATE`` with the dedup keys whose markers exist;
+            ``SLOT_TAKEN`` when a slot is held; ``CONFLICT`` otherwise (e.g. a
+            concurrent transaction on the same items). Nothing is written unless
+            ``APPENDED``.
 
         Raises:
+            ValueError: an empty run, or more than 49 records.
             botocore.exceptions.ClientError: for failures other than a lost race
                 (e.g. throttling after botocore's retries, missing permissions).
         """
-        chain, seq, dedup_key = str(record["chain"]), int(record["seq"]), str(record["dedupKey"])
-        puts: list[dict[str, Any]] = [
-            {**record_key(chain, seq), **record},
-            {**marker_key(chain, dedup_key), "seq": seq, "chain": chain, "hash": record["hash"]},
-        ]
-        if seq == 1:
-            puts.append({"pk": "CHAINS", "sk": chain})
+        if not records or len(records) > 49:
+            raise ValueError(f"a run holds 1 to 49 records, got {len(records)}")
+        puts: list[dict[str, Any]] = []
+        # per item: ("record", ""), ("marker", its dedupKey) or ("registry", "")
+        kinds: list[tuple[str, str]] = []
+        for record in records:
+            chain, seq = str(record["chain"]), int(record["seq"])
+            dedup_key = str(record["dedupKey"])
+            puts.append({**record_key(chain, seq), **record})
+            kinds.append(("record", ""))
+            marker = {"seq": seq, "chain": chain, "hash": record["hash"]}
+            puts.append({**marker_key(chain, dedup_key), **marker})
+            kinds.append(("marker", dedup_key))
+            if seq == 1:
+                puts.append({"pk": "CHAINS", "sk": chain})
+                kinds.append(("registry", ""))
         try:
             self._client.transact_write_items(
                 TransactItems=[
@@ -155,7 +185,6 @@ class DynamoDBChainStore:
                             "TableName": self.table_name,
                             "Item": to_item(item),
                             "ConditionExpression": _NEW_KEY,
-                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                         }
                     }
                     for item in puts
@@ -165,15 +194,15 @@ class DynamoDBChainStore:
             if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                 raise
             reasons = exc.response.get("CancellationReasons", [])
-            codes = [r.get("Code", "None") for r in reasons]
-            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
-                return AppendAttempt(AppendOutcome.DUPLICATE)
-            if codes and codes[0] == "ConditionalCheckFailed":
-                held = from_item(reasons[0].get("Item") or {})
-                if "seq" in held and "hash" in held:
-                    return AppendAttempt(
-                        AppendOutcome.SLOT_TAKEN, ChainHead(int(held["seq"]), str(held["hash"]))
-                    )
+            failed = [
+                kind
+                for kind, reason in zip(kinds, reasons, strict=False)
+                if reason.get("Code") == "ConditionalCheckFailed"
+            ]
+            duplicates = tuple(key for kind, key in failed if kind == "marker")
+            if duplicates:
+                return AppendAttempt(AppendOutcome.DUPLICATE, duplicates)
+            if any(kind == "record" for kind, _ in failed):
                 return AppendAttempt(AppendOutcome.SLOT_TAKEN)
             return AppendAttempt(AppendOutcome.CONFLICT)
         return AppendAttempt(AppendOutcome.APPENDED)

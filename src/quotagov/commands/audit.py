@@ -13,7 +13,9 @@ With the digest bucket (``--digest-bucket``/``AUDIT_DIGEST_BUCKET``, stack outpu
 ``AuditDigestBucketName``) and the digest public key (``--public-key FILE`` or
 ``--digest-key``/``AUDIT_DIGEST_KEY`` for one ``kms:GetPublicKey``), every signed digest
 is checked and the table must still hold what each covers; with ``--seal-key``
-(``AUDIT_SEAL_KEY``, ``kms:VerifyMac``) the record seals are checked by bisection. Both
+(``AUDIT_SEAL_KEY``, ``kms:VerifyMac``) the record seals are checked: one ``VerifyMac``
+for an intact chain (its last seal proves every record before it), a bisection over
+the seals to find the first run they no longer prove when it fails. Both
 are what catch a writer of the table who re-hashes, truncates or wipes a chain (issue
 14); without them ``verify`` prints a ``WARNING`` line on stderr saying what it could not check.
 ``show [--share NAME] [--since T] [--queue Q]`` prints the history with each
@@ -26,12 +28,12 @@ table cannot be read (no table named, no Region or credentials, a failing AWS ca
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from quotagov.commands.environment import options_as_environment
 from quotagov.governance.audit.review import describe_record, history, parse_time, verify
 from quotagov.wiring import services
 
@@ -93,23 +95,23 @@ _KEY_OPTIONS = {
 def _guarded(
     run: Callable[[argparse.Namespace], int],
 ) -> Callable[[argparse.Namespace], int]:
-    """``run`` with the table options applied and AWS/setting failures turned into exit 2."""
+    """``run`` with the table options applied for its duration
+    (:func:`~quotagov.commands.environment.options_as_environment`) and AWS/setting
+    failures turned into exit 2."""
 
     def guarded(args: argparse.Namespace) -> int:
-        if args.table:
-            os.environ["AUDIT_TABLE"] = args.table
-        if args.region:
-            os.environ["AWS_REGION"] = args.region
-            os.environ["AWS_DEFAULT_REGION"] = args.region
-        for option, variable in _KEY_OPTIONS.items():
-            value = getattr(args, option, None)
-            if value:
-                os.environ[variable] = value
-        try:
-            return run(args)
-        except (BotoCoreError, ClientError, RuntimeError) as exc:
-            print(f"quotagov audit {args.audit_command}: {exc}", file=sys.stderr)
-            return 2
+        values = {
+            "AUDIT_TABLE": args.table,
+            "AWS_REGION": args.region,
+            "AWS_DEFAULT_REGION": args.region,
+            **{variable: getattr(args, option, None) for option, variable in _KEY_OPTIONS.items()},
+        }
+        with options_as_environment(values):
+            try:
+                return run(args)
+            except (BotoCoreError, ClientError, RuntimeError) as exc:
+                print(f"quotagov audit {args.audit_command}: {exc}", file=sys.stderr)
+                return 2
 
     return guarded
 
@@ -181,7 +183,10 @@ def run_verify(args: argparse.Namespace) -> int:
                     f"{report.digested_to} as digested"
                 )
             if report.seal_checks is not None:
-                checked += f"; seals hold ({report.seal_checks} KMS checks)"
+                checked += (
+                    f"; seals hold ({report.seal_checks} KMS checks, "
+                    f"{report.sealed_runs} sealed runs)"
+                )
             print(f"chain {report.chain}: {report.records} records, intact{checked}{anchor}")
             continue
         broken += 1

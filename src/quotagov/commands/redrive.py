@@ -4,7 +4,7 @@ What is replayed, how, and why it is safe: :mod:`quotagov.governance.redrive`. T
 queues, tables and functions come from the deployed stack (``--stack``, read with
 CloudFormation ``DescribeStacks`` / ``ListStackResources``: outputs
 ``SubmissionDeadLetterQueueUrl``, ``SubmissionQueueUrl``, ``FailedEventsQueueUrl``,
-``JobsTableName``, ``AuditTableName``, ``GovernedJobQueueArn`` and the stack's
+``JobsTableName``, ``AuditQueueUrl``, ``GovernedJobQueueArn`` and the stack's
 ``AWS::Lambda::Function`` resources), or from the options that name them one by one.
 
 Prints one line per message (``--json``: a JSON list) and a summary. Exit 0 when every
@@ -13,8 +13,8 @@ again (they stay parked), 2 for a usage error or a failing AWS call (nothing don
 the message it concerned).
 
 IAM for the operator: ``sqs:ReceiveMessage``/``DeleteMessage`` on the parked queue,
-``sqs:SendMessage`` on the submission queue, ``dynamodb:GetItem``/``UpdateItem`` on
-``JobsTable``, ``dynamodb:PutItem``/``GetItem``/``Query`` on ``AuditTable``,
+``sqs:SendMessage`` on the submission queue and on the audit queue (and a place in
+``AuditQueuePolicy``), ``dynamodb:GetItem``/``UpdateItem`` on ``JobsTable``,
 ``lambda:InvokeFunction`` on the stack's functions (``failed-events``),
 ``cloudformation:DescribeStacks``/``ListStackResources`` (``--stack``).
 """
@@ -57,11 +57,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--audit-queue-url",
         help="AuditQueue URL: the records go to the one audit writer, which seals them",
     )
-    named.add_argument(
-        "--audit-table",
-        help="AuditTable name, written directly (only where no audit queue exists: the "
-        "records are then unsealed, and audit verify reports them)",
-    )
     named.add_argument("--job-queue", help="the governed job queue ARN (audit chain)")
     named.add_argument(
         "--function", action="append", default=[], help="a function ARN of the stack (repeatable)"
@@ -76,7 +71,6 @@ class Targets:
     parked_url: str
     submission_queue_url: str = ""
     jobs_table: str = ""
-    audit_table: str = ""
     audit_queue_url: str = ""
     job_queue: str = ""
     functions: frozenset[str] = field(default_factory=frozenset)
@@ -103,7 +97,6 @@ def _from_stack(stack: str, queue: str, region: str | None) -> Targets:
         parked_url=outputs[key],
         submission_queue_url=outputs.get("SubmissionQueueUrl", ""),
         jobs_table=outputs.get("JobsTableName", ""),
-        audit_table=outputs.get("AuditTableName", ""),
         audit_queue_url=outputs.get("AuditQueueUrl", ""),
         job_queue=outputs.get("GovernedJobQueueArn", ""),
         functions=frozenset(functions),
@@ -117,7 +110,6 @@ def _from_options(args: argparse.Namespace) -> Targets:
         parked_url=args.queue_url,
         submission_queue_url=args.submission_queue_url or "",
         jobs_table=args.jobs_table or "",
-        audit_table=args.audit_table or os.environ.get("AUDIT_TABLE", ""),
         audit_queue_url=args.audit_queue_url or os.environ.get("AUDIT_QUEUE_URL", ""),
         job_queue=args.job_queue or "",
         functions=frozenset(args.function),
@@ -130,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     from quotagov import wiring
     from quotagov.adapters.sqs_parked import SqsParkedQueue
+    from quotagov.commands.environment import options_as_environment
     from quotagov.governance.redrive import Outcome, ParkedKind, RedriveDeps, redrive
     from quotagov.settings import Settings
 
@@ -144,36 +137,34 @@ def run(args: argparse.Namespace) -> int:
             targets.jobs_table and targets.submission_queue_url
         ):
             raise KeyError("submissions-dlq needs --jobs-table and --submission-queue-url")
-        if not (targets.audit_queue_url or targets.audit_table):
-            raise KeyError("no audit queue: give --audit-queue-url (or --audit-table)")
         if not targets.audit_queue_url:
-            print(
-                "quotagov redrive: warning: no audit queue; writing the audit table "
-                "directly, so these records carry no seal",
-                file=sys.stderr,
+            # Written to the table directly, a record would carry no seal, and the one
+            # writer never seals records on top of an unsealed one (it could be forged):
+            # the audit would stop. So the records go through the writer, always.
+            raise KeyError(
+                "no audit queue: give --audit-queue-url (the stack's AuditQueueUrl); "
+                "redrive's records go to the one audit writer, which seals them"
             )
-        if args.region:
-            os.environ["AWS_DEFAULT_REGION"] = args.region
-        settings = Settings(
-            jobs_table=targets.jobs_table,
-            audit_table=targets.audit_table,
-            audit_queue_url=targets.audit_queue_url,
-            submission_queue_url=targets.submission_queue_url,
-            job_queue=targets.job_queue,
-        )
-        services = wiring.override(settings)
-        sqs = boto3.client("sqs", region_name=args.region)
-        deps = RedriveDeps(
-            parked=SqsParkedQueue(targets.parked_url, sqs, targets.submission_queue_url),
-            audit=services.audit,
-            clock=services.clock,
-            job_queue=targets.job_queue or "quotagov",
-            jobs=services.jobs if kind is ParkedKind.SUBMISSIONS_DLQ else None,
-            queue=services.submission_queue if kind is ParkedKind.SUBMISSIONS_DLQ else None,
-            invoker=_invoker(args.region) if kind is ParkedKind.FAILED_EVENTS else None,
-            functions=targets.functions,
-        )
-        results = redrive(kind, deps, max_messages=args.max, dry_run=args.dry_run)
+        with options_as_environment({"AWS_DEFAULT_REGION": args.region}):
+            settings = Settings(
+                jobs_table=targets.jobs_table,
+                audit_queue_url=targets.audit_queue_url,
+                submission_queue_url=targets.submission_queue_url,
+                job_queue=targets.job_queue,
+            )
+            services = wiring.override(settings)
+            sqs = boto3.client("sqs", region_name=args.region)
+            deps = RedriveDeps(
+                parked=SqsParkedQueue(targets.parked_url, sqs, targets.submission_queue_url),
+                audit=services.audit,
+                clock=services.clock,
+                job_queue=targets.job_queue or "quotagov",
+                jobs=services.jobs if kind is ParkedKind.SUBMISSIONS_DLQ else None,
+                queue=services.submission_queue if kind is ParkedKind.SUBMISSIONS_DLQ else None,
+                invoker=_invoker(args.region) if kind is ParkedKind.FAILED_EVENTS else None,
+                functions=targets.functions,
+            )
+            results = redrive(kind, deps, max_messages=args.max, dry_run=args.dry_run)
     except (KeyError, ValueError) as exc:
         print(f"quotagov redrive: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import time
 from typing import Any
@@ -59,16 +58,17 @@ def run_escalations(args: argparse.Namespace) -> int:
     """Read the tables, print the report; 0, or 2 when something cannot be read."""
     from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
+    from quotagov.commands.environment import options_as_environment
     from quotagov.governance.audit.review import parse_time
     from quotagov.governance.reports.escalations import escalation_report, render
 
     settings = _settings(args)
-    if args.region:
-        os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = args.region
+    region = {"AWS_REGION": args.region, "AWS_DEFAULT_REGION": args.region}
     try:
         since = parse_time(args.since)
         until = parse_time(args.until) if args.until else time.time()
-        report = escalation_report(*_read(settings), since=since, until=until)
+        with options_as_environment(region):
+            report = escalation_report(*_read(settings), since=since, until=until)
     except ValueError as exc:
         print(f"quotagov report escalations: {exc}", file=sys.stderr)
         return 2

@@ -5,9 +5,11 @@ Two triggers (issue 14, "One writer"):
 
 - an SQS batch from the audit queue (``Records``): each message is a decision record
   another function handed over (:mod:`quotagov.governance.audit.handover`), appended
-  once per ``decisionId``; a message that fails is reported in ``batchItemFailures``
-  (Powertools ``BatchProcessor``) and comes back, reaching the DLQ after the queue's
-  ``maxReceiveCount``; a malformed one fails the same way, so it is kept in the DLQ;
+  once per ``decisionId``; the batch's decisions are appended as one run per chain,
+  sealed once (:mod:`quotagov.governance.audit.seals`); a message that fails is
+  reported in ``batchItemFailures`` (Powertools ``BatchProcessor``) and comes back,
+  reaching the DLQ after the queue's ``maxReceiveCount``; a malformed one fails the
+  same way, so it is kept in the DLQ;
 - one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below.
 
 For CloudTrail events, thin: parse the event with Powertools Parser (EventBridge
@@ -70,24 +72,55 @@ def _fields(exc: ValidationError) -> str:
     )
 
 
-def _decision_record(record: SQSRecord) -> None:
-    """Append one queued decision (raises to fail the message alone)."""
+def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Append an audit queue batch: every well-formed message's decision, per chain in
+    one sealed run (one KMS ``GenerateMac`` per batch, not per message).
+
+    Malformed messages fail alone (Powertools ``BatchProcessor``); messages whose run
+    could not be appended (chain contention, a head the writer cannot vouch for, a
+    store error) fail too and come back.
+    """
+    from quotagov.governance.audit.decisions import QueuedEntry
     from quotagov.governance.audit.handover import parse_message
 
-    try:
-        message = parse_message(record.body)
-    except (ValueError, ValidationError) as exc:
+    received: list[tuple[str, QueuedEntry]] = []
+
+    def parse_one(record: SQSRecord) -> None:
+        try:
+            message = parse_message(record.body)
+        except (ValueError, ValidationError) as exc:
+            logger.error(
+                "malformed audit queue message",
+                extra={"messageId": record.message_id, "reason": str(exc)},
+            )
+            metrics.add_metric(name="AuditMessagesMalformed", unit=MetricUnit.Count, value=1)
+            raise
+        sender = record.attributes.sender_id if record.attributes else None
+        entry = QueuedEntry(message.controller_decision(), message.decidedAt, sender)
+        received.append((record.message_id, entry))
+
+    answer = process_batch(event, parse_one, processor, context)
+    if not received:
+        return answer
+    failures = list(answer.get("batchItemFailures") or [])
+    outcomes = services().audit_log.record_decisions([entry for _, entry in received])
+    stored = 0
+    for (message_id, entry), failure in zip(received, outcomes, strict=True):
+        if failure is None:
+            stored += 1
+            continue
         logger.error(
-            "malformed audit queue message",
-            extra={"messageId": record.message_id, "reason": str(exc)},
+            "audit decision not appended",
+            extra={
+                "messageId": message_id,
+                "decisionId": entry.decision.decision_id,
+                "reason": f"{type(failure).__name__}: {failure}",
+            },
         )
-        metrics.add_metric(name="AuditMessagesMalformed", unit=MetricUnit.Count, value=1)
-        raise
-    sender = record.attributes.sender_id if record.attributes else None
-    services().audit_log.record_decision(
-        message.controller_decision(), decided_at=message.decidedAt, queued_by=sender
-    )
-    metrics.add_metric(name="AuditDecisions", unit=MetricUnit.Count, value=1)
+        failures.append({"itemIdentifier": message_id})
+    if stored:
+        metrics.add_metric(name="AuditDecisions", unit=MetricUnit.Count, value=stored)
+    return {"batchItemFailures": failures}
 
 
 @metrics.log_metrics
@@ -103,11 +136,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         ``rejected`` (with ``reason``).
     """
     # not at import: cold start (benchmarks/submit_path.py)
-    from quotagov.governance.audit.events import ForeignCallError
-    from quotagov.governance.audit.trail import AuditEventError
+    from quotagov.governance.audit.errors import AuditEventError, ForeignCallError
 
     if is_sqs_batch(event):
-        return process_batch(event, _decision_record, processor, context)
+        return _decision_batch(event, context)
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:

@@ -562,5 +562,6 @@ class Demo(DemoDriver):
             self.say(
                 f"  chain {r.chain}: {r.digests} signed digests (signatures checked with "
                 f"the public key) cover records 1-{r.digested_to}; "
-                f"{r.seal_checks} KMS seal checks (bisection over {r.records} records)"
+                f"{r.seal_checks} KMS seal check(s) over {r.records} records sealed in "
+                f"{r.sealed_runs} runs"
             )

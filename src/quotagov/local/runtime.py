@@ -288,7 +288,10 @@ class LocalRuntime:
         }
         environments = function_environments(self.stack, functions, local_env, self.job_queue)
         self._invoker.load(functions, environments)
-        union: dict[str, str] = {}
+        # Every quotagov setting the stack does not define is blanked, so a variable in
+        # the caller's environment (e.g. AUDIT_DIGEST_PUBLIC_KEY left by an in-process
+        # `audit verify --public-key`) cannot point this stack at another's resources.
+        union: dict[str, str] = dict.fromkeys(Settings.variables(), "")
         for env in environments.values():
             union.update(env)
         self._environment.set(union)

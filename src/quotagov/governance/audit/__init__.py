@@ -5,5 +5,7 @@ Modules: :mod:`.events` (the CloudTrail record, parsed), :mod:`.targets` (which 
 and chain), :mod:`.diff` (before/after), :mod:`.usage` (what a share holds),
 :mod:`.findings` (risk rules), :mod:`.known` (last known configurations and decisions),
 :mod:`.trail` (the use case), :mod:`.decisions` (the controller's decision sink),
-:mod:`.chain` (sealing, appending, verifying), :mod:`.review` (reading a chain back).
+:mod:`.chain` (hashing, appending, verifying links), :mod:`.seals` (the record MACs),
+:mod:`.digests` (signed digests), :mod:`.review` (reading a chain back), :mod:`.errors`
+(every error the package raises).
 """

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.governance.audit.seals import SEAL_FIELD, sealed
+from quotagov.governance.audit.errors import ChainContentionError as ChainContentionError
+from quotagov.governance.audit.errors import ChainIntegrityError as ChainIntegrityError
+from quotagov.governance.audit.seals import MAX_RUN_RECORDS, SEAL_FIELD, seal_holds, sealed
 from quotagov.governance.canonical import CanonicalFormError, canonical_json, normalize
-from quotagov.governance.ports.audit import AppendOutcome, ChainStore, RecordSealer
+from quotagov.governance.ports.audit import AppendOutcome, ChainHead, ChainStore, RecordSealer
 
 #: ``prevHash`` of the first record of a chain.
 GENESIS_HASH = "0" * 64
@@ -66,14 +69,6 @@ def seal(
     return record
 
 
-class ChainIntegrityError(RuntimeError):
-    """The stored chain contradicts itself (a dedup marker without its record)."""
-
-
-class ChainContentionError(RuntimeError):
-    """The chain head kept moving: no slot won after the allowed attempts (retry later)."""
-
-
 @dataclass(frozen=True)
 class Appended:
     """Result of :meth:`ChainWriter.append`: the stored record, and whether it is new."""
@@ -82,23 +77,63 @@ class Appended:
     created: bool
 
 
+#: At most this many bytes of canonical JSON per run, well under DynamoDB's 4 MB per
+#: ``TransactWriteItems`` (each item is at most 400 KB anyway).
+MAX_RUN_BYTES = 2 * 1024 * 1024
+
+
+def split_runs(
+    entries: Sequence[tuple[str, Mapping[str, Any]]],
+    max_records: int = MAX_RUN_RECORDS,
+    max_bytes: int = MAX_RUN_BYTES,
+) -> list[list[tuple[str, Mapping[str, Any]]]]:
+    """``entries`` (``(dedup_key, body)`` in order) cut into runs of at most
+    ``max_records`` records and ``max_bytes`` of canonical JSON (a larger body is a run of
+    its own).
+
+    Raises:
+        CanonicalFormError: a body is not JSON data.
+    """
+    runs: list[list[tuple[str, Mapping[str, Any]]]] = []
+    size = 0
+    for entry in entries:
+        length = len(canonical_json(dict(entry[1])).encode("utf-8"))
+        if not runs or len(runs[-1]) >= max_records or size + length > max_bytes:
+            runs.append([])
+            size = 0
+        runs[-1].append(entry)
+        size += length
+    return runs
+
+
 class ChainWriter:
-    """Appends records to chains without forking them, exactly once per dedup key.
+    """Appends records to chains in sealed runs, without forking them, exactly once per
+    dedup key.
 
-    The writer reads the head (seq ``n``), seals the body as ``n + 1`` and asks the
-    store to put it only if slot ``n + 1`` and the dedup marker are both free. A writer
-    that loses the race learns the winner's hash (or re-reads the head) and tries the
-    next slot, after a short jittered pause from the second loss on (full jitter,
-    ``base_delay`` doubling up to ``max_delay`` seconds). A lost dedup race returns the
-    record that won it.
+    :meth:`append_run` reads the head (seq ``n``), hashes the bodies as records
+    ``n + 1 .. n + k`` linked one to the next, seals the last one
+    (:func:`~quotagov.governance.audit.seals.sealed`: one KMS ``GenerateMac`` per run,
+    not per record) and asks the store to put them all, atomically, only if every slot
+    and every dedup marker is free. A writer that loses the race re-reads the head and
+    tries again, after a short jittered pause from the second loss on (full jitter,
+    ``base_delay`` doubling up to ``max_delay`` seconds). Records whose dedup key is
+    already stored are returned as they are and left out of the run.
 
-    With a ``sealer``, each record also gets its ``seal`` (one KMS ``GenerateMac`` per
-    slot tried, so one per record unless the writer loses a race).
+    **Head rule** (what makes one seal prove every record before it, see
+    :mod:`~quotagov.governance.audit.seals`): with a ``sealer``, the writer chains only
+    onto a head it can vouch for: one it sealed itself (it remembers the last head it
+    wrote per chain, in this process), or one whose seal it has just checked (one
+    ``VerifyMac``; then remembered too). A head whose seal is missing or does not
+    verify raises :class:`ChainIntegrityError` and nothing is written: someone replaced
+    or forged the last record, and sealing on top of it would vouch for the forgery.
+
+    Thread-safe (the remembered heads are behind a lock); one instance per process
+    (``quotagov.wiring``).
 
     Args:
         store: where chains live.
         sealer: the record MAC (None: records are hashed, not sealed; tests only).
-        max_attempts: attempts before :class:`ChainContentionError`.
+        max_attempts: attempts per run before :class:`ChainContentionError`.
         sleep: how to wait (seconds); injectable for tests.
     """
 
@@ -118,42 +153,129 @@ class ChainWriter:
         self._base_delay = base_delay
         self._max_delay = max_delay
         self._sleep = sleep
+        self._vouched: dict[str, tuple[int, str]] = {}
+        self._lock = threading.Lock()
 
     def append(self, chain: str, dedup_key: str, body: Mapping[str, Any]) -> Appended:
-        """Append ``body`` to ``chain`` once; a repeated ``dedup_key`` returns the first record.
+        """Append ``body`` to ``chain`` once (a run of one record, sealed);
+        a repeated ``dedup_key`` returns the first record.
 
         Raises:
-            ChainContentionError: when no slot was won in ``max_attempts`` attempts.
-            ChainIntegrityError: the dedup marker exists without its record (tampering).
-            CanonicalFormError: when ``body`` is not JSON data.
+            as :meth:`append_run`.
         """
+        [appended] = self.append_run(chain, [(dedup_key, body)])
+        return appended
+
+    def append_run(
+        self, chain: str, entries: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[Appended]:
+        """Append ``entries`` (``(dedup_key, body)``, in order) to ``chain`` as
+        consecutive records, once per dedup key, in runs of at most
+        :data:`~quotagov.governance.audit.seals.MAX_RUN_RECORDS` records, each run sealed
+        once on its last record.
+
+        Returns:
+            one :class:`Appended` per entry, in order; an entry whose dedup key is already
+            stored (or repeats an earlier entry's) gets that record with
+            ``created=False``.
+
+        Raises:
+            ValueError: a body uses a chain field name.
+            CanonicalFormError: a body is not JSON data.
+            ChainContentionError: a run won no slot in ``max_attempts`` attempts; the runs
+                before it are stored.
+            ChainIntegrityError: the head's seal does not verify, or a dedup marker
+                exists without its record (tampering: run ``quotagov audit verify``).
+        """
+        for _key, body in entries:
+            clash = [name for name in CHAIN_FIELDS if name in body]
+            if clash:
+                raise ValueError(f"record body may not set chain fields {clash}")
+        firsts: dict[str, int] = {}
+        for index, (key, _body) in enumerate(entries):
+            firsts.setdefault(key, index)
+        stored: dict[str, Appended] = {}
+        for run in split_runs([entries[index] for index in firsts.values()]):
+            stored.update(self._append_one_run(chain, run))
+        return [
+            stored[key] if firsts[key] == index else Appended(stored[key].record, created=False)
+            for index, (key, _body) in enumerate(entries)
+        ]
+
+    def _append_one_run(
+        self, chain: str, run: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> dict[str, Appended]:
+        done: dict[str, Appended] = {}
+        pending = list(run)
         head = self._store.head(chain)
         for attempt in range(self._max_attempts):
-            seq, prev = (head.seq + 1, head.hash) if head else (1, GENESIS_HASH)
-            record = seal(body, chain=chain, seq=seq, prev_hash=prev, dedup_key=dedup_key)
-            if self._sealer is not None:
-                record = sealed(record, self._sealer)
-            result = self._store.try_append(record)
+            self._vouch_for(chain, head)
+            records = self._link(chain, head, pending)
+            result = self._store.try_append_run(records)
             if result.outcome is AppendOutcome.APPENDED:
-                return Appended(record, created=True)
+                last = records[-1]
+                with self._lock:
+                    self._vouched[chain] = (int(last["seq"]), str(last["hash"]))
+                done.update({str(r["dedupKey"]): Appended(r, created=True) for r in records})
+                return done
             if result.outcome is AppendOutcome.DUPLICATE:
-                found = self._store.find(chain, dedup_key)
-                if found is None:
-                    raise ChainIntegrityError(
-                        f"chain {chain!r}: dedup marker {dedup_key!r} exists but its record "
-                        "does not (run quotagov audit verify)"
-                    )
-                return Appended(found, created=False)
-            if result.outcome is AppendOutcome.SLOT_TAKEN and result.taken_by is not None:
-                head = result.taken_by
-            else:
-                head = self._store.head(chain)
+                for key in result.duplicates:
+                    found = self._store.find(chain, key)
+                    if found is None:
+                        raise ChainIntegrityError(
+                            f"chain {chain!r}: dedup marker {key!r} exists but its record "
+                            "does not (run quotagov audit verify)"
+                        )
+                    done[key] = Appended(found, created=False)
+                pending = [(key, body) for key, body in pending if key not in done]
+                if not pending:
+                    return done
+            head = self._store.head(chain)
             if attempt >= 1:
                 cap = min(self._max_delay, self._base_delay * 2 ** min(attempt, 10))
                 self._sleep(random.uniform(0, cap))
         raise ChainContentionError(
-            f"chain {chain!r}: no free slot after {self._max_attempts} attempts for {dedup_key!r}"
+            f"chain {chain!r}: no free slot after {self._max_attempts} attempts for "
+            f"{[key for key, _ in pending]!r}"
         )
+
+    def _link(
+        self,
+        chain: str,
+        head: ChainHead | None,
+        pending: Sequence[tuple[str, Mapping[str, Any]]],
+    ) -> list[dict[str, Any]]:
+        """``pending`` as records after ``head``, linked and hashed, the last one sealed."""
+        seq, prev = (head.seq, head.hash) if head else (0, GENESIS_HASH)
+        records = []
+        for key, body in pending:
+            seq += 1
+            record = seal(body, chain=chain, seq=seq, prev_hash=prev, dedup_key=key)
+            records.append(record)
+            prev = record["hash"]
+        if self._sealer is not None:
+            records[-1] = sealed(records[-1], self._sealer)
+        return records
+
+    def _vouch_for(self, chain: str, head: ChainHead | None) -> None:
+        """The head rule (see the class doc).
+
+        Raises:
+            ChainIntegrityError: the head's seal is missing or does not verify.
+        """
+        if self._sealer is None or head is None:
+            return
+        with self._lock:
+            if self._vouched.get(chain) == (head.seq, head.hash):
+                return
+        if not seal_holds(head.hash, head.seal, self._sealer):
+            state = "has no seal" if not head.seal else "has a seal that does not verify"
+            raise ChainIntegrityError(
+                f"chain {chain!r}: the last record {head.seq} {state} with the audit key; "
+                "the writer will not seal records on top of it (run quotagov audit verify)"
+            )
+        with self._lock:
+            self._vouched[chain] = (head.seq, head.hash)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ known priority (the "before" of a later ``UpdateServiceJob``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from quotagov.batch_semantics import queue_name
@@ -24,7 +26,24 @@ from quotagov.clock import Clock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.events import iso_utc
 from quotagov.governance.audit.known import CONFIG, DECISION
+from quotagov.governance.canonical import canonical_json
 from quotagov.governance.ports import ControllerDecision, VersionStore
+
+
+@dataclass(frozen=True)
+class QueuedEntry:
+    """One decision as the writer received it from the audit queue.
+
+    Attributes:
+        decision: the decision.
+        decided_at: when it was taken (epoch seconds; None: now), the record's ``time``.
+        queued_by: the audit queue's ``SenderId`` of the message that carried it (the
+            sending role's id), stored as ``queuedBy`` (None: not stored).
+    """
+
+    decision: ControllerDecision
+    decided_at: float | None = None
+    queued_by: str | None = None
 
 
 class DecisionLog:
@@ -48,7 +67,8 @@ class DecisionLog:
         decided_at: float | None = None,
         queued_by: str | None = None,
     ) -> None:
-        """Append ``decision`` to the chain of ``decision.job_queue``, once per decision id.
+        """Append ``decision`` to the chain of ``decision.job_queue``, once per decision id
+        (a run of one record, sealed on its own).
 
         Args:
             decision: the decision.
@@ -61,15 +81,60 @@ class DecisionLog:
             ValueError: ``job_queue`` or ``decision_id`` is empty.
             CanonicalFormError: ``details`` is not JSON data.
             ChainContentionError: the chain head kept moving (retry).
+            ChainIntegrityError: the chain's head is not sealed by the audit key.
         """
+        [failure] = self.record_decisions([QueuedEntry(decision, decided_at, queued_by)])
+        if failure is not None:
+            raise failure
+
+    def record_decisions(self, entries: Sequence[QueuedEntry]) -> list[Exception | None]:
+        """Append a batch of decisions: per chain, one run of records in ``entries``'
+        order, sealed once (:meth:`ChainWriter.append_run`), each stored once per
+        decision id.
+
+        Returns:
+            per entry, None when its record is stored (now or before), else the error
+            that kept it out: ``ValueError``/``CanonicalFormError`` for that entry alone
+            (it is malformed; the others are appended), or, for every entry of a chain
+            whose run failed, the ``ChainContentionError``/``ChainIntegrityError``/
+            store error that failed it (retry them). Errors are returned, not raised,
+            so that one chain's failure does not fail another chain's entries.
+        """
+        outcome: list[Exception | None] = [None] * len(entries)
+        by_chain: dict[str, list[tuple[int, str, dict[str, Any], float]]] = {}
+        for index, entry in enumerate(entries):
+            try:
+                chain, body, taken = self._body(entry)
+                canonical_json(body)
+            except ValueError as exc:  # CanonicalFormError is a ValueError
+                outcome[index] = exc
+                continue
+            key = f"decision:{entry.decision.decision_id}"
+            by_chain.setdefault(chain, []).append((index, key, body, taken))
+        for chain, items in by_chain.items():
+            try:
+                appended = self._writer.append_run(chain, [(k, body) for _, k, body, _ in items])
+                for (index, _key, _body, taken), stored in zip(items, appended, strict=True):
+                    self._index(entries[index].decision, chain, stored.record, taken)
+            except Exception as exc:  # reported per entry; the caller retries them
+                for item in items:
+                    outcome[item[0]] = exc
+        return outcome
+
+    def _body(self, entry: QueuedEntry) -> tuple[str, dict[str, Any], float]:
+        """The chain, the record body of ``entry`` and when it was decided (epoch s).
+
+        Raises:
+            ValueError: ``job_queue`` or ``decision_id`` is empty.
+        """
+        decision = entry.decision
         chain = queue_name(decision.job_queue)
         if not chain:
             raise ValueError("decision.job_queue: empty, the audit chain is per job queue")
         if not decision.decision_id:
             raise ValueError("decision.decision_id: empty, it is the idempotency key")
         now = self._clock.now()
-        taken = now if decided_at is None else decided_at
-        details = dict(decision.details)
+        taken = now if entry.decided_at is None else entry.decided_at
         body: dict[str, Any] = {
             "recordType": "Decision",
             "kind": "DECISION",
@@ -87,21 +152,28 @@ class DecisionLog:
             "action": decision.action,
             "resource": {"type": "decision-subject", "name": decision.resource},
             "jobQueue": chain,
-            "details": details,
+            "details": dict(decision.details),
             "before": None,
             "after": None,
             "difference": [],
             "findings": [],
         }
-        if queued_by is not None:
-            body["queuedBy"] = queued_by
-        appended = self._writer.append(chain, f"decision:{decision.decision_id}", body)
+        if entry.queued_by is not None:
+            body["queuedBy"] = entry.queued_by
+        return chain, body, taken
+
+    def _index(
+        self, decision: ControllerDecision, chain: str, record: Mapping[str, Any], taken: float
+    ) -> None:
+        """Index the stored decision by its subjects at ``taken`` (epoch seconds); a
+        priority becomes the job's last known one."""
         at_ms = int(taken * 1000)
+        details = dict(decision.details)
         index = {
             "decisionId": decision.decision_id,
             "action": decision.action,
             "chain": chain,
-            "seq": appended.record["seq"],
+            "seq": record["seq"],
         }
         job_id = details.get("jobId")
         subjects = {decision.resource} | ({job_id} if isinstance(job_id, str) and job_id else set())

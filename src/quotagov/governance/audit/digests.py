@@ -36,6 +36,7 @@ from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance.audit.chain import GENESIS_HASH, ChainBreak, record_hash
+from quotagov.governance.audit.errors import MalformedDigestError as MalformedDigestError
 from quotagov.governance.audit.seals import first_unsealed
 from quotagov.governance.canonical import canonical_json
 from quotagov.governance.ports.audit import (
@@ -115,10 +116,6 @@ class Digest:
         return canonical_json(
             {"header": self.header, "records": self.records, "signature": self.signature}
         ).encode("utf-8")
-
-
-class MalformedDigestError(ValueError):
-    """A stored object is not a digest (names the key and the fault)."""
 
 
 def parse_digest(stored: StoredDigest) -> Digest:

@@ -25,6 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from quotagov.governance.audit.errors import AuditEventError as AuditEventError
+from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
+
 #: Batch calls that change policy, audited by quotagov (issue 7; the EventBridge rule's
 #: ``detail.eventName`` list).
 AUDITED_CALLS: tuple[str, ...] = (
@@ -44,15 +47,6 @@ AUDITED_CALLS: tuple[str, ...] = (
     "UpdateServiceJob",
     "TerminateServiceJob",
 )
-
-
-class AuditEventError(ValueError):
-    """The CloudTrail record cannot be audited (names the field and the fault)."""
-
-
-class ForeignCallError(AuditEventError):
-    """The call was made in another account or Region than the governed queue's: it is
-    counted and dropped, never put in the queue's chain (issue 14)."""
 
 
 #: Region name prefix -> partition, for records without an ARN to read it from

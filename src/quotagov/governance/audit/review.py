@@ -18,15 +18,19 @@ consistent in itself. Two more checks close that:
   digest bucket is checked (signature with the public key, chain of digests), and
   the table must still hold exactly the records each covers; chains that only the
   digests still name are verified too (wiped chains);
-- **seals** (:mod:`quotagov.governance.audit.seals`): the first record whose KMS MAC
-  does not hold is found by bisection (``log2(n)`` ``VerifyMac`` calls per chain),
-  which covers the records appended since the last digest.
+- **seals** (:mod:`quotagov.governance.audit.seals`): one seal per run of records (an
+  audit queue batch), and the writer seals a run only on top of a head it has proven,
+  so a seal that holds proves every record before it: one ``VerifyMac`` per intact
+  chain; when the last seal fails, a bisection over the seals finds the first run that
+  is not proven. This covers the records appended since the last digest, at the
+  precision of a run (which record of the run changed, only a digest can tell).
 
 The first fault of a chain (lowest seq) is reported. An ``anchors`` entry (a head
 ``(seq, hash)`` kept elsewhere, ``--anchor``) must also still be in the chain.
-What stays unprovable: records appended after the last digest *and* deleted with
+What stays unprovable: whole runs appended after the last digest *and* deleted with
 their markers before the next one (at most 15 minutes; publish a digest on demand to
-close the window).
+close the window). Deleting part of a run leaves records no seal covers, which is
+reported.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from typing import Any
 
 from quotagov.governance.audit.chain import ChainBreak, verify_chain
 from quotagov.governance.audit.digests import check_digests
-from quotagov.governance.audit.seals import first_unsealed
+from quotagov.governance.audit.seals import SealCheck, first_unsealed
 from quotagov.governance.ports import (
     ChainHead,
     ChainStore,
@@ -63,6 +67,8 @@ class ChainReport:
         digests: how many signed digests were checked (None: digests not checked).
         digested_to: the last record the digests cover (0: none).
         seal_checks: how many record seals were verified (None: seals not checked).
+        sealed_runs: how many records carry a seal (one per sealed run; 0 when seals
+            were not checked).
     """
 
     chain: str
@@ -73,6 +79,7 @@ class ChainReport:
     digests: int | None = None
     digested_to: int = 0
     seal_checks: int | None = None
+    sealed_runs: int = 0
 
     @property
     def intact(self) -> bool:
@@ -113,6 +120,53 @@ class DigestSource:
     checker: SignatureChecker
 
 
+def _read_chain(
+    store: ChainStore, name: str
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, str]]]:
+    """The records and dedup markers of ``name`` as one consistent view of a chain the
+    writer may be appending to while it is read.
+
+    Markers are read before records, so every marker read names a record that exists
+    when the records are read (a run and its markers are written in one transaction).
+    A record read without its marker was appended in between: the markers are read
+    again and only those records' markers are taken from the second read (taking all of
+    them would bring markers of records appended after the records were read).
+    """
+    markers = store.markers(name)
+    records = list(store.records(name))
+    unmarked = {str(r.get("dedupKey")) for r in records} - set(markers)
+    if unmarked:
+        again = store.markers(name)
+        markers.update({key: again[key] for key in unmarked if key in again})
+    return records, markers
+
+
+def _seal_break(
+    name: str, sealing: SealCheck, digest_proven: int, digest_break: ChainBreak | None
+) -> ChainBreak | None:
+    """The seal fault, narrowed by what the signed digests prove (records
+    ``1..digest_proven`` are exactly as digested, so a run is unproven only after that).
+
+    A run wholly inside the digested records while a digest names a later fault (e.g.
+    the record that sealed the run was deleted, and a digest covers it) is explained by
+    that fault; wholly inside them with no digest fault, only a seal field was altered.
+    """
+    if sealing.bad_seq is None or sealing.through is None:
+        return None
+    first = max(sealing.bad_seq, digest_proven + 1)
+    if first <= sealing.through:
+        return ChainBreak(name, first, sealing.reason_from(first))
+    if digest_break is not None:
+        return None
+    state = "does not verify" if sealing.sealing_fails else "is missing"
+    return ChainBreak(
+        name,
+        sealing.through,
+        f"its seal {state} although records {sealing.bad_seq}-{sealing.through} match the "
+        "signed digests (the seal field was removed or altered)",
+    )
+
+
 def verify(
     store: ChainStore,
     chains: Iterable[str] | None = None,
@@ -135,8 +189,18 @@ def verify(
 
     With ``digests``, every chain that has a digest is verified too, and for each chain
     :func:`~quotagov.governance.audit.digests.check_digests`; with ``sealer``,
-    :func:`~quotagov.governance.audit.seals.first_unsealed` on a chain whose links hold.
-    The break with the lowest seq wins.
+    :func:`~quotagov.governance.audit.seals.first_unsealed` on a chain whose links hold
+    (one ``VerifyMac`` when the last seal holds). The break with the lowest seq wins; a
+    seal fault (which names a run of records) starts after the records the digests
+    prove.
+
+    A chain may be appended to while it is verified: its digests are listed first, then
+    its markers, then its records (:func:`_read_chain`), so nothing appended meanwhile
+    looks like a deletion or a record without its marker. A chain found broken is read
+    and checked once more before it is reported: DynamoDB's ``Query`` is read-committed
+    per item, so a run being written (one transaction) may be visible in part to the
+    first read (its markers without its records, or its records without the one that
+    seals them).
 
     Raises:
         whatever the stores or KMS raise (a failing read is never reported as tamper).
@@ -150,49 +214,70 @@ def verify(
         names = sorted(registry | set(store.stored_chains()) | set(anchors) | digested)
     reports = []
     for name in names:
-        markers = store.markers(name)
-        records = list(store.records(name))
-        count, first = verify_chain(name, records, markers)
-        exists = count > 0 or bool(markers)
-        if first is None and not exists and name in registry:
-            first = ChainBreak(
-                name, 1, "missing: the chain is registered but holds no records (deleted)"
+        report = _verify_chain(store, name, name in registry, anchors.get(name), digests, sealer)
+        if report.first_break is not None:  # a run may have been half visible: read again
+            report = _verify_chain(
+                store, name, name in registry, anchors.get(name), digests, sealer
             )
-        if first is None and name in anchors:
-            first = _anchor_break(name, records, anchors[name])
-        links_hold = first is None
-        candidates = [first] if first is not None else []
-        digest_count: int | None = None
-        digested_to = 0
-        if digests is not None:
-            checked = check_digests(name, records, digests.store.digests(name), digests.checker)
-            digest_count, digested_to = checked.digests, checked.covered
-            if checked.first_break is not None:
-                candidates.append(checked.first_break)
-        seal_checks: int | None = None
-        if sealer is not None and links_hold and records:
-            sealing = first_unsealed(records, sealer)
-            seal_checks = sealing.checks
-            if sealing.bad_seq is not None:
-                candidates.append(ChainBreak(name, sealing.bad_seq, sealing.reason))
-        first = min(candidates, key=lambda b: b.seq) if candidates else None
-        last = records[-1] if records else None
-        head = None
-        if first is None and last is not None:  # seq is a number in an intact chain
-            head = ChainHead(int(last["seq"]), str(last.get("hash")))
-        reports.append(
-            ChainReport(
-                name,
-                count,
-                first,
-                registered=name in registry or not exists,
-                head=head,
-                digests=digest_count,
-                digested_to=digested_to,
-                seal_checks=seal_checks,
-            )
-        )
+        reports.append(report)
     return reports
+
+
+def _verify_chain(
+    store: ChainStore,
+    name: str,
+    registered: bool,
+    anchor: tuple[int, str] | None,
+    digests: DigestSource | None,
+    sealer: RecordSealer | None,
+) -> ChainReport:
+    """One chain's report (see :func:`verify`)."""
+    stored_digests = digests.store.digests(name) if digests is not None else []
+    records, markers = _read_chain(store, name)
+    count, first = verify_chain(name, records, markers)
+    exists = count > 0 or bool(markers)
+    if first is None and not exists and registered:
+        first = ChainBreak(
+            name, 1, "missing: the chain is registered but holds no records (deleted)"
+        )
+    if first is None and anchor is not None:
+        first = _anchor_break(name, records, anchor)
+    links_hold = first is None
+    candidates = [first] if first is not None else []
+    digest_count: int | None = None
+    digested_to = 0
+    digest_break: ChainBreak | None = None
+    if digests is not None:
+        checked = check_digests(name, records, stored_digests, digests.checker)
+        digest_count, digested_to = checked.digests, checked.covered
+        digest_break = checked.first_break
+        if digest_break is not None:
+            candidates.append(digest_break)
+    digest_proven = digested_to if digest_break is None else min(digested_to, digest_break.seq - 1)
+    seal_checks: int | None = None
+    sealed_runs = 0
+    if sealer is not None and links_hold and records:
+        sealing = first_unsealed(records, sealer)
+        seal_checks, sealed_runs = sealing.checks, sealing.seals
+        seal_break = _seal_break(name, sealing, digest_proven, digest_break)
+        if seal_break is not None:
+            candidates.append(seal_break)
+    first = min(candidates, key=lambda b: b.seq) if candidates else None
+    last = records[-1] if records else None
+    head = None
+    if first is None and last is not None:  # seq is a number in an intact chain
+        head = ChainHead(int(last["seq"]), str(last.get("hash")))
+    return ChainReport(
+        name,
+        count,
+        first,
+        registered=registered or not exists,
+        head=head,
+        digests=digest_count,
+        digested_to=digested_to,
+        seal_checks=seal_checks,
+        sealed_runs=sealed_runs,
+    )
 
 
 def parse_time(text: str) -> float:

@@ -45,13 +45,9 @@ from quotagov.governance.audit.diff import (
     quota_share_configuration,
     request_configuration,
 )
-from quotagov.governance.audit.events import (
-    AUDITED_CALLS,
-    CloudTrailApiCall,
-    ForeignCallError,
-    iso_utc,
-)
-from quotagov.governance.audit.events import AuditEventError as AuditEventError
+from quotagov.governance.audit.errors import AuditEventError as AuditEventError
+from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
+from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
 from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
 from quotagov.governance.audit.targets import Target, TargetResolver
 from quotagov.governance.audit.usage import ShareUsageReader

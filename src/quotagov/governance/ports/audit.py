@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -71,48 +71,52 @@ class NullAuditSink:
 
 @dataclass(frozen=True)
 class ChainHead:
-    """The last record of a chain: its ``seq`` and ``hash``."""
+    """The last record of a chain: its ``seq``, ``hash`` and ``seal`` (None when it has
+    none, or when the reader did not ask)."""
 
     seq: int
     hash: str
+    seal: str | None = None
 
 
 class AppendOutcome(Enum):
-    """What :meth:`ChainStore.try_append` did."""
+    """What :meth:`ChainStore.try_append_run` did."""
 
-    APPENDED = "appended"  #: the record now holds its slot
-    DUPLICATE = "duplicate"  #: a record with the same dedup key exists; nothing written
-    SLOT_TAKEN = "slot-taken"  #: another writer holds that seq; try after it
+    APPENDED = "appended"  #: every record of the run now holds its slot
+    DUPLICATE = "duplicate"  #: records with some of the dedup keys exist; nothing written
+    SLOT_TAKEN = "slot-taken"  #: another writer holds one of the seqs; re-read the head
     CONFLICT = "conflict"  #: the store refused for a transient reason; retry
 
 
 @dataclass(frozen=True)
 class AppendAttempt:
-    """Result of one :meth:`ChainStore.try_append`.
+    """Result of one :meth:`ChainStore.try_append_run`.
 
     Attributes:
-        outcome: what happened.
-        taken_by: for ``SLOT_TAKEN``, the record holding the slot (its seq and hash) when
-            the store returns it, so the writer can try the next slot without re-reading.
+        outcome: what happened (nothing was written unless ``APPENDED``).
+        duplicates: for ``DUPLICATE``, the dedup keys of the run already stored.
     """
 
     outcome: AppendOutcome
-    taken_by: ChainHead | None = None
+    duplicates: tuple[str, ...] = ()
 
 
 class ChainStore(Protocol):
     """Storage of chains: append-only slots plus one dedup marker per record.
 
-    ``try_append`` must write the record and its dedup marker atomically, each only if
-    absent (the record on its ``(chain, seq)`` slot, the marker on ``(chain, dedupKey)``).
+    ``try_append_run`` must write a run of consecutive records and their dedup markers
+    atomically, each only if absent (each record on its ``(chain, seq)`` slot, each
+    marker on ``(chain, dedupKey)``): all of them or none.
     """
 
     def head(self, chain: str) -> ChainHead | None:
-        """The last record of ``chain`` (strongly consistent), or None when it is empty."""
+        """The last record of ``chain`` (strongly consistent) with its seal, or None when
+        it is empty."""
         ...
 
-    def try_append(self, record: Mapping[str, Any]) -> AppendAttempt:
-        """Put ``record`` (sealed) on its slot and its dedup marker, both if absent."""
+    def try_append_run(self, records: Sequence[Mapping[str, Any]]) -> AppendAttempt:
+        """Put ``records`` (consecutive seqs of one chain, hashed, the last one sealed) on
+        their slots with their dedup markers, all only if absent, atomically."""
         ...
 
     def find(self, chain: str, dedup_key: str) -> dict[str, Any] | None:
