@@ -8,9 +8,12 @@ produced during the run, so they are written as they happen to a temporary file 
 disk, not in memory) and copied after the rest. With ``transitions=False`` the key is
 left out of the document altogether (``quotagov simulate --output json-no-transitions``).
 
+The job records and transitions are written from templates of that exact layout
+(:func:`job_record_text`), not through ``json.dumps`` of a dict per record; the
+property test ``tests/scheduler/test_streaming.py`` holds them to ``dump_output``.
+
 Memory: the engine's own records plus one line per transition on disk; no transition
-object or output dict is kept (at 1,000,000 jobs that is several GB less,
-``benchmarks/simulate_scale.py``).
+object, job snapshot or output dict is kept (``benchmarks/simulate_scale.py``).
 """
 
 from __future__ import annotations
@@ -20,27 +23,91 @@ import shutil
 import tempfile
 from typing import IO, Any
 
-from quotagov.scheduler.metrics import JobClock, compute_metrics
+from quotagov.scheduler.metrics import compute_metrics
 from quotagov.scheduler.scenario import Scenario
 from quotagov.scheduler.simulation import (
     Progress,
     build_engine,
     cyclic_gc_paused,
-    job_record,
     normalize,
 )
-from quotagov.scheduler.state import TERMINAL_STATES, Transition
+from quotagov.scheduler.state import TERMINAL_STATES, Preemption, Transition
+from quotagov.scheduler.views import JobView
 
 _COPY_CHUNK = 1 << 20
+#: Transitions formatted before one write to the spool.
+_BATCH = 2048
+
+_TRANSITION = (
+    ',\n    {\n      "at": %s,\n      "from": %s,\n      "jobName": %s,\n'
+    '      "reason": %s,\n      "to": %s\n    }'
+)
+_JOB = (
+    ",\n    %s: {\n"
+    '      "attempts": %d,\n'
+    '      "firstStartedAt": %s,\n'
+    '      "lostSeconds": %s,\n'
+    '      "preemptions": %s,\n'
+    '      "quotaShareName": %s,\n'
+    '      "status": %s,\n'
+    '      "statusReason": %s,\n'
+    '      "stoppedAt": %s,\n'
+    '      "submittedAt": %s\n'
+    "    }"
+)
+_PREEMPTION = (
+    '\n        {\n          "at": %s,\n          "forJob": %s,\n'
+    '          "kind": %s,\n          "lostSeconds": %s\n        }'
+)
 
 
-def _num_text(value: float) -> str:
+def _num_text(value: float | None) -> str:
     """A number as :func:`~.simulation.normalize` then ``json.dumps`` would write it."""
+    if value is None:
+        return "null"
     if isinstance(value, int):
         return str(value)
     if value.is_integer():
         return str(int(value))
     return repr(round(value, 6))
+
+
+def _str_text(value: str | None) -> str:
+    """``json.dumps`` of a string (or None), quoting plain ASCII text directly."""
+    if value is None:
+        return "null"
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'
+    return json.dumps(value)
+
+
+def _preemptions_text(preemptions: tuple[Preemption, ...]) -> str:
+    if not preemptions:
+        return "[]"
+    items = ",".join(
+        _PREEMPTION
+        % (_num_text(p.at), _str_text(p.forJob), _str_text(p.kind), _num_text(p.lostSeconds))
+        for p in preemptions
+    )
+    return "[" + items + "\n      ]"
+
+
+def job_record_text(view: JobView) -> str:
+    """``,\\n    "name": {record}``: one entry of the ``jobs`` mapping as ``dump_output``
+    writes it (:func:`~.simulation.job_record`, keys sorted, at depth 2), with a leading
+    separator (the caller drops it before the first entry)."""
+    return _JOB % (
+        _str_text(view.jobName),
+        view.attempts,
+        _num_text(view.firstStartedAt),
+        _num_text(view.lostSeconds),
+        _preemptions_text(view.preemptions),
+        _str_text(view.quotaShareName),
+        _str_text(view.status),
+        _str_text(view.statusReason),
+        _num_text(view.stoppedAt),
+        _num_text(view.submittedAt),
+    )
 
 
 def _nested(value: Any, depth: int) -> str:
@@ -74,27 +141,30 @@ def stream_output(
     step = max(1, total // 200)
     count = 0
     settled = 0
-    quote: dict[str, str] = {}
+    quoted: dict[str, str] = {}
+    batch: list[str] = []
+    last_at: list[Any] = [None, ""]
     spool = tempfile.TemporaryFile("w+", encoding="utf-8") if transitions else None  # noqa: SIM115 (closed in the finally below)
 
     def q(text: str) -> str:
-        encoded = quote.get(text)
+        encoded = quoted.get(text)
         if encoded is None:
-            encoded = quote[text] = json.dumps(text)
+            if len(quoted) > 4096:  # job names: keep the cache small
+                quoted.clear()
+            encoded = quoted[text] = _str_text(text)
         return encoded
 
     def record(t: Transition) -> None:
         nonlocal count, settled
         if spool is not None:
-            spool.write(
-                ("    {\n" if not count else ",\n    {\n")
-                + f'      "at": {_num_text(t.at)},\n'
-                + f'      "from": {q(t.from_)},\n'
-                + f'      "jobName": {q(t.jobName)},\n'
-                + f'      "reason": {q(t.reason)},\n'
-                + f'      "to": {q(t.to)}\n'
-                + "    }"
-            )
+            at = t.at
+            if at is not last_at[0]:
+                last_at[0] = at
+                last_at[1] = _num_text(at)
+            batch.append(_TRANSITION % (last_at[1], q(t.from_), q(t.jobName), q(t.reason), q(t.to)))
+            if len(batch) >= _BATCH:
+                spool.write("".join(batch))
+                batch.clear()
         count += 1
         if progress is not None and t.to in TERMINAL_STATES:
             settled += 1
@@ -102,38 +172,29 @@ def stream_output(
                 progress(settled, total)
 
     engine.add_listener(record)
-    clock = JobClock()
-    engine.add_listener(clock)
-    horizon = scenario.options.horizonSeconds
     try:
         with cyclic_gc_paused():
-            # one advance per event time, so the engine hands back (and forgets) each
-            # time's transitions instead of keeping the whole run's
-            engine.advance_to(engine.now)
-            while True:
-                t = engine.next_event_time()
-                if t is None or (horizon is not None and t > horizon):
-                    break
-                engine.advance_to(t)
-            if horizon is not None:
-                engine.advance_to(max(horizon, engine.now))
+            engine.run(scenario.options.horizonSeconds)
+            if spool is not None and batch:
+                spool.write("".join(batch))
+                batch.clear()
             if progress is not None:
                 progress(settled, total)
-            views = engine.jobs()
             metrics = compute_metrics(
-                views,
+                engine.iter_jobs(),
                 engine.usage_integrals(),
                 [s.quotaShareName for s in scenario.shares],
                 duration=engine.now,
-                waits=clock.waits_until(engine.now),
                 capacity=engine.capacity,
             )
             out.write('{\n  "jobs": {')
             first = True
-            for view in sorted(views, key=lambda v: v.jobName):
-                out.write("\n    " if first else ",\n    ")
-                first = False
-                out.write(json.dumps(view.jobName) + ": " + _nested(job_record(view), 2))
+            for view in engine.iter_jobs(by_name=True):
+                text = job_record_text(view)
+                if first:
+                    text = text[1:]  # no separator before the first entry
+                    first = False
+                out.write(text)
             out.write("\n  },\n" if not first else "},\n")
             out.write('  "metrics": ' + _nested(normalize(metrics), 1) + ",\n")
             out.write('  "scenario": ' + json.dumps(scenario.name))
@@ -142,12 +203,13 @@ def stream_output(
             else:
                 out.write(',\n  "transitions": [')
                 if count:
-                    out.write("\n")
                     spool.seek(0)
+                    spool.read(1)  # the first entry's separator: "," (its newline stays)
                     shutil.copyfileobj(spool, out, _COPY_CHUNK)
                     out.write("\n  ]\n}\n")
                 else:
                     out.write("]\n}\n")
+            del engine  # freed now, while the collector is still paused
     finally:
         if spool is not None:
             spool.close()

@@ -9,15 +9,15 @@ Times in seconds on the engine's clock, quantities in instances. Quota terms
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from quotagov.scheduler.quota import ShareRuntime
 from quotagov.scheduler.state import Job, JobStatus, Preemption
 
 
-@dataclass(frozen=True, slots=True)
-class JobView:
-    """A read-only snapshot of one job.
+class JobView(NamedTuple):
+    """A read-only snapshot of one job (a named tuple: cheap to make, one per job when a
+    run's output is written).
 
     Times in seconds; ``remainingSeconds`` is the RUNNING work still needed as of
     ``engine.now`` (None: the job never completes by itself); ``runningSeconds`` the
@@ -28,6 +28,8 @@ class JobView:
     RUNNABLE and is never admitted, as AWS holds such jobs). ``status`` is
     ``UNSCHEDULABLE`` for a job marked as one that can never be admitted
     (:meth:`~.engine.Engine.mark_unschedulable`), ``statusReason`` then says why.
+    ``waitSeconds`` lists its RUNNABLE stretches (every wait, after preemptions too): the
+    closed ones in the order they ended, then the open one counted up to ``engine.now``.
     """
 
     jobName: str
@@ -50,6 +52,7 @@ class JobView:
     runningSeconds: float
     overheadSeconds: float
     misconfigured: bool
+    waitSeconds: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,9 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
         overhead += min(job.pending_overhead, in_attempt)
         if remaining is not None:
             remaining = remaining - in_attempt
+    waits = job.waits
+    if job.runnable_since is not None:
+        waits = (*waits, max(0.0, now - job.runnable_since))
     return JobView(
         jobName=job.name,
         status="UNSCHEDULABLE" if unschedulable else job.status,
@@ -89,7 +95,7 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
         submittedAt=job.submitted_at,
         runSeconds=job.spec.runSeconds,
         attempts=job.attempts,
-        preemptions=tuple(job.preemptions),
+        preemptions=job.preemptions,
         lostSeconds=job.lost_seconds,
         firstStartedAt=job.first_started_at,
         stoppedAt=job.stopped_at,
@@ -100,6 +106,7 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
         runningSeconds=running,
         overheadSeconds=overhead,
         misconfigured=job.instance_type not in share.limits,
+        waitSeconds=waits,
     )
 
 
