@@ -1,22 +1,24 @@
-"""The STRICT_FIFO pass's memo: which heads are known to fail, and which shares to look at.
+"""The STRICT_FIFO pass's memo: what each head can do, and which shares to look at.
 
 The pass (:mod:`.cycle`) would reach the same outcome by looking at every share and
-trying every head at every event time (``../shared/spec/scenario-format.md``, "Order
-of a scheduling pass"); this object keeps what lets it skip that work, and is the one
-place that decides when what it knows no longer holds. The property tests compare the
-outcome with these shortcuts switched off (``tests/scheduler/test_properties.py``).
-BEST_EFFORT_FIFO passes do not use it (:mod:`.sweeps` keeps its own cache).
+trying every head at every step in every sweep (``../shared/spec/scenario-format.md``,
+"Order of a scheduling pass"); this object keeps what lets it skip that work, and is
+the one place that decides when what it knows no longer holds. The property tests
+compare the outcome with these shortcuts switched off
+(``tests/scheduler/test_properties.py``). BEST_EFFORT_FIFO passes do not use it
+(:mod:`.sweeps` keeps its own cache).
 
 What it knows (stamps are the ledger's per-type change counters,
 :attr:`QuotaLedger.stamp`; the epoch counts configuration and priority changes; none
 has a unit):
 
-- *known failing*: a head whose attempt to start failed, with the epoch and its
-  instance type's stamp at that time (:meth:`PassMemo.failed`): it is not tried again
-  while both are unchanged;
+- a head's *plan*: the first step by which it can start, or None
+  (:meth:`PassMemo.plan`), with the epoch and its instance type's stamp at that time:
+  whether a job of type ``u`` can start, and how, depends only on the state of ``u``
+  and the configuration, so the plan holds while both are unchanged;
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
-- *parked* shares: one whose head is known to fail is not looked at until its head's
-  type changes stamp or its queue changes (:meth:`PassMemo.park`);
+- *parked* shares: one whose head cannot start is not looked at until its head's type
+  changes stamp or its queue changes (:meth:`PassMemo.park`);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
+from quotagov.scheduler.steps import first_step
 
 #: A share's head as the pass sees it: the job and its share.
 Head = tuple[Job, ShareRuntime]
@@ -50,7 +53,7 @@ class PassMemo:
     __slots__ = ("_active", "_changes", "_parked", "_settled_at", "_shares", "_stamps", "epoch")
 
     def __init__(self, ledger: QuotaLedger) -> None:
-        #: Changes with every configuration or priority change (the failing-head key).
+        #: Changes with every configuration or priority change (the plans' key).
         self.epoch = 0
         self._stamps = ledger.stamp
         self._shares = ledger.share_list
@@ -111,42 +114,47 @@ class PassMemo:
     # -- during a pass -----------------------------------------------------------------
 
     def heads(self) -> list[Head]:
-        """The heads worth trying, from the active shares, in share order.
-
-        Each active share's head is its queue's first job. A share with no head leaves
-        the sweeps; a head known to fail (:meth:`failed` in this epoch and at its type's
-        current stamp) is not tried: it blocks its share, which is parked on its type.
-        """
+        """The heads of the active shares, in share order (each share's queue's first
+        job); a share with no head leaves the sweeps."""
         live: list[Head] = []
         active = self._active
-        epoch = self.epoch
-        stamps = self._stamps
-        for share in list(active):  # a copy: parking deactivates
+        empty: list[ShareRuntime] = []
+        for share in active:
             queue = share.queue
             if not isinstance(queue, RunnableQueue):
                 raise TypeError("a STRICT_FIFO share has a RunnableQueue")
             job = queue.head() if queue.size else None
             if job is None:
-                del active[share]
-            elif job.failed_epoch == epoch and job.failed_stamp == stamps.get(
-                job.instance_type, 0
-            ):  # known to fail: same epoch, same stamp of its type
-                self.park(share, job.instance_type)
+                empty.append(share)
             else:
                 live.append((job, share))
+        for share in empty:
+            del active[share]
         return live
 
-    def failed(self, heads: list[Head]) -> None:
-        """These heads were all tried in a sweep that started nothing: each is known to
-        fail from now on, and its share is parked on the head's type."""
-        epoch = self.epoch
-        stamps = self._stamps
-        for job, share in heads:
-            job.failed_epoch = epoch
-            job.failed_stamp = stamps.get(job.instance_type, 0)
-            self.park(share, job.instance_type)
+    def plan(self, ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
+        """The first step by which the head ``job`` of ``share`` can start now
+        (:func:`~.steps.first_step`), or None; a None parks the share on the head's
+        type (:meth:`park`).
+
+        The answer is kept on the job with the epoch and its type's stamp: it depends
+        only on the state of that type (its limits, use, holdings and their priorities)
+        and the configuration, and any change of those changes one of the two.
+        """
+        u = job.instance_type
+        stamp = self._stamps.get(u, 0)
+        if job.plan_epoch == self.epoch and job.plan_stamp == stamp:
+            step = job.plan_step
+        else:
+            step = first_step(ledger, share, job)
+            job.plan_epoch = self.epoch
+            job.plan_stamp = stamp
+            job.plan_step = step
+        if step is None:
+            self.park(share, u)
+        return step
 
     def park(self, share: ShareRuntime, instance_type: str) -> None:
-        """The share's head is known to fail until the stamp of ``instance_type`` changes."""
+        """The share's head cannot start until the stamp of ``instance_type`` changes."""
         self._active.pop(share, None)
         self._parked.setdefault(instance_type, []).append(share)

@@ -223,15 +223,19 @@ class QuotaLedger:
         self._recompute_all(now)
 
     def _change_used(self, share: ShareRuntime, u: str, delta: int) -> None:
-        old_b = share.borrowed(u)
-        old_i = share.idle(u)
-        share.used[u] = share.used.get(u, 0) + delta
+        """``used(s,u) += delta``, with the per-type sums that follow from it."""
+        limit = share.limits.get(u, 0)
+        used = share.used
+        old = used.get(u, 0)
+        new = old + delta
+        used[u] = new
         self.free[u] = self.free.get(u, 0) - delta
-        self.borrowed_total[u] = self.borrowed_total.get(u, 0) + share.borrowed(u) - old_b
-        if share.reserve:
-            self.reserve_idle[u] = self.reserve_idle.get(u, 0) + share.idle(u) - old_i
-        else:
-            self.lend_idle[u] = self.lend_idle.get(u, 0) + share.idle(u) - old_i
+        # borrowed(s,u) = max(0, used - limit), idle(s,u) = max(0, limit - used)
+        borrowed = (new - limit if new > limit else 0) - (old - limit if old > limit else 0)
+        self.borrowed_total[u] = self.borrowed_total.get(u, 0) + borrowed
+        idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
+        pool = self.reserve_idle if share.reserve else self.lend_idle
+        pool[u] = pool.get(u, 0) + idle
         self._bump(u)
 
     def _bump(self, u: str) -> None:

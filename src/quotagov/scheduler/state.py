@@ -89,8 +89,9 @@ class Job:
     ``submitted_at`` and ``priority`` start as its ``submittedAt`` and
     ``schedulingPriority``. ``remaining`` is the RUNNING work still needed (seconds;
     None: never completes); ``start_seq`` the global start sequence number of the
-    current attempt (later in a pass = larger); ``failed_epoch`` and ``failed_stamp``
-    memoize the last failed attempt to start (see :mod:`.memo`); ``unschedulable`` says
+    current attempt (later in a pass = larger); ``plan_step`` is the first step by which
+    it could start when last planned, at epoch ``plan_epoch`` and its type's stamp
+    ``plan_stamp`` (see :mod:`.memo`); ``unschedulable`` says
     why the job can never be admitted, when it was marked so (it then never heads its
     share). ``runnable_since`` is when its current RUNNABLE stretch began (None when it
     is not RUNNABLE) and ``waits`` the closed stretches, in seconds, in the order they
@@ -104,14 +105,15 @@ class Job:
         "attempts",
         "completion_token",
         "count",
-        "failed_epoch",
-        "failed_stamp",
         "first_started_at",
         "instance_type",
         "name",
         "order",
         "overhead_seconds",
         "pending_overhead",
+        "plan_epoch",
+        "plan_stamp",
+        "plan_step",
         "preemptions",
         "priority",
         "queue_token",
@@ -155,8 +157,9 @@ class Job:
         self.running_seconds: float = 0.0
         self.overhead_seconds: float = 0.0
         self.pending_overhead: float = 0.0
-        self.failed_epoch = -1
-        self.failed_stamp = -1
+        self.plan_epoch = -1
+        self.plan_stamp = -1
+        self.plan_step: int | None = None
         self.unschedulable: str | None = None
         self.runnable_since: float | None = None
         self.waits: tuple[float, ...] = ()

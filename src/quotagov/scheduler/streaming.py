@@ -69,7 +69,12 @@ def _num_text(value: float | None) -> str:
         return str(value)
     if value.is_integer():
         return str(int(value))
-    return repr(round(value, 6))
+    text = repr(value)
+    # at most 6 decimals written already: rounding to 6 would give the same float back
+    point = text.find(".")
+    if point < 0 or "e" in text or len(text) - point > 7:
+        return repr(round(value, 6))
+    return text
 
 
 def _str_text(value: str | None) -> str:
@@ -79,6 +84,14 @@ def _str_text(value: str | None) -> str:
     if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
         return '"' + value + '"'
     return json.dumps(value)
+
+
+class _Quoted(dict[str, str]):
+    """``json.dumps`` of each status and reason met (a handful), computed once."""
+
+    def __missing__(self, key: str) -> str:
+        value = self[key] = _str_text(key)
+        return value
 
 
 def _preemptions_text(preemptions: tuple[Preemption, ...]) -> str:
@@ -141,32 +154,28 @@ def stream_output(
     step = max(1, total // 200)
     count = 0
     settled = 0
-    quoted: dict[str, str] = {}
+    quoted = _Quoted()
     batch: list[str] = []
     last_at: list[Any] = [None, ""]
     spool = tempfile.TemporaryFile("w+", encoding="utf-8") if transitions else None  # noqa: SIM115 (closed in the finally below)
-
-    def q(text: str) -> str:
-        encoded = quoted.get(text)
-        if encoded is None:
-            if len(quoted) > 4096:  # job names: keep the cache small
-                quoted.clear()
-            encoded = quoted[text] = _str_text(text)
-        return encoded
+    write_batch = spool.write if spool is not None else None
+    terminal = TERMINAL_STATES
 
     def record(t: Transition) -> None:
         nonlocal count, settled
-        if spool is not None:
-            at = t.at
+        count += 1
+        if write_batch is not None:
+            at = t[0]
             if at is not last_at[0]:
                 last_at[0] = at
                 last_at[1] = _num_text(at)
-            batch.append(_TRANSITION % (last_at[1], q(t.from_), q(t.jobName), q(t.reason), q(t.to)))
+            batch.append(
+                _TRANSITION % (last_at[1], quoted[t[2]], _str_text(t[1]), quoted[t[4]], quoted[t[3]])
+            )
             if len(batch) >= _BATCH:
-                spool.write("".join(batch))
+                write_batch("".join(batch))
                 batch.clear()
-        count += 1
-        if progress is not None and t.to in TERMINAL_STATES:
+        if progress is not None and t[3] in terminal:
             settled += 1
             if settled % step == 0:
                 progress(settled, total)

@@ -25,6 +25,8 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
+_INF = float("inf")
+
 #: Event kinds, in the spec's same-time order.
 STARTUP_END, COMPLETION, ACTION, SUBMISSION = 0, 1, 2, 3
 
@@ -94,19 +96,20 @@ class Timeline:
         self._sub_next = 0
         self._sub_sorted = True
 
-    def _next_submission_time(self) -> float | None:
+    def _next_submission_time(self) -> float:
+        """The time of the next pending submission (``inf`` when none)."""
         if not self._sub_sorted:
             self._sort_submissions()
         i = self._sub_next
-        return self._sub_times[i] if i < len(self._sub_times) else None
+        return self._sub_times[i] if i < len(self._sub_times) else _INF
 
     def next_time(self) -> float | None:
         """The time of the next pending event, or None when nothing is pending."""
         sub = self._next_submission_time()
         events = self._events
-        if events and (sub is None or events[0][0] <= sub):
+        if events and events[0][0] <= sub:
             return events[0][0]
-        return sub
+        return sub if self._sub_next < len(self._sub_times) else None
 
     def advance(self, t: float, handle: Handler, scheduling_pass: Callable[[], None]) -> None:
         """Apply every event up to and including ``t``, then set ``now = t``.
@@ -124,8 +127,14 @@ class Timeline:
                 self.pass_due = False
                 scheduling_pass()
         while True:
-            time = self.next_time()
-            if time is None or time > t:
+            sub = self._next_submission_time()
+            if events and events[0][0] <= sub:
+                time = events[0][0]
+            elif self._sub_next < len(self._sub_times):
+                time = sub
+            else:
+                break  # nothing pending
+            if time > t:
                 break
             self.now = time
             live = False
@@ -134,16 +143,16 @@ class Timeline:
                     _, kind, _, payload = heappop(events)
                     if handle(kind, payload):
                         live = True
-                    continue
-                if not self._sub_sorted:
-                    self._sort_submissions()
-                i = self._sub_next
-                if i < len(self._sub_times) and self._sub_times[i] == time:
+                    if kind == ACTION:  # an action may schedule a submission
+                        sub = self._next_submission_time()
+                elif sub == time and self._sub_next < len(self._sub_times):
+                    i = self._sub_next
                     self._sub_next = i + 1
                     if handle(SUBMISSION, self._sub_payloads[i]):
                         live = True
-                    continue
-                break
+                    sub = self._next_submission_time()
+                else:
+                    break
             if live or self.pass_due:
                 self.pass_due = False
                 scheduling_pass()
