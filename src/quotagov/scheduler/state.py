@@ -169,5 +169,6 @@ class Job:
 
     @property
     def lost_seconds(self) -> float:
-        """Sum of the ``lostSeconds`` of its preemptions."""
-        return sum(p.lostSeconds for p in self.preemptions)
+        """Sum of the ``lostSeconds`` of its preemptions (0 without any)."""
+        preemptions = self.preemptions
+        return sum(p.lostSeconds for p in preemptions) if preemptions else 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from typing import IO, Any
 
 from quotagov.scheduler.metrics import compute_metrics
@@ -87,11 +88,18 @@ def _str_text(value: str | None) -> str:
 
 
 class _Quoted(dict[str, str]):
-    """``json.dumps`` of each status and reason met (a handful), computed once."""
+    """``json.dumps`` of each status, reason and share name met (a handful), computed
+    once (emptied if it ever grows past a few thousand)."""
 
     def __missing__(self, key: str) -> str:
+        if len(self) > 4096:
+            self.clear()
         value = self[key] = _str_text(key)
         return value
+
+
+#: Statuses, reasons and share names as JSON text.
+_QUOTED = _Quoted()
 
 
 def _preemptions_text(preemptions: tuple[Preemption, ...]) -> str:
@@ -109,15 +117,17 @@ def job_record_text(view: JobView) -> str:
     """``,\\n    "name": {record}``: one entry of the ``jobs`` mapping as ``dump_output``
     writes it (:func:`~.simulation.job_record`, keys sorted, at depth 2), with a leading
     separator (the caller drops it before the first entry)."""
+    reason = view.statusReason
     return _JOB % (
         _str_text(view.jobName),
         view.attempts,
         _num_text(view.firstStartedAt),
         _num_text(view.lostSeconds),
-        _preemptions_text(view.preemptions),
-        _str_text(view.quotaShareName),
-        _str_text(view.status),
-        _str_text(view.statusReason),
+        _preemptions_text(view.preemptions) if view.preemptions else "[]",
+        _QUOTED[view.quotaShareName],
+        _QUOTED[view.status],
+        # an unschedulable job's reason is its own sentence: not worth keeping
+        "null" if reason is None else _str_text(reason),
         _num_text(view.stoppedAt),
         _num_text(view.submittedAt),
     )
@@ -154,7 +164,7 @@ def stream_output(
     step = max(1, total // 200)
     count = 0
     settled = 0
-    quoted = _Quoted()
+    quoted = _QUOTED
     batch: list[str] = []
     last_at: list[Any] = [None, ""]
     spool = tempfile.TemporaryFile("w+", encoding="utf-8") if transitions else None  # noqa: SIM115 (closed in the finally below)
@@ -189,22 +199,41 @@ def stream_output(
                 batch.clear()
             if progress is not None:
                 progress(settled, total)
+            out.write('{\n  "jobs": {')
+            written = 0
+
+            def written_views(views: Iterator[JobView]) -> Iterator[JobView]:
+                """Write each view's record as it passes (the first without separator)."""
+                nonlocal written
+                records: list[str] = []
+                for view in views:
+                    records.append(job_record_text(view))
+                    if len(records) >= _BATCH:
+                        out.write("".join(records)[0 if written else 1 :])
+                        written += len(records)
+                        records.clear()
+                    yield view
+                if records:
+                    out.write("".join(records)[0 if written else 1 :])
+                    written += len(records)
+
+            names = engine.job_names()
+            in_name_order = names == sorted(names)
+            # metrics are summed in registration order, records written in name order:
+            # one pass serves both when the two orders are one (the common case)
+            views = engine.iter_jobs()
             metrics = compute_metrics(
-                engine.iter_jobs(),
+                written_views(views) if in_name_order else views,
                 engine.usage_integrals(),
                 [s.quotaShareName for s in scenario.shares],
                 duration=engine.now,
                 capacity=engine.capacity,
             )
-            out.write('{\n  "jobs": {')
-            first = True
-            for view in engine.iter_jobs(by_name=True):
-                text = job_record_text(view)
-                if first:
-                    text = text[1:]  # no separator before the first entry
-                    first = False
-                out.write(text)
-            out.write("\n  },\n" if not first else "},\n")
+            del names
+            if not in_name_order:
+                for _ in written_views(engine.iter_jobs(by_name=True)):
+                    pass
+            out.write("\n  },\n" if written else "},\n")
             out.write('  "metrics": ' + _nested(normalize(metrics), 1) + ",\n")
             out.write('  "scenario": ' + json.dumps(scenario.name))
             if spool is None:

@@ -30,10 +30,9 @@ of the type.
 
 from __future__ import annotations
 
-from quotagov.scheduler.models import UNLIMITED_BORROW
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.steps import STEPS, Actuator, first_step
+from quotagov.scheduler.steps import STEPS, Actuator, could_start, planned_step, start_bounds
 from quotagov.scheduler.sweep_queue import Entry, SweepQueue
 
 
@@ -42,48 +41,22 @@ def _first_startable(
 ) -> tuple[Entry | None, int]:
     """The first (in queue order) job of type ``u`` that can start now, with its step.
 
-    A quick necessary condition (each from the step's rule, in instances) leaves out
-    the sub-queue tops that cannot start, before :func:`~.steps.first_step` plans the
-    others: steps 2 and 3 need the job within quota and free instances or other
-    shares' borrowed ones; step 4 a LEND_AND_BORROW share, the borrow limit and
-    lendable free instances; step 5 in-share preemption and a lower-priority job of
-    the type held by the share.
+    A quick necessary condition (:func:`~.steps.could_start`, from the steps' rules, in
+    instances) leaves out the sub-queue tops that cannot start, before
+    :func:`~.steps.planned_step` plans the others.
     """
-    limit = share.limits.get(u)
-    if limit is None:
+    bounds = start_bounds(ledger, share, u)
+    if bounds is None:
         return None, -1
-    used = share.used.get(u, 0)
-    free = ledger.free.get(u, 0)
-    room = limit - used  # the largest count within quota
-    own_borrowed = used - limit if used > limit else 0
-    reclaimable = ledger.borrowed_total.get(u, 0) - own_borrowed > 0
-    quota_max = room if reclaimable else min(room, free)  # steps 2 and 3
-    borrow_max = 0
-    if share.lend_and_borrow:
-        lendable = free - ledger.reserve_idle.get(u, 0)
-        cap = share.borrow_limit
-        borrow_max = (
-            lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
-        )
-    lowest_held: int | None = None
-    if share.in_share_enabled:
-        held = share.holding.get(u)
-        if held:
-            lowest_held = min(j.priority for j in held)
     best: Entry | None = None
     best_step = -1
     for entry in queue.sub_tops(u, from_bound):
         if best is not None and entry > best:
             continue
         job = entry[3]
-        c = job.count
-        if (
-            c > quota_max
-            and (c <= room or c > borrow_max)
-            and (lowest_held is None or lowest_held >= job.priority)
-        ):
+        if not could_start(bounds, job.count, job.priority):
             continue  # no step can start it
-        step = first_step(ledger, share, job)
+        step = planned_step(ledger, share, job)
         if step is not None:
             best, best_step = entry, step
     return best, best_step

@@ -66,6 +66,9 @@ class ShareUsage:
     borrowed: int
 
 
+_new_view = tuple.__new__
+
+
 def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
     """The snapshot of ``job`` (of ``share``) at time ``now``, counting its attempt so far.
 
@@ -85,28 +88,34 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
     waits = job.waits
     if job.runnable_since is not None:
         waits = (*waits, max(0.0, now - job.runnable_since))
-    return JobView(
-        jobName=job.name,
-        status="UNSCHEDULABLE" if unschedulable else job.status,
-        quotaShareName=job.share,
-        instanceType=job.instance_type,
-        instanceCount=job.count,
-        schedulingPriority=job.priority,
-        submittedAt=job.submitted_at,
-        runSeconds=job.spec.runSeconds,
-        attempts=job.attempts,
-        preemptions=job.preemptions,
-        lostSeconds=job.lost_seconds,
-        firstStartedAt=job.first_started_at,
-        stoppedAt=job.stopped_at,
-        statusReason=job.unschedulable if unschedulable else job.status_reason,
-        startedAt=job.started_at,
-        runningSince=job.running_since,
-        remainingSeconds=remaining,
-        runningSeconds=running,
-        overheadSeconds=overhead,
-        misconfigured=job.instance_type not in share.limits,
-        waitSeconds=waits,
+    preemptions = job.preemptions
+    # positional, in JobView's field order (the named tuple's keyword constructor costs
+    # several times more, and one view per job is made when a run's output is written)
+    return _new_view(
+        JobView,
+        (
+            job.name,
+            "UNSCHEDULABLE" if unschedulable else job.status,
+            job.share,
+            job.instance_type,
+            job.count,
+            job.priority,
+            job.submitted_at,
+            job.spec.runSeconds,
+            job.attempts,
+            preemptions,
+            job.lost_seconds,
+            job.first_started_at,
+            job.stopped_at,
+            job.unschedulable if unschedulable else job.status_reason,
+            job.started_at,
+            job.running_since,
+            remaining,
+            running,
+            overhead,
+            job.instance_type not in share.limits,
+            waits,
+        ),
     )
 
 
