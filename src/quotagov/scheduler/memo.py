@@ -15,14 +15,15 @@ has a unit):
 - a head's *plan*: the first step by which it can start, or None
   (:meth:`PassMemo.plan`), with the epoch and its instance type's stamp at that time:
   whether a job of type ``u`` can start, and how, depends only on the state of ``u``
-  and the configuration, so the plan holds while both are unchanged;
+  and the configuration, so the plan holds while both are unchanged (a None, while no
+  change *opens* the type: :meth:`QuotaLedger.acquire`);
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
-- *parked* shares: one whose head cannot start is not looked at until its head's type
-  changes stamp or its queue changes (:meth:`PassMemo.park`);
+- *parked* shares: one whose head cannot start is not looked at until a change opens
+  its head's type or its queue changes (:meth:`PassMemo.park`);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
-Invalidation, each event in one method: a type's stamp changed
+Invalidation, each event in one method: a type's stamp changed, opening it or not
 (:meth:`PassMemo.type_changed`, called by the ledger), a share's configuration or a
 job's priority changed (:meth:`PassMemo.config_changed`), a job entered or left a
 queue (:meth:`PassMemo.enqueue_submitted`, :meth:`PassMemo.enqueue_preempted`,
@@ -50,12 +51,22 @@ class PassMemo:
             itself, only to its ``stamp`` dict and ``share_list``.
     """
 
-    __slots__ = ("_active", "_changes", "_parked", "_settled_at", "_shares", "_stamps", "epoch")
+    __slots__ = (
+        "_active",
+        "_changes",
+        "_opened",
+        "_parked",
+        "_settled_at",
+        "_shares",
+        "_stamps",
+        "epoch",
+    )
 
     def __init__(self, ledger: QuotaLedger) -> None:
         #: Changes with every configuration or priority change (the plans' key).
         self.epoch = 0
         self._stamps = ledger.stamp
+        self._opened = ledger.opened
         self._shares = ledger.share_list
         self._active: dict[ShareRuntime, None] = dict.fromkeys(ledger.share_list)
         #: Per instance type, the shares waiting on a change of its stamp.
@@ -67,13 +78,15 @@ class PassMemo:
 
     # -- invalidation ------------------------------------------------------------------
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str) -> None:
-        """The ledger's stamp of ``instance_type`` changed: wake the shares parked on it."""
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, opens: bool) -> None:
+        """The ledger's stamp of ``instance_type`` changed; when the change ``opens`` (a
+        job of the type may start that could not before), wake the shares parked on it."""
         self._changes += 1
-        parked = self._parked.pop(instance_type, None)
-        if parked:
-            for share in parked:
-                self._active[share] = None
+        if opens:
+            parked = self._parked.pop(instance_type, None)
+            if parked:
+                for share in parked:
+                    self._active[share] = None
 
     def config_changed(self) -> None:
         """A share's configuration or a job's priority changed: nothing known holds."""
@@ -137,24 +150,28 @@ class PassMemo:
         (:func:`~.steps.first_step`), or None; a None parks the share on the head's
         type (:meth:`park`).
 
-        The answer is kept on the job with the epoch and its type's stamp: it depends
-        only on the state of that type (its limits, use, holdings and their priorities)
-        and the configuration, and any change of those changes one of the two.
+        The answer is kept on the job with the epoch and a stamp of its type: it
+        depends only on the state of that type (its limits, use, holdings and their
+        priorities) and the configuration, and any change of those changes the epoch or
+        the type's ``stamp``; a None holds until a change that *opens* the type
+        (``QuotaLedger.opened``, see :meth:`QuotaLedger.acquire`).
         """
         u = job.instance_type
-        stamp = self._stamps.get(u, 0)
-        if job.plan_epoch == self.epoch and job.plan_stamp == stamp:
-            step = job.plan_step
+        step = job.plan_step
+        if job.plan_epoch == self.epoch and job.plan_stamp == (
+            self._opened.get(u, 0) if step is None else self._stamps.get(u, 0)
+        ):
+            pass  # still holds
         else:
             step = first_step(ledger, share, job)
             job.plan_epoch = self.epoch
-            job.plan_stamp = stamp
+            job.plan_stamp = self._opened.get(u, 0) if step is None else self._stamps.get(u, 0)
             job.plan_step = step
         if step is None:
             self.park(share, u)
         return step
 
     def park(self, share: ShareRuntime, instance_type: str) -> None:
-        """The share's head cannot start until the stamp of ``instance_type`` changes."""
+        """The share's head cannot start until a change opens ``instance_type``."""
         self._active.pop(share, None)
         self._parked.setdefault(instance_type, []).append(share)

@@ -12,9 +12,12 @@ instance type ``u``:
   hold the borrowed instances (:meth:`QuotaLedger.borrowed_holders`).
 
 The ledger keeps the per-type sums the scheduling pass needs in O(1): ``free(u)``,
-the borrowed total and the idle quota of RESERVE shares, and a per-type ``stamp``
-that changes whenever any of them may have changed. Its :attr:`QuotaLedger.watcher`
-(the pass's memo, :mod:`.memo`) hears of every stamp change as it happens.
+the borrowed total and the idle quota of RESERVE shares, and per type two change
+counters: ``stamp``, which changes whenever any of them may have changed, and
+``opened``, which changes only with the changes that may let a job of the type start
+where it could not before (:meth:`QuotaLedger.acquire` explains which ones do not).
+Its :attr:`QuotaLedger.watcher` (the pass's memo, :mod:`.memo`) hears of every stamp
+change as it happens.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from quotagov.scheduler.usage import UsageMeter
 class StampWatcher(Protocol):
     """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str) -> None:
-        """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one)."""
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, opens: bool) -> None:
+        """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one);
+        ``opens``: so did ``ledger.opened`` (a job of the type may now start that could
+        not before)."""
         ...
 
 
@@ -143,6 +148,9 @@ class QuotaLedger:
         #: Per type, the idle quota of the shares that lend (not RESERVE).
         self.lend_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
+        #: Per type, the stamp of the last change that may have let a job of the type
+        #: start where it could not before (see :meth:`acquire`).
+        self.opened: dict[str, int] = {}
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
@@ -194,7 +202,17 @@ class QuotaLedger:
     # -- changing --------------------------------------------------------------------
 
     def acquire(self, share: ShareRuntime, job: Job, now: float) -> None:
-        """``job`` of ``share`` starts holding its instances (it entered SCHEDULED)."""
+        """``job`` of ``share`` starts holding its instances (it entered SCHEDULED).
+
+        When the job takes them within its share's quota (no borrowed instances before
+        or after), the change cannot let any other share's job of the type start that
+        could not start before, so ``opened`` stays (spec "Admission" and the
+        preemption rules): ``free(u)`` only shrinks; no share's borrowed instances
+        change, so the reclaim candidates are the same and the reclaim needs more; the
+        lendable free instances (``free(u)`` minus the idle quota of RESERVE shares)
+        shrink or stay (a RESERVE share's idle quota shrinks with ``free(u)``); and no
+        other share's holdings change, so neither do its in-share victims. (The share's
+        own jobs may: it holds one job more, a victim for a higher-priority one.)"""
         u = job.instance_type
         self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
@@ -236,17 +254,22 @@ class QuotaLedger:
         idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
         pool = self.reserve_idle if share.reserve else self.lend_idle
         pool[u] = pool.get(u, 0) + idle
-        self._bump(u)
+        # an acquisition within quota opens nothing (see acquire)
+        self._bump(u, delta < 0 or borrowed != 0)
 
-    def _bump(self, u: str) -> None:
+    def _bump(self, u: str, opens: bool = True) -> None:
         self._stamp_counter += 1
-        self.stamp[u] = self._stamp_counter
+        stamp = self.stamp[u] = self._stamp_counter
+        if opens:
+            self.opened[u] = stamp
         if self.watcher is not None:
-            self.watcher.type_changed(self, u)
+            self.watcher.type_changed(self, u, opens)
         if self.best_effort:
             stale = self.sweeps.stale
             for queue in self._queues_by_type.get(u, ()):
-                stale[queue] = None
+                # a queue where no job of the type could start stays so unless it opens
+                if opens or queue.may_start(u):
+                    stale[queue] = None
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
@@ -265,5 +288,5 @@ class QuotaLedger:
             self.reserve_idle[u] = sum(s.idle(u) for s in self.share_list if s.reserve)
             self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
-            self.stamp[u] = self._stamp_counter
+            self.stamp[u] = self.opened[u] = self._stamp_counter
         self.meter.flush(self, now)

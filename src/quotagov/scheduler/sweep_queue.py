@@ -223,6 +223,12 @@ class SweepQueue:
             out.extend(e for e in self._holes if e[3].instance_type == instance_type)
         return out
 
+    def may_start(self, instance_type: str) -> bool:
+        """False when the pass's cache (:mod:`.sweeps`) holds that no job of the type in
+        this queue can start; True when it holds a job that can, or nothing."""
+        cached = self.cache.get(instance_type)
+        return cached is None or cached[2] is not None
+
     def is_set_aside(self, entry: Entry) -> bool:
         """Whether the queued ``entry`` is set aside (in the sweep count caught up to)."""
         bound = self._bound

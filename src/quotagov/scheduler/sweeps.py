@@ -24,8 +24,9 @@ A share's first job of a type that can start is found from the first job of each
 (type, instance count) sub-queue: within one, jobs differ only in priority, and a
 higher priority never makes a start harder (steps 2 to 4 do not look at it; step 5
 has more lower-priority victims). It depends only on the state of the type, so it is
-cached per (share, type) under the ledger's stamp of the type and the queue's version
-of the type.
+cached per (share, type) under the queue's version of the type and the ledger's stamp
+of the type (a None, "no job of the type can start", under the stamp of the last change
+that opens the type, ``QuotaLedger.opened``).
 """
 
 from __future__ import annotations
@@ -66,15 +67,19 @@ def _candidate(
     ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str
 ) -> tuple[Entry | None, int]:
     """The share's first job of type ``u`` that can start now and is not set aside."""
-    stamp = ledger.stamp.get(u, 0)
     version = queue.versions.get(u, 0)
     cached = queue.cache.get(u)
     entry: Entry | None
-    if cached is not None and cached[0] == stamp and cached[1] == version:
+    if (
+        cached is not None
+        and cached[1] == version
+        and cached[0] == (ledger.stamp if cached[2] is not None else ledger.opened).get(u, 0)
+    ):
         job = cached[2]
         entry, step = (None, -1) if job is None else (queue.entry(job), cached[3])
     else:
         entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
+        stamp = (ledger.stamp if entry is not None else ledger.opened).get(u, 0)
         queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
     if entry is None:
         return None, -1
