@@ -97,15 +97,17 @@ def _share_result(
     if queue.k_at != sweeps:
         queue.catch_up(sweeps)
     share = ledger.share_list[queue.share_index]
-    best: tuple[int, int, float, int, Job] | None = None
-    for u in queue.types():
+    # within the queue, the candidate first in queue order is the first to head (the
+    # rank grows with the queue order among jobs not set aside)
+    first: Entry | None = None
+    first_step = -1
+    for u in queue.type_counts:
         entry, step = _candidate(ledger, share, queue, u)
-        if entry is None:
-            continue
-        key = (sweeps + queue.rank(entry), step, entry[1], entry[2], entry[3])
-        if best is None or key < best:
-            best = key
-    return best
+        if entry is not None and (first is None or entry < first):
+            first, first_step = entry, step
+    if first is None:
+        return None
+    return (sweeps + queue.rank(first), first_step, first[1], first[2], first[3])
 
 
 def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
