@@ -204,15 +204,23 @@ class QuotaLedger:
     def acquire(self, share: ShareRuntime, job: Job, now: float) -> None:
         """``job`` of ``share`` starts holding its instances (it entered SCHEDULED).
 
-        When the job takes them within its share's quota (no borrowed instances before
-        or after), the change cannot let any other share's job of the type start that
-        could not start before, so ``opened`` stays (spec "Admission" and the
-        preemption rules): ``free(u)`` only shrinks; no share's borrowed instances
-        change, so the reclaim candidates are the same and the reclaim needs more; the
-        lendable free instances (``free(u)`` minus the idle quota of RESERVE shares)
-        shrink or stay (a RESERVE share's idle quota shrinks with ``free(u)``); and no
-        other share's holdings change, so neither do its in-share victims. (The share's
-        own jobs may: it holds one job more, a victim for a higher-priority one.)"""
+        This cannot let any other share's job of the type start that could not start
+        before, so ``opened`` stays (from the spec's "Admission" and preemption rules):
+
+        - steps 2 and 3 together admit a within-quota job of ``c`` instances exactly
+          when ``c <= free(u) + H``, ``H`` the instances of the other shares' jobs that
+          hold borrowed ones (the reclaim candidates; a reclaim fails only when all of
+          them are not enough). Taken within quota, the job lowers ``free(u)`` and
+          leaves ``H``; taken above its share's limit, it lowers ``free(u)`` by its
+          count and, being on top of its share's start order, adds just that count to
+          ``H`` (the jobs below it hold what they held);
+        - step 4 needs ``free(u) - Σ idle of RESERVE shares``, which does not grow
+          (a RESERVE share's idle quota shrinks with ``free(u)``);
+        - step 5 takes victims only from the job's own share, whose holdings do not
+          change, then admits as steps 2 to 4 do.
+
+        (The share's own jobs may start: it holds one job more, a victim for a
+        higher-priority one; its queue changes with the start anyway.)"""
         u = job.instance_type
         self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
@@ -254,8 +262,8 @@ class QuotaLedger:
         idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
         pool = self.reserve_idle if share.reserve else self.lend_idle
         pool[u] = pool.get(u, 0) + idle
-        # an acquisition within quota opens nothing (see acquire)
-        self._bump(u, delta < 0 or borrowed != 0)
+        # only a release opens the type (see acquire)
+        self._bump(u, delta < 0)
 
     def _bump(self, u: str, opens: bool = True) -> None:
         self._stamp_counter += 1
