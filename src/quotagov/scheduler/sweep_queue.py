@@ -223,6 +223,11 @@ class SweepQueue:
         out.extend(e for e in self._holes if e[3].instance_type == instance_type)
         return out
 
+    def has_holes(self) -> bool:
+        """Whether a job was pushed back, in the pass in progress, ahead of the jobs it
+        has set aside."""
+        return bool(self._holes)
+
     def may_start(self, instance_type: str) -> bool:
         """False when the pass's cache (:mod:`.sweeps`) holds that no job of the type in
         this queue can start; True when it holds a job that can, or nothing."""

@@ -91,9 +91,14 @@ def _candidate(
 
 def _share_result(
     ledger: QuotaLedger, queue: SweepQueue, sweeps: int
-) -> tuple[int, int, float, int, Job] | None:
+) -> tuple[tuple[int, int, float, int, Job] | None, bool]:
     """The share's first job that can start, not set aside after ``sweeps`` failing
-    sweeps, as (the sweep in which it is the head, step, submittedAt, input order, job)."""
+    sweeps, as (the sweep in which it is the head, step, submittedAt, input order, job),
+    or None; and whether that answer is the one the first sweep of a pass would give
+    (no job was pushed back ahead of the set-aside ones, and no type's first job that
+    can start is set aside: then the sweep count plus the rank is the job's plain rank
+    in the queue).
+    """
     if queue.k_at != sweeps:
         queue.catch_up(sweeps)
     share = ledger.share_list[queue.share_index]
@@ -101,13 +106,18 @@ def _share_result(
     # rank grows with the queue order among jobs not set aside)
     first: Entry | None = None
     first_step = -1
+    plain = not queue.has_holes()
+    cache = queue.cache
     for u in queue.type_counts:
         entry, step = _candidate(ledger, share, queue, u)
+        if plain:
+            cached = cache.get(u)
+            plain = cached is not None and cached[2] is (None if entry is None else entry[3])
         if entry is not None and (first is None or entry < first):
             first, first_step = entry, step
     if first is None:
-        return None
-    return (sweeps + queue.rank(first), first_step, first[1], first[2], first[3])
+        return None, plain
+    return (sweeps + queue.rank(first), first_step, first[1], first[2], first[3]), plain
 
 
 def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
@@ -131,12 +141,12 @@ def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
                 queues = list(stale)
                 stale.clear()
                 for queue in queues:
-                    found = _share_result(ledger, queue, sweeps)
+                    found, plain = _share_result(ledger, queue, sweeps)
                     if found is None:
                         results.pop(queue, None)
                     else:
                         results[queue] = found
-                    if sweeps:
+                    if sweeps and not plain:
                         recomputed.append(queue)
             if not results:
                 return
