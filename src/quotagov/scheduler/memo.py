@@ -16,10 +16,10 @@ has a unit):
   (:meth:`PassMemo.plan`), with the epoch and its instance type's stamp at that time:
   whether a job of type ``u`` can start, and how, depends only on the state of ``u``
   and the configuration, so the plan holds while both are unchanged (a None, while no
-  change *opens* the type: :meth:`QuotaLedger.acquire`);
+  change *opens* the type for the share: :attr:`ShareRuntime.opened`);
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
 - *parked* shares: one whose head cannot start is not looked at until a change opens
-  its head's type or its queue changes (:meth:`PassMemo.park`);
+  its head's type for it or its queue changes (:meth:`PassMemo.park`);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
@@ -54,7 +54,6 @@ class PassMemo:
     __slots__ = (
         "_active",
         "_changes",
-        "_opened",
         "_parked",
         "_settled_at",
         "_shares",
@@ -66,7 +65,6 @@ class PassMemo:
         #: Changes with every configuration or priority change (the plans' key).
         self.epoch = 0
         self._stamps = ledger.stamp
-        self._opened = ledger.opened
         self._shares = ledger.share_list
         self._active: dict[ShareRuntime, None] = dict.fromkeys(ledger.share_list)
         #: Per instance type, the shares waiting on a change of its stamp.
@@ -78,15 +76,23 @@ class PassMemo:
 
     # -- invalidation ------------------------------------------------------------------
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, opens: bool) -> None:
-        """The ledger's stamp of ``instance_type`` changed; when the change ``opens`` (a
-        job of the type may start that could not before), wake the shares parked on it."""
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, opened: bool) -> None:
+        """The ledger's stamp of ``instance_type`` changed: wake the shares parked on it
+        for which the change ``opened`` the type (:attr:`ShareRuntime.opened`)."""
         self._changes += 1
-        if opens:
-            parked = self._parked.pop(instance_type, None)
-            if parked:
-                for share in parked:
+        parked = self._parked.get(instance_type) if opened else None
+        if parked:
+            stamp = ledger.stamp[instance_type]
+            still: list[ShareRuntime] = []
+            for share in parked:
+                if share.opened.get(instance_type) == stamp:
                     self._active[share] = None
+                else:
+                    still.append(share)
+            if still:
+                self._parked[instance_type] = still
+            else:
+                del self._parked[instance_type]
 
     def config_changed(self) -> None:
         """A share's configuration or a job's priority changed: nothing known holds."""
@@ -153,25 +159,25 @@ class PassMemo:
         The answer is kept on the job with the epoch and a stamp of its type: it
         depends only on the state of that type (its limits, use, holdings and their
         priorities) and the configuration, and any change of those changes the epoch or
-        the type's ``stamp``; a None holds until a change that *opens* the type
-        (``QuotaLedger.opened``, see :meth:`QuotaLedger.acquire`).
+        the type's ``stamp``; a None holds until a change *opens* the type for the
+        share (:attr:`ShareRuntime.opened`, see :mod:`.quota`).
         """
         u = job.instance_type
         step = job.plan_step
         if job.plan_epoch == self.epoch and job.plan_stamp == (
-            self._opened.get(u, 0) if step is None else self._stamps.get(u, 0)
+            share.opened.get(u, 0) if step is None else self._stamps.get(u, 0)
         ):
             pass  # still holds
         else:
             step = first_step(ledger, share, job)
             job.plan_epoch = self.epoch
-            job.plan_stamp = self._opened.get(u, 0) if step is None else self._stamps.get(u, 0)
+            job.plan_stamp = share.opened.get(u, 0) if step is None else self._stamps.get(u, 0)
             job.plan_step = step
         if step is None:
             self.park(share, u)
         return step
 
     def park(self, share: ShareRuntime, instance_type: str) -> None:
-        """The share's head cannot start until a change opens ``instance_type``."""
+        """The share's head cannot start until a change opens ``instance_type`` for it."""
         self._active.pop(share, None)
         self._parked.setdefault(instance_type, []).append(share)

@@ -12,12 +12,13 @@ instance type ``u``:
   hold the borrowed instances (:meth:`QuotaLedger.borrowed_holders`).
 
 The ledger keeps the per-type sums the scheduling pass needs in O(1): ``free(u)``,
-the borrowed total and the idle quota of RESERVE shares, and per type two change
-counters: ``stamp``, which changes whenever any of them may have changed, and
-``opened``, which changes only with the changes that may let a job of the type start
-where it could not before (:meth:`QuotaLedger.acquire` explains which ones do not).
-Its :attr:`QuotaLedger.watcher` (the pass's memo, :mod:`.memo`) hears of every stamp
-change as it happens.
+the borrowed total and the idle quota of RESERVE shares, and change stamps (values of
+one counter): per type, ``stamp`` changes whenever any of them may have changed; per
+share and type, :attr:`ShareRuntime.opened` changes only with the changes after which
+a job of the share and type may start where none could before (a start never is one:
+:meth:`QuotaLedger.acquire`; after a release, only for the shares that
+:func:`~.admission.may_start_any` admits). Its :attr:`QuotaLedger.watcher` (the pass's
+memo, :mod:`.memo`) hears of every stamp change as it happens.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Protocol
 
+from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
@@ -35,10 +37,10 @@ from quotagov.scheduler.usage import UsageMeter
 class StampWatcher(Protocol):
     """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, opens: bool) -> None:
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, opened: bool) -> None:
         """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one);
-        ``opens``: so did ``ledger.opened`` (a job of the type may now start that could
-        not before)."""
+        ``opened``: it opened the type for some shares (their ``opened`` of the type
+        equals the new stamp)."""
         ...
 
 
@@ -54,6 +56,7 @@ class ShareRuntime:
         "lend_and_borrow",
         "limits",
         "name",
+        "opened",
         "queue",
         "reserve",
         "used",
@@ -72,6 +75,9 @@ class ShareRuntime:
         #: Jobs holding instances, per type, in start order (dict insertion order).
         self.holding: dict[str, dict[Job, None]] = {}
         self.used: dict[str, int] = {}
+        #: Per type, the ledger's stamp of the last change after which a job of this
+        #: share and type may start where none could before (see :mod:`.quota`).
+        self.opened: dict[str, int] = {}
         #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
         #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
         self.queue: RunnableQueue | SweepQueue = (
@@ -148,9 +154,8 @@ class QuotaLedger:
         #: Per type, the idle quota of the shares that lend (not RESERVE).
         self.lend_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
-        #: Per type, the stamp of the last change that may have let a job of the type
-        #: start where it could not before (see :meth:`acquire`).
-        self.opened: dict[str, int] = {}
+        #: Per type, the shares with a capacity limit for it.
+        self._shares_by_type: dict[str, list[ShareRuntime]] = {}
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
@@ -205,7 +210,8 @@ class QuotaLedger:
         """``job`` of ``share`` starts holding its instances (it entered SCHEDULED).
 
         This cannot let any other share's job of the type start that could not start
-        before, so ``opened`` stays (from the spec's "Admission" and preemption rules):
+        before, so no share's ``opened`` changes (from the spec's "Admission" and
+        preemption rules):
 
         - steps 2 and 3 together admit a within-quota job of ``c`` instances exactly
           when ``c <= free(u) + H``, ``H`` the instances of the other shares' jobs that
@@ -236,7 +242,7 @@ class QuotaLedger:
     def priority_changed(self, instance_type: str) -> None:
         """A job of the type changed ``schedulingPriority`` (queued or holding: in-share
         preemption and victim order read it), so the state of the type changed."""
-        self._bump(instance_type)
+        self._bump(instance_type, everyone=True)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum.
@@ -262,26 +268,38 @@ class QuotaLedger:
         idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
         pool = self.reserve_idle if share.reserve else self.lend_idle
         pool[u] = pool.get(u, 0) + idle
-        # only a release opens the type (see acquire)
-        self._bump(u, delta < 0)
+        self._bump(u, release=delta < 0)
 
-    def _bump(self, u: str, opens: bool = True) -> None:
+    def _bump(self, u: str, release: bool = False, everyone: bool = False) -> None:
+        """A change of the state of type ``u``: a new stamp; the shares it may open
+        (every share with a limit for ``u`` when ``everyone``; after a ``release``, those
+        :func:`~.admission.may_start_any` admits; else none) get it as their ``opened``."""
         self._stamp_counter += 1
         stamp = self.stamp[u] = self._stamp_counter
-        if opens:
-            self.opened[u] = stamp
+        opened = False
+        if everyone or release:
+            for share in self._shares_by_type.get(u, ()):
+                if everyone or may_start_any(self, share, u):
+                    share.opened[u] = stamp
+                    opened = True
         if self.watcher is not None:
-            self.watcher.type_changed(self, u, opens)
+            self.watcher.type_changed(self, u, opened)
         if self.best_effort:
             stale = self.sweeps.stale
+            shares = self.share_list
             for queue in self._queues_by_type.get(u, ()):
-                # a queue where no job of the type could start stays so unless it opens
-                if opens or queue.may_start(u):
+                # a queue where no job of the type could start stays so unless opened
+                if queue.may_start(u) or (
+                    opened and shares[queue.share_index].opened.get(u) == stamp
+                ):
                     stale[queue] = None
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
+        self._shares_by_type = {}
         for share in self.share_list:
+            for u in share.limits:
+                self._shares_by_type.setdefault(u, []).append(share)
             queue = share.queue
             if isinstance(queue, SweepQueue):
                 self.sweeps.stale[queue] = None
@@ -296,5 +314,7 @@ class QuotaLedger:
             self.reserve_idle[u] = sum(s.idle(u) for s in self.share_list if s.reserve)
             self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
-            self.stamp[u] = self.opened[u] = self._stamp_counter
+            self.stamp[u] = self._stamp_counter
+            for share in self.share_list:
+                share.opened[u] = self._stamp_counter
         self.meter.flush(self, now)

@@ -26,7 +26,7 @@ higher priority never makes a start harder (steps 2 to 4 do not look at it; step
 has more lower-priority victims). It depends only on the state of the type, so it is
 cached per (share, type) under the queue's version of the type and the ledger's stamp
 of the type (a None, "no job of the type can start", under the stamp of the last change
-that opens the type, ``QuotaLedger.opened``).
+that opened the type for the share, ``ShareRuntime.opened``).
 """
 
 from __future__ import annotations
@@ -73,13 +73,13 @@ def _candidate(
     if (
         cached is not None
         and cached[1] == version
-        and cached[0] == (ledger.stamp if cached[2] is not None else ledger.opened).get(u, 0)
+        and cached[0] == (ledger.stamp if cached[2] is not None else share.opened).get(u, 0)
     ):
         job = cached[2]
         entry, step = (None, -1) if job is None else (queue.entry(job), cached[3])
     else:
         entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
-        stamp = (ledger.stamp if entry is not None else ledger.opened).get(u, 0)
+        stamp = (ledger.stamp if entry is not None else share.opened).get(u, 0)
         queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
     if entry is None:
         return None, -1
