@@ -104,6 +104,9 @@ class StartBounds(NamedTuple):
     lowest_held: int | None
 
 
+_new_bounds = tuple.__new__  # the named tuple's constructor without its keyword handling
+
+
 def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBounds | None:
     """The :class:`StartBounds` of type ``u`` in ``share``; None when the share has no
     capacity limit for ``u`` (no job of the type can start). From the rules: steps 2 and
@@ -131,8 +134,8 @@ def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBound
     if share.in_share_enabled:
         held = share.holding.get(u)
         if held:
-            lowest_held = min(j.priority for j in held)
-    return StartBounds(room, quota_max, borrow_max, lowest_held)
+            lowest_held = min([j.priority for j in held])
+    return _new_bounds(StartBounds, (room, quota_max, borrow_max, lowest_held))
 
 
 def could_start(bounds: StartBounds, count: int, priority: int) -> bool:
