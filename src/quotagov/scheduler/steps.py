@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from quotagov.scheduler.admission import fits_in_free, is_within_quota, lendable_free, may_borrow
+from quotagov.scheduler.admission import (
+    fits_in_free,
+    is_within_quota,
+    lendable_free,
+    may_borrow,
+    may_start_any,
+)
 from quotagov.scheduler.models import UNLIMITED_BORROW
 from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
@@ -152,8 +158,11 @@ def first_step(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None
     """The index in :data:`STEPS` (0 to 3 for the spec's steps 2 to 5) of the first step
     by which ``job`` of ``share`` can start now, or None. Plans only: nothing changes.
 
-    Most jobs that cannot start are told apart in O(1) by :func:`could_start`.
+    Most jobs that cannot start are told apart in O(1) by
+    :func:`~.admission.may_start_any` and :func:`could_start`.
     """
+    if not may_start_any(ledger, share, job.instance_type):
+        return None
     bounds = start_bounds(ledger, share, job.instance_type)
     if bounds is None or not could_start(bounds, job.count, job.priority):
         return None

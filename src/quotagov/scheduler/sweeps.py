@@ -31,6 +31,7 @@ that opened the type for the share, ``ShareRuntime.opened``).
 
 from __future__ import annotations
 
+from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
 from quotagov.scheduler.steps import STEPS, Actuator, could_start, planned_step, start_bounds
@@ -42,10 +43,13 @@ def _first_startable(
 ) -> tuple[Entry | None, int]:
     """The first (in queue order) job of type ``u`` that can start now, with its step.
 
-    A quick necessary condition (:func:`~.steps.could_start`, from the steps' rules, in
-    instances) leaves out the sub-queue tops that cannot start, before
+    Quick necessary conditions (:func:`~.admission.may_start_any` for the type, then
+    :func:`~.steps.could_start` for each sub-queue top, from the steps' rules, in
+    instances) leave out the jobs that cannot start, before
     :func:`~.steps.planned_step` plans the others.
     """
+    if not may_start_any(ledger, share, u):
+        return None, -1
     bounds = start_bounds(ledger, share, u)
     if bounds is None:
         return None, -1
