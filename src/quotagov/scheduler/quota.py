@@ -288,11 +288,17 @@ class QuotaLedger:
             stale = self.sweeps.stale
             shares = self.share_list
             for queue in self._queues_by_type.get(u, ()):
-                # a queue where no job of the type could start stays so unless opened
-                if queue.may_start(u) or (
-                    opened and shares[queue.share_index].opened.get(u) == stamp
-                ):
+                share = shares[queue.share_index]
+                if opened and share.opened.get(u) == stamp:
                     stale[queue] = None
+                elif queue.may_start(u):
+                    # it had a job of the type that could start: recompute it, unless no
+                    # job of the type can start any more (then it has none at once)
+                    if may_start_any(self, share, u) or queue.none_startable(
+                        u, share.opened.get(u, 0)
+                    ):
+                        stale[queue] = None
+                # else: no job of the type could start, and this change opens nothing
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
