@@ -135,6 +135,8 @@ def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
     counter = ledger.sweeps
     results = counter.results
     stale = counter.stale
+    if not stale and not results:
+        return  # no queue changed since the last pass, which left none with a start
     sweeps = 0
     counter.sweeps = 0
     counter.in_pass = True
