@@ -283,7 +283,7 @@ def _plain(scenario: Any) -> str:
     steps' rules."""
     import pytest
 
-    from quotagov.scheduler import quota, steps, sweeps
+    from quotagov.scheduler import memo, quota, steps, sweeps
     from quotagov.scheduler.memo import PassMemo
     from quotagov.scheduler.sweep_queue import SweepQueue
 
@@ -299,8 +299,8 @@ def _plain(scenario: Any) -> str:
         mp.setattr(PassMemo, "plan", unplanned)
         mp.setattr(sweeps, "_candidate", uncached)
         mp.setattr(SweepQueue, "may_start", lambda self, instance_type: True)
-        mp.setattr(SweepQueue, "none_startable", lambda self, instance_type, opened: True)
-        for module in (quota, sweeps, steps):
+        mp.setattr(SweepQueue, "none_startable", lambda self, instance_type, released: True)
+        for module in (memo, quota, sweeps, steps):
             mp.setattr(module, "may_start_any", lambda ledger, share, u: True)
         for module in (sweeps, steps):
             mp.setattr(module, "could_start", lambda bounds, count, priority: True)

@@ -15,15 +15,16 @@ has a unit):
 - a head's *plan*: the first step by which it can start, or None
   (:meth:`PassMemo.plan`), with the epoch and its instance type's stamp at that time:
   whether a job of type ``u`` can start, and how, depends only on the state of ``u``
-  and the configuration, so the plan holds while both are unchanged (a None, while no
-  change *opens* the type for the share: :attr:`ShareRuntime.opened`);
+  and the configuration, so the plan holds while both are unchanged (a None, while
+  nothing released the type, or nothing of the share's can start: :mod:`.quota`);
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
-- *parked* shares: one whose head cannot start is not looked at until a change opens
-  its head's type for it or its queue changes (:meth:`PassMemo.park`);
+- *parked* shares: one whose head cannot start is not looked at until a release of its
+  head's type lets one of its jobs of the type start, or its queue changes
+  (:meth:`PassMemo.park`);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
-Invalidation, each event in one method: a type's stamp changed, opening it or not
+Invalidation, each event in one method: a type's stamp changed, releasing it or not
 (:meth:`PassMemo.type_changed`, called by the ledger), a share's configuration or a
 job's priority changed (:meth:`PassMemo.config_changed`), a job entered or left a
 queue (:meth:`PassMemo.enqueue_submitted`, :meth:`PassMemo.enqueue_preempted`,
@@ -32,6 +33,7 @@ queue (:meth:`PassMemo.enqueue_submitted`, :meth:`PassMemo.enqueue_preempted`,
 
 from __future__ import annotations
 
+from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
@@ -55,6 +57,7 @@ class PassMemo:
         "_active",
         "_changes",
         "_parked",
+        "_released",
         "_settled_at",
         "_shares",
         "_stamps",
@@ -65,6 +68,7 @@ class PassMemo:
         #: Changes with every configuration or priority change (the plans' key).
         self.epoch = 0
         self._stamps = ledger.stamp
+        self._released = ledger.released
         self._shares = ledger.share_list
         self._active: dict[ShareRuntime, None] = dict.fromkeys(ledger.share_list)
         #: Per instance type, the shares waiting on a change of its stamp.
@@ -76,16 +80,16 @@ class PassMemo:
 
     # -- invalidation ------------------------------------------------------------------
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, opened: bool) -> None:
-        """The ledger's stamp of ``instance_type`` changed: wake the shares parked on it
-        for which the change ``opened`` the type (:attr:`ShareRuntime.opened`)."""
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
+        """The ledger's stamp of ``instance_type`` changed; when it ``released`` the type
+        (:attr:`QuotaLedger.released`), wake the shares parked on it where a job of the
+        type may start now (:func:`~.admission.may_start_any`)."""
         self._changes += 1
-        parked = self._parked.get(instance_type) if opened else None
+        parked = self._parked.get(instance_type) if released else None
         if parked:
-            stamp = ledger.stamp[instance_type]
             still: list[ShareRuntime] = []
             for share in parked:
-                if share.opened.get(instance_type) == stamp:
+                if may_start_any(ledger, share, instance_type):
                     self._active[share] = None
                 else:
                     still.append(share)
@@ -159,25 +163,37 @@ class PassMemo:
         The answer is kept on the job with the epoch and a stamp of its type: it
         depends only on the state of that type (its limits, use, holdings and their
         priorities) and the configuration, and any change of those changes the epoch or
-        the type's ``stamp``; a None holds until a change *opens* the type for the
-        share (:attr:`ShareRuntime.opened`, see :mod:`.quota`).
+        the type's ``stamp``; a None holds while the type's ``released`` stamp is
+        unchanged, and after that while no job of the share and type can start at all
+        (:func:`~.admission.may_start_any`; see :mod:`.quota`).
         """
         u = job.instance_type
         step = job.plan_step
-        if job.plan_epoch == self.epoch and job.plan_stamp == (
-            share.opened.get(u, 0) if step is None else self._stamps.get(u, 0)
-        ):
-            pass  # still holds
-        else:
-            step = first_step(ledger, share, job)
-            job.plan_epoch = self.epoch
-            job.plan_stamp = share.opened.get(u, 0) if step is None else self._stamps.get(u, 0)
-            job.plan_step = step
+        released = self._released.get(u, 0)
+        if job.plan_epoch != self.epoch:
+            step = self._replan(ledger, share, job)
+        elif step is not None:
+            if job.plan_stamp != self._stamps.get(u, 0):
+                step = self._replan(ledger, share, job)
+        elif job.plan_stamp != released:
+            # released since: still none if none of the share's jobs of the type can start
+            if may_start_any(ledger, share, u):
+                step = self._replan(ledger, share, job)
+            else:
+                job.plan_stamp = released
         if step is None:
             self.park(share, u)
         return step
 
+    def _replan(self, ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
+        u = job.instance_type
+        step = first_step(ledger, share, job)
+        job.plan_epoch = self.epoch
+        job.plan_stamp = (self._stamps if step is not None else self._released).get(u, 0)
+        job.plan_step = step
+        return step
+
     def park(self, share: ShareRuntime, instance_type: str) -> None:
-        """The share's head cannot start until a change opens ``instance_type`` for it."""
+        """The share's head cannot start until a release of ``instance_type`` lets it."""
         self._active.pop(share, None)
         self._parked.setdefault(instance_type, []).append(share)

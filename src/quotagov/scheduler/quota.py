@@ -12,13 +12,15 @@ instance type ``u``:
   hold the borrowed instances (:meth:`QuotaLedger.borrowed_holders`).
 
 The ledger keeps the per-type sums the scheduling pass needs in O(1): ``free(u)``,
-the borrowed total and the idle quota of RESERVE shares, and change stamps (values of
-one counter): per type, ``stamp`` changes whenever any of them may have changed; per
-share and type, :attr:`ShareRuntime.opened` changes only with the changes after which
-a job of the share and type may start where none could before (a start never is one:
-:meth:`QuotaLedger.acquire`; after a release, only for the shares that
-:func:`~.admission.may_start_any` admits). Its :attr:`QuotaLedger.watcher` (the pass's
-memo, :mod:`.memo`) hears of every stamp change as it happens.
+the borrowed total and the idle quota of RESERVE shares, and two change stamps per type
+(values of one counter): ``stamp`` changes whenever any of them may have changed;
+``released`` only with the changes after which a job of the type may start where none
+could before (releases, priority and configuration changes; a start never is one:
+:meth:`QuotaLedger.acquire`). So "no job of type ``u`` of a share can start" found at
+some ``released[u]`` holds while that is unchanged, and after a release still holds
+for a share where :func:`~.admission.may_start_any` says none can. Its
+:attr:`QuotaLedger.watcher` (the pass's memo, :mod:`.memo`) hears of every stamp change
+as it happens.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ from quotagov.scheduler.usage import UsageMeter
 class StampWatcher(Protocol):
     """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, opened: bool) -> None:
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
         """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one);
-        ``opened``: it opened the type for some shares (their ``opened`` of the type
-        equals the new stamp)."""
+        ``released``: so did ``ledger.released`` (a job of the type may start where none
+        could before)."""
         ...
 
 
@@ -56,7 +58,6 @@ class ShareRuntime:
         "lend_and_borrow",
         "limits",
         "name",
-        "opened",
         "queue",
         "reserve",
         "used",
@@ -75,9 +76,6 @@ class ShareRuntime:
         #: Jobs holding instances, per type, in start order (dict insertion order).
         self.holding: dict[str, dict[Job, None]] = {}
         self.used: dict[str, int] = {}
-        #: Per type, the ledger's stamp of the last change after which a job of this
-        #: share and type may start where none could before (see :mod:`.quota`).
-        self.opened: dict[str, int] = {}
         #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
         #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
         self.queue: RunnableQueue | SweepQueue = (
@@ -154,8 +152,9 @@ class QuotaLedger:
         #: Per type, the idle quota of the shares that lend (not RESERVE).
         self.lend_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
-        #: Per type, the shares with a capacity limit for it.
-        self._shares_by_type: dict[str, list[ShareRuntime]] = {}
+        #: Per type, the stamp of the last change after which a job of the type may
+        #: start where none could before (see :meth:`acquire`).
+        self.released: dict[str, int] = {}
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
@@ -210,8 +209,8 @@ class QuotaLedger:
         """``job`` of ``share`` starts holding its instances (it entered SCHEDULED).
 
         This cannot let any other share's job of the type start that could not start
-        before, so no share's ``opened`` changes (from the spec's "Admission" and
-        preemption rules):
+        before, so ``released`` stays (from the spec's "Admission" and preemption
+        rules):
 
         - steps 2 and 3 together admit a within-quota job of ``c`` instances exactly
           when ``c <= free(u) + H``, ``H`` the instances of the other shares' jobs that
@@ -225,8 +224,10 @@ class QuotaLedger:
         - step 5 takes victims only from the job's own share, whose holdings do not
           change, then admits as steps 2 to 4 do.
 
-        (The share's own jobs may start: it holds one job more, a victim for a
-        higher-priority one; its queue changes with the start anyway.)"""
+        (The share's own jobs may: it holds one job more, a victim for a
+        higher-priority one. Under STRICT_FIFO the jobs behind the one that starts have
+        no higher priority; under BEST_EFFORT_FIFO its queue changes with the start, and
+        is looked at again.)"""
         u = job.instance_type
         self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
@@ -242,7 +243,7 @@ class QuotaLedger:
     def priority_changed(self, instance_type: str) -> None:
         """A job of the type changed ``schedulingPriority`` (queued or holding: in-share
         preemption and victim order read it), so the state of the type changed."""
-        self._bump(instance_type, everyone=True)
+        self._bump(instance_type, release=True)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum.
@@ -270,42 +271,38 @@ class QuotaLedger:
         pool[u] = pool.get(u, 0) + idle
         self._bump(u, release=delta < 0)
 
-    def _bump(self, u: str, release: bool = False, everyone: bool = False) -> None:
-        """A change of the state of type ``u``: a new stamp; the shares it may open
-        (every share with a limit for ``u`` when ``everyone``; after a ``release``, those
-        :func:`~.admission.may_start_any` admits; else none) get it as their ``opened``."""
+    def _bump(self, u: str, release: bool = False) -> None:
+        """A change of the state of type ``u``: a new ``stamp``; also a new ``released``
+        when the change may let a job of the type start where none could (``release``:
+        a release, a priority or configuration change)."""
         self._stamp_counter += 1
         stamp = self.stamp[u] = self._stamp_counter
-        opened = False
-        if everyone or release:
-            for share in self._shares_by_type.get(u, ()):
-                if everyone or may_start_any(self, share, u):
-                    share.opened[u] = stamp
-                    opened = True
+        if release:
+            self.released[u] = stamp
         if self.watcher is not None:
-            self.watcher.type_changed(self, u, opened)
+            self.watcher.type_changed(self, u, release)
         if self.best_effort:
             stale = self.sweeps.stale
             shares = self.share_list
             for queue in self._queues_by_type.get(u, ()):
-                share = shares[queue.share_index]
-                if opened and share.opened.get(u) == stamp:
-                    stale[queue] = None
-                elif queue.may_start(u):
+                if queue.may_start(u):
                     # it had a job of the type that could start: recompute it, unless no
                     # job of the type can start any more (then it has none at once)
-                    if may_start_any(self, share, u) or queue.none_startable(
-                        u, share.opened.get(u, 0)
+                    if may_start_any(self, shares[queue.share_index], u) or (
+                        queue.none_startable(u, self.released.get(u, 0))
                     ):
                         stale[queue] = None
-                # else: no job of the type could start, and this change opens nothing
+                elif (
+                    release
+                    and queue.type_counts.get(u)
+                    and may_start_any(self, shares[queue.share_index], u)
+                ):
+                    stale[queue] = None
+                # else: no job of the type could start, and none can now
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
-        self._shares_by_type = {}
         for share in self.share_list:
-            for u in share.limits:
-                self._shares_by_type.setdefault(u, []).append(share)
             queue = share.queue
             if isinstance(queue, SweepQueue):
                 self.sweeps.stale[queue] = None
@@ -320,7 +317,5 @@ class QuotaLedger:
             self.reserve_idle[u] = sum(s.idle(u) for s in self.share_list if s.reserve)
             self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
-            self.stamp[u] = self._stamp_counter
-            for share in self.share_list:
-                share.opened[u] = self._stamp_counter
+            self.stamp[u] = self.released[u] = self._stamp_counter
         self.meter.flush(self, now)

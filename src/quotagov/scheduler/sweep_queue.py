@@ -223,15 +223,15 @@ class SweepQueue:
         out.extend(e for e in self._holes if e[3].instance_type == instance_type)
         return out
 
-    def none_startable(self, instance_type: str, opened: int) -> bool:
-        """Record in the pass's cache that no job of the type can start (under the
-        share's opening stamp ``opened`` of the type, see :mod:`.sweeps`).
+    def none_startable(self, instance_type: str, released: int) -> bool:
+        """Record in the pass's cache that no job of the type can start (as of the
+        ledger's ``released`` stamp of the type, see :mod:`.sweeps`).
 
         Returns:
             Whether the queue's result in the pass in progress was a job of the type
             (it must then be recomputed).
         """
-        self.cache[instance_type] = (opened, self.versions.get(instance_type, 0), None, -1)
+        self.cache[instance_type] = (released, self.versions.get(instance_type, 0), None, -1)
         result = self.counter.results.get(self)
         return result is not None and result[4].instance_type == instance_type
 

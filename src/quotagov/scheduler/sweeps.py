@@ -25,8 +25,9 @@ A share's first job of a type that can start is found from the first job of each
 higher priority never makes a start harder (steps 2 to 4 do not look at it; step 5
 has more lower-priority victims). It depends only on the state of the type, so it is
 cached per (share, type) under the queue's version of the type and the ledger's stamp
-of the type (a None, "no job of the type can start", under the stamp of the last change
-that opened the type for the share, ``ShareRuntime.opened``).
+of the type (a None, "no job of the type can start", under the type's ``released``
+stamp, and beyond it while :func:`~.admission.may_start_any` says none can: see
+:mod:`.quota`).
 """
 
 from __future__ import annotations
@@ -73,17 +74,25 @@ def _candidate(
     """The share's first job of type ``u`` that can start now and is not set aside."""
     version = queue.versions.get(u, 0)
     cached = queue.cache.get(u)
-    entry: Entry | None
-    if (
-        cached is not None
-        and cached[1] == version
-        and cached[0] == (ledger.stamp if cached[2] is not None else share.opened).get(u, 0)
-    ):
+    entry: Entry | None = None
+    step = -1
+    fresh = cached is None or cached[1] != version
+    if not fresh and cached is not None:
         job = cached[2]
-        entry, step = (None, -1) if job is None else (queue.entry(job), cached[3])
-    else:
+        if job is not None:
+            if cached[0] == ledger.stamp.get(u, 0):
+                entry, step = queue.entry(job), cached[3]
+            else:
+                fresh = True
+        elif cached[0] != (released := ledger.released.get(u, 0)):
+            # released since: still none if none of the share's jobs of the type can start
+            if may_start_any(ledger, share, u):
+                fresh = True
+            else:
+                queue.cache[u] = (released, version, None, -1)
+    if fresh:
         entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
-        stamp = (ledger.stamp if entry is not None else share.opened).get(u, 0)
+        stamp = (ledger.stamp if entry is not None else ledger.released).get(u, 0)
         queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
     if entry is None:
         return None, -1
