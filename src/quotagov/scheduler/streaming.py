@@ -180,7 +180,8 @@ def stream_output(
                 last_at[0] = at
                 last_at[1] = _num_text(at)
             batch.append(
-                _TRANSITION % (last_at[1], quoted[t[2]], _str_text(t[1]), quoted[t[4]], quoted[t[3]])
+                _TRANSITION
+                % (last_at[1], quoted[t[2]], _str_text(t[1]), quoted[t[4]], quoted[t[3]])
             )
             if len(batch) >= _BATCH:
                 write_batch("".join(batch))

@@ -89,7 +89,11 @@ class UsageMeter:
         """Integrate every (share, type) up to ``now``."""
         for u in ledger.types():
             for share in ledger.share_list:
-                if u in share.limits or share.used.get(u, 0) or u in self._state.get(share.name, ()):
+                if (
+                    u in share.limits
+                    or share.used.get(u, 0)
+                    or u in self._state.get(share.name, ())
+                ):
                     self.touch(ledger, share, u, now)
 
     @property
