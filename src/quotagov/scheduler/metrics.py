@@ -62,45 +62,29 @@ def _sorted_percentile(ordered: Sequence[float], p: float) -> float | None:
 
 
 class JobClock:
-    """A transition listener that times each job's waits and holding, in seconds.
+    """A transition listener that times how long each job held instances, in seconds
+    (SCHEDULED, STARTING or RUNNING; for a team's usage, :func:`usage_of_jobs`).
 
-    Attach it with :meth:`Engine.add_listener` before the run. It keeps, per job name,
-    the closed RUNNABLE stretches (:attr:`waits`), the start of an open one, and the
-    seconds it held instances (SCHEDULED, STARTING or RUNNING; :attr:`held`).
+    Attach it with :meth:`Engine.add_listener` before the run. (Waits need no listener:
+    the engine keeps every job's RUNNABLE stretches, ``JobView.waitSeconds``.)
     """
 
-    __slots__ = ("_held_since", "_runnable_since", "held", "waits")
+    __slots__ = ("_held_since", "held")
 
     def __init__(self) -> None:
-        self._runnable_since: dict[str, float] = {}
         self._held_since: dict[str, float] = {}
-        #: Closed waits per job, seconds, in the order they ended.
-        self.waits: dict[str, list[float]] = {}
         #: Seconds each job held instances (closed attempts).
         self.held: dict[str, float] = {}
 
     def __call__(self, t: Transition) -> None:
         """Record one transition (the engine calls this as it happens)."""
         name = t.jobName
-        if t.from_ == "RUNNABLE":
-            since = self._runnable_since.pop(name, None)
-            if since is not None:
-                self.waits.setdefault(name, []).append(t.at - since)
-        elif t.from_ in HOLDING_STATES and t.to not in HOLDING_STATES:
+        if t.from_ in HOLDING_STATES and t.to not in HOLDING_STATES:
             since = self._held_since.pop(name, None)
             if since is not None:
                 self.held[name] = self.held.get(name, 0.0) + t.at - since
-        if t.to == "RUNNABLE":
-            self._runnable_since[name] = t.at
-        elif t.to == "SCHEDULED":
+        if t.to == "SCHEDULED":
             self._held_since[name] = t.at
-
-    def waits_until(self, end: float) -> dict[str, list[float]]:
-        """Every job's waits, the open ones counted up to ``end`` (seconds)."""
-        out = {name: list(w) for name, w in self.waits.items()}
-        for name, since in self._runnable_since.items():
-            out.setdefault(name, []).append(max(0.0, end - since))
-        return out
 
     def held_until(self, end: float) -> dict[str, float]:
         """Seconds each job held instances, open attempts counted up to ``end``."""
@@ -289,8 +273,8 @@ def metrics_block(
     Args:
         jobs: the block's jobs, final views.
         usage: its instance-seconds (:func:`usage_of_shares` or :func:`usage_of_jobs`).
-        waits: RUNNABLE waits per job name, seconds (:meth:`JobClock.waits_until`);
-            None: each view's ``waitSeconds``.
+        waits: RUNNABLE waits per job name, seconds; None: each view's
+            ``waitSeconds``.
         capacity_seconds: the environment's instance-seconds over the run
             (:func:`capacity_instance_seconds`).
         origins: per job name, the submission time its completion counts from
@@ -322,8 +306,7 @@ def compute_metrics(
         share_names: the shares, in input order.
         duration: seconds simulated.
         capacity: the service environment (instances per type), for ``utilization``.
-        waits: every job's RUNNABLE waits by name (:meth:`JobClock.waits_until` at the
-            end); None: each view's ``waitSeconds``.
+        waits: every job's RUNNABLE waits by name; None: each view's ``waitSeconds``.
     """
     per_share = {name: BlockTally() for name in share_names}
     total = BlockTally()
