@@ -63,19 +63,21 @@ _PREEMPTION = (
 
 
 def _num_text(value: float | None) -> str:
-    """A number as :func:`~.simulation.normalize` then ``json.dumps`` would write it."""
+    """A number as :func:`~.simulation.normalize` then ``json.dumps`` would write it:
+    an int, an integral float as an int, else ``repr(round(value, 6))``."""
     if value is None:
         return "null"
     if isinstance(value, int):
         return str(value)
     if value.is_integer():
         return str(int(value))
-    text = repr(value)
-    # at most 6 decimals written already: rounding to 6 would give the same float back
-    point = text.find(".")
-    if point < 0 or "e" in text or len(text) - point > 7:
-        return repr(round(value, 6))
-    return text
+    if 1e-4 <= abs(value) < 1e9:
+        # ".6f" rounds to 6 decimals exactly as round() does; below 1e9 floats are
+        # closer together than 1e-6, so no shorter decimal names the same float and the
+        # digits without trailing zeros are repr's (which is fixed-point from 1e-4 on)
+        text = f"{value:.6f}".rstrip("0")
+        return text + "0" if text[-1] == "." else text
+    return repr(round(value, 6))
 
 
 def _str_text(value: str | None) -> str:
