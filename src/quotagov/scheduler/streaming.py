@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from quotagov.scheduler.metrics import compute_metrics
@@ -39,10 +39,25 @@ _COPY_CHUNK = 1 << 20
 #: Transitions formatted before one write to the spool.
 _BATCH = 2048
 
-_TRANSITION = (
-    ',\n    {\n      "at": %s,\n      "from": %s,\n      "jobName": %s,\n'
-    '      "reason": %s,\n      "to": %s\n    }'
-)
+#: A transition entry, in pieces: "at", then per ``from`` (:data:`_FROM`) up to the
+#: job's name, then per ``(reason, to)`` (:data:`_REASON_TO`) the rest.
+_AT = ',\n    {\n      "at": '
+
+
+class _Pieces(dict[Any, str]):
+    """Template pieces per value, made once from ``make(value)``."""
+
+    def __init__(self, make: Callable[[Any], str]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key: Any) -> str:
+        if len(self) > 4096:  # only a handful in a run; bounded anyway
+            self.clear()
+        value = self[key] = self._make(key)
+        return value
+
+
 _JOB = (
     ",\n    %s: {\n"
     '      "attempts": %d,\n'
@@ -102,6 +117,14 @@ class _Quoted(dict[str, str]):
 
 #: Statuses, reasons and share names as JSON text.
 _QUOTED = _Quoted()
+
+
+_FROM = _Pieces(lambda before: f',\n      "from": {_str_text(before)},\n      "jobName": ')
+_REASON_TO = _Pieces(
+    lambda pair: (
+        f',\n      "reason": {_str_text(pair[0])},\n      "to": {_str_text(pair[1])}\n    }}'
+    )
+)
 
 
 def _preemptions_text(preemptions: tuple[Preemption, ...]) -> str:
@@ -166,7 +189,8 @@ def stream_output(
     step = max(1, total // 200)
     count = 0
     settled = 0
-    quoted = _QUOTED
+    from_text = _FROM
+    reason_to_text = _REASON_TO
     batch: list[str] = []
     last_at: list[Any] = [None, ""]
     spool = tempfile.TemporaryFile("w+", encoding="utf-8") if transitions else None  # noqa: SIM115 (closed in the finally below)
@@ -180,10 +204,9 @@ def stream_output(
             at = t[0]
             if at is not last_at[0]:
                 last_at[0] = at
-                last_at[1] = _num_text(at)
+                last_at[1] = _AT + _num_text(at)
             batch.append(
-                _TRANSITION
-                % (last_at[1], quoted[t[2]], _str_text(t[1]), quoted[t[4]], quoted[t[3]])
+                f"{last_at[1]}{from_text[t[2]]}{_str_text(t[1])}{reason_to_text[t[4], t[3]]}"
             )
             if len(batch) >= _BATCH:
                 write_batch("".join(batch))
