@@ -95,9 +95,8 @@ class JobLifecycle:
             raise UnknownShareError(spec.quotaShareName)
         if spec.jobName in self.jobs:
             raise DuplicateJobError(spec.jobName)
-        faults = job_faults(spec, f"job {spec.jobName!r}")
-        if faults:
-            raise InvalidConfigError(faults)
+        if job_faults(spec, ""):  # the path (the job's name) is written only for faults
+            raise InvalidConfigError(job_faults(spec, f"job {spec.jobName!r}"))
         job = Job(spec, self._order)
         self._order += 1
         self.jobs[spec.jobName] = job
