@@ -265,8 +265,10 @@ def test_same_scenario_gives_byte_identical_output(doc: dict[str, Any]) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.booleans(), scenarios())
 def test_speed_shortcuts_do_not_change_the_outcome(best_effort: bool, doc: dict[str, Any]) -> None:
-    """Parked shares and skipped settled passes (STRICT_FIFO), the cached first startable
-    job per share and type (BEST_EFFORT_FIFO) give the plain pass's result."""
+    """Parked shares, skipped settled passes and kept plans (STRICT_FIFO), the cached
+    first startable job per share and type and the queues left off the stale list
+    (BEST_EFFORT_FIFO), and the quick tests of what can start (both) give the plain
+    pass's result."""
     scenario = validate_scenario(
         _best_effort(doc) if best_effort else doc, allow_unschedulable=True
     )
@@ -274,19 +276,34 @@ def test_speed_shortcuts_do_not_change_the_outcome(best_effort: bool, doc: dict[
 
 
 def _plain(scenario: Any) -> str:
-    """Output with the speed shortcuts switched off."""
+    """Output with the speed shortcuts switched off: every head planned afresh by the
+    steps' own rules at every sweep, no share parked, no pass skipped (STRICT_FIFO);
+    every queue of a type recomputed at every change of the type, its first startable
+    job looked for afresh each time (BEST_EFFORT_FIFO); no quick test before the
+    steps' rules."""
     import pytest
 
-    from quotagov.scheduler import sweeps
+    from quotagov.scheduler import memo, quota, steps, sweeps
     from quotagov.scheduler.memo import PassMemo
+    from quotagov.scheduler.sweep_queue import SweepQueue
 
     def uncached(ledger: Any, share: Any, queue: Any, u: str) -> Any:
         return sweeps._first_startable(ledger, share, queue, u, from_bound=True)
 
+    def unplanned(self: Any, ledger: Any, share: Any, job: Any) -> Any:
+        return steps.planned_step(ledger, share, job)
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(PassMemo, "park", lambda self, share, instance_type: None)
         mp.setattr(PassMemo, "is_settled", lambda self: False)
+        mp.setattr(PassMemo, "plan", unplanned)
         mp.setattr(sweeps, "_candidate", uncached)
+        mp.setattr(SweepQueue, "may_start", lambda self, instance_type: True)
+        mp.setattr(SweepQueue, "none_startable", lambda self, instance_type, released: True)
+        for module in (memo, quota, sweeps, steps):
+            mp.setattr(module, "may_start_any", lambda ledger, share, u: True)
+        for module in (sweeps, steps):
+            mp.setattr(module, "could_start", lambda bounds, count, priority: True)
         return dump_output(simulate(scenario))
 
 

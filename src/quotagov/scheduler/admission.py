@@ -19,9 +19,13 @@ Those instances are assumed to be the share's own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from quotagov.scheduler.models import UNLIMITED_BORROW
-from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
-from quotagov.scheduler.state import Job
+
+if TYPE_CHECKING:  # the ledger uses these rules (no import cycle at run time)
+    from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
+    from quotagov.scheduler.state import Job
 
 
 def accepts_submissions(share: ShareRuntime) -> bool:
@@ -68,3 +72,25 @@ def may_borrow(ledger: QuotaLedger, share: ShareRuntime, job: Job, released: int
     if not within_borrow_limit(share, job, released):
         return False
     return lendable_free(ledger, job.instance_type, released) >= job.count
+
+
+def may_start_any(ledger: QuotaLedger, share: ShareRuntime, u: str) -> bool:
+    """False when no job of type ``u`` of ``share`` can start now by any step, whatever
+    its count and priority (a necessary condition only). From the rules: steps 2 and 3
+    need room within quota (rule 1) and a free instance or another share's borrowed
+    one to reclaim; step 5 a job of the type the share holds, as a victim (in-share
+    preemption); step 4 a LEND_AND_BORROW share below its borrow limit and lendable
+    free instances (rule 2)."""
+    limit = share.limits.get(u)
+    if limit is None:
+        return False
+    used = share.used.get(u, 0)
+    # within quota there is room only below the limit, where the share borrows nothing
+    if used < limit and (ledger.free.get(u, 0) > 0 or ledger.borrowed_total.get(u, 0) > 0):
+        return True
+    if share.in_share_enabled and used > 0:
+        return True
+    if not share.lend_and_borrow or lendable_free(ledger, u) < 1:
+        return False
+    cap = share.borrow_limit
+    return cap == UNLIMITED_BORROW or (used + 1 - limit) * 100 <= limit * cap

@@ -62,13 +62,15 @@ def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
     """Run the scheduling pass at the current time.
 
     BEST_EFFORT_FIFO: :func:`~.sweeps.best_effort_pass`. STRICT_FIFO: a loop of
-    sweeps; each collects the heads (:meth:`PassMemo.heads`: each looked-at share's
-    first job; heads known to fail are not tried, their share is parked), then starts
-    one head by the first step that can (:func:`_start_first`: steps 2 to 5 in strict
-    priority, within a step the heads in :func:`cross_share_order`); a start ends the
-    sweep and the next one begins. A sweep that starts nothing ends the pass: its heads
-    are known to fail from then on (:meth:`PassMemo.failed`). The whole pass is skipped
-    when ``memo`` knows nothing changed since the last one.
+    sweeps; each takes the heads of the shares worth looking at (:meth:`PassMemo.heads`)
+    and the first step by which each can start (:meth:`PassMemo.plan`: steps 2 to 5
+    tried in order, kept while the state of its type is unchanged; a head that cannot
+    start parks its share). Trying step 2 for every head, then step 3 for every head,
+    and so on, starts the head with the earliest such step, the first in
+    :func:`cross_share_order` among those with the same one; so that head starts, by
+    that step, which ends the sweep, and the next one begins. A sweep in which no head
+    can start ends the pass. The whole pass is skipped when ``memo`` knows nothing
+    changed since the last one.
     """
     if ledger.best_effort:
         best_effort_pass(ledger, act)
@@ -76,25 +78,20 @@ def run_pass(ledger: QuotaLedger, memo: PassMemo, act: Actuator) -> None:
     if memo.is_settled():
         return
     while True:
-        live = memo.heads()
-        if live and _start_first(ledger, act, live):
-            continue
-        memo.failed(live)
-        # STRICT_FIFO sets nothing aside: the same pass again would start nothing.
-        memo.pass_ran(True)
-        return
-
-
-def _start_first(ledger: QuotaLedger, act: Actuator, heads: list[Head]) -> bool:
-    """Start one head by the first step that can, trying every head (in
-    :func:`cross_share_order`) at a step before any head at the next step.
-
-    Returns:
-        True when a job started (with the preemptions its step made).
-    """
-    heads.sort(key=cross_share_order)
-    for step in STEPS:
-        for job, share in heads:
-            if step(ledger, act, share, job):
-                return True
-    return False
+        best: tuple[int, float, int] | None = None
+        chosen: Head | None = None
+        for head in memo.heads():
+            job, share = head
+            step = memo.plan(ledger, share, job)
+            if step is None:
+                continue
+            key = (step, *cross_share_order(head))
+            if best is None or key < best:
+                best, chosen = key, head
+        if best is None or chosen is None:
+            # STRICT_FIFO sets nothing aside: the same pass again would start nothing.
+            memo.pass_ran(True)
+            return
+        job, share = chosen
+        if not STEPS[best[0]](ledger, act, share, job):
+            raise RuntimeError(f"{job.name} was planned to start but did not")

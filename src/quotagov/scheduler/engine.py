@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from quotagov.scheduler.config_updates import setup_faults, updated_share
@@ -322,6 +322,29 @@ class Engine:
         self._timeline.advance(t, self._handle, self._scheduling_pass)
         return self._life.take(mark)
 
+    def run(self, horizon: float | None = None) -> None:
+        """Advance to ``horizon`` (:meth:`advance_to`), or until no event is pending when
+        None (:meth:`run_until_idle`), keeping no transition: they reach the listeners
+        only. For long runs (``quotagov simulate``), where keeping them all would cost
+        memory and time.
+
+        Raises:
+            ValueError: ``horizon`` is before ``now``.
+        """
+        now = self._timeline.now
+        if horizon is not None and horizon < now:
+            raise ValueError(f"cannot go back in time from {now} to {horizon}")
+        life = self._life
+        collecting = life.collecting
+        life.collecting = False
+        try:
+            if horizon is None:
+                self._timeline.run_until_idle(self._handle, self._scheduling_pass)
+            else:
+                self._timeline.advance(horizon, self._handle, self._scheduling_pass)
+        finally:
+            life.collecting = collecting
+
     def next_event_time(self) -> float | None:
         """The time of the next pending event, or None when nothing is pending."""
         return self._timeline.next_time()
@@ -363,6 +386,18 @@ class Engine:
         shares = self._ledger.shares
         now = self._timeline.now
         return [job_view(j, shares[j.share], now) for j in self._life.jobs.values()]
+
+    def iter_jobs(self, by_name: bool = False) -> Iterator[JobView]:
+        """Snapshots of every job, made one at a time as they are read (none is kept:
+        for runs too large for a list of them), in registration order or, with
+        ``by_name``, in ``jobName`` order."""
+        jobs = self._life.jobs
+        shares = self._ledger.shares
+        now = self._timeline.now
+        names: Iterable[str] = sorted(jobs) if by_name else jobs
+        for name in names:
+            job = jobs[name]
+            yield job_view(job, shares[job.share], now)
 
     def job_names(self) -> list[str]:
         """Every job name, in registration order."""
@@ -444,13 +479,12 @@ class Engine:
                 self._life.submit(job)
                 self._timeline.pass_due = True
             return True
+        if kind == COMPLETION:
+            return self._life.complete(*payload)
         if kind == ACTION:
             payload(self)
             return True
-        job, token = payload
-        if kind == COMPLETION:
-            return self._life.complete(job, token)
-        return self._life.startup_ended(job, token)
+        return self._life.startup_ended(*payload)
 
     def _scheduling_pass(self) -> None:
         """Run the pass at ``now`` (the memo skips it when nothing changed since a settled one)."""

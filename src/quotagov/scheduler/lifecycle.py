@@ -14,7 +14,6 @@ every listener as it happens.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from quotagov.batch_semantics import preemption_outcome, retries_exhausted
 from quotagov.scheduler.admission import accepts_submissions
@@ -49,6 +48,10 @@ from quotagov.scheduler.timeline import COMPLETION, STARTUP_END, Timeline
 
 Listener = Callable[[Transition], None]
 
+#: Makes a :class:`Transition` from its fields as one tuple (what the named tuple's
+#: constructor does, without its keyword handling: millions are made in a large run).
+_new_transition = tuple.__new__
+
 
 class JobLifecycle:
     """Every job's record, and the transitions that move it.
@@ -72,6 +75,9 @@ class JobLifecycle:
         #: Every job by ``jobName``, in registration order.
         self.jobs: dict[str, Job] = {}
         self.listeners: list[Listener] = []
+        #: Whether transitions are kept for :meth:`take` (off for a run whose
+        #: transitions only reach the listeners, :meth:`~.engine.Engine.run`).
+        self.collecting = True
         self._buffer: list[Transition] = []
         self._order = 0
         self._start_seq = 0
@@ -89,16 +95,9 @@ class JobLifecycle:
             raise UnknownShareError(spec.quotaShareName)
         if spec.jobName in self.jobs:
             raise DuplicateJobError(spec.jobName)
-        faults = job_faults(spec, f"job {spec.jobName!r}")
-        if faults:
-            raise InvalidConfigError(faults)
-        job = Job(
-            spec=spec,
-            order=self._order,
-            submitted_at=spec.submittedAt,
-            priority=spec.schedulingPriority,
-            remaining=spec.runSeconds,
-        )
+        if job_faults(spec, ""):  # the path (the job's name) is written only for faults
+            raise InvalidConfigError(job_faults(spec, f"job {spec.jobName!r}"))
+        job = Job(spec, self._order)
         self._order += 1
         self.jobs[spec.jobName] = job
         return job
@@ -181,7 +180,6 @@ class JobLifecycle:
         job.start_seq = self._start_seq
         job.attempts += 1
         job.started_at = now
-        job.borrowed_start = borrowed
         job.completion_token += 1
         job.pending_overhead = job.spec.restartOverheadSeconds if job.preemptions else 0
         self._emit(job, "SCHEDULED", REASON_BORROWED if borrowed else REASON_WITHIN_QUOTA)
@@ -204,15 +202,18 @@ class JobLifecycle:
             victim.spec.restartOverheadSeconds,
         )
         victim.remaining = outcome.remaining
-        victim.preemptions.append(
-            Preemption(self.timeline.now, pkind, for_job.name, outcome.lost, outcome.saved)
+        victim.preemptions += (
+            Preemption(self.timeline.now, pkind, for_job.name, outcome.lost, outcome.saved),
         )
-        details = {"kind": pkind, "forJob": for_job.name, "lostSeconds": outcome.lost}
         retries = victim.spec.preemptionRetriesBeforeTermination
         if retries_exhausted(len(victim.preemptions), retries):
-            self._finish(victim, "FAILED", REASON_RETRIES_EXHAUSTED, **details)
+            self._finish(
+                victim, "FAILED", REASON_RETRIES_EXHAUSTED, pkind, for_job.name, outcome.lost
+            )
         else:
-            self._emit(victim, "RUNNABLE", REASON_PREEMPTED[pkind], **details)
+            self._emit(
+                victim, "RUNNABLE", REASON_PREEMPTED[pkind], pkind, for_job.name, outcome.lost
+            )
             self.memo.enqueue_preempted(share, victim)
 
     # -- internals ---------------------------------------------------------------------
@@ -240,14 +241,44 @@ class JobLifecycle:
         self.ledger.release(share, job, now)
         return running
 
-    def _finish(self, job: Job, status: JobStatus, reason: str, **details: Any) -> None:
+    def _finish(
+        self,
+        job: Job,
+        status: JobStatus,
+        reason: str,
+        kind: PreemptionKind | None = None,
+        for_job: str | None = None,
+        lost: float | None = None,
+    ) -> None:
         job.stopped_at = self.timeline.now
         job.status_reason = None if status == "SUCCEEDED" else reason
-        self._emit(job, status, reason, **details)
+        self._emit(job, status, reason, kind, for_job, lost)
 
-    def _emit(self, job: Job, to: JobStatus, reason: str, **details: Any) -> None:
-        transition = Transition(self.timeline.now, job.name, job.status, to, reason, **details)
+    def _emit(
+        self,
+        job: Job,
+        to: JobStatus,
+        reason: str,
+        kind: PreemptionKind | None = None,
+        for_job: str | None = None,
+        lost: float | None = None,
+    ) -> None:
+        """Move ``job`` to ``to`` at ``now``: its RUNNABLE stretches are timed here
+        (``Job.runnable_since``, ``Job.waits``), the transition is kept for the caller
+        while :attr:`collecting` and passed to every listener."""
+        now = self.timeline.now
+        before = job.status
+        if before == "RUNNABLE" and job.runnable_since is not None:
+            job.waits += (now - job.runnable_since,)
+            job.runnable_since = None
+        if to == "RUNNABLE":
+            job.runnable_since = now
         job.status = to
-        self._buffer.append(transition)
-        for listener in self.listeners:
-            listener(transition)
+        if self.collecting or self.listeners:
+            transition = _new_transition(
+                Transition, (now, job.name, before, to, reason, kind, for_job, lost)
+            )
+            if self.collecting:
+                self._buffer.append(transition)
+            for listener in self.listeners:
+                listener(transition)

@@ -1,26 +1,30 @@
-"""The STRICT_FIFO pass's memo: which heads are known to fail, and which shares to look at.
+"""The STRICT_FIFO pass's memo: what each head can do, and which shares to look at.
 
 The pass (:mod:`.cycle`) would reach the same outcome by looking at every share and
-trying every head at every event time (``../shared/spec/scenario-format.md``, "Order
-of a scheduling pass"); this object keeps what lets it skip that work, and is the one
-place that decides when what it knows no longer holds. The property tests compare the
-outcome with these shortcuts switched off (``tests/scheduler/test_properties.py``).
-BEST_EFFORT_FIFO passes do not use it (:mod:`.sweeps` keeps its own cache).
+trying every head at every step in every sweep (``../shared/spec/scenario-format.md``,
+"Order of a scheduling pass"); this object keeps what lets it skip that work, and is
+the one place that decides when what it knows no longer holds. The property tests
+compare the outcome with these shortcuts switched off
+(``tests/scheduler/test_properties.py``). BEST_EFFORT_FIFO passes do not use it
+(:mod:`.sweeps` keeps its own cache).
 
 What it knows (stamps are the ledger's per-type change counters,
 :attr:`QuotaLedger.stamp`; the epoch counts configuration and priority changes; none
 has a unit):
 
-- *known failing*: a head whose attempt to start failed, with the epoch and its
-  instance type's stamp at that time (:meth:`PassMemo.failed`): it is not tried again
-  while both are unchanged;
+- a head's *plan*: the first step by which it can start, or None
+  (:meth:`PassMemo.plan`), with the epoch and its instance type's stamp at that time:
+  whether a job of type ``u`` can start, and how, depends only on the state of ``u``
+  and the configuration, so the plan holds while both are unchanged (a None, while
+  nothing released the type, or nothing of the share's can start: :mod:`.quota`);
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
-- *parked* shares: one whose head is known to fail is not looked at until its head's
-  type changes stamp or its queue changes (:meth:`PassMemo.park`);
+- *parked* shares: one whose head cannot start is not looked at until a release of its
+  head's type lets one of its jobs of the type start, or its queue changes
+  (:meth:`PassMemo.park`);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
-Invalidation, each event in one method: a type's stamp changed
+Invalidation, each event in one method: a type's stamp changed, releasing it or not
 (:meth:`PassMemo.type_changed`, called by the ledger), a share's configuration or a
 job's priority changed (:meth:`PassMemo.config_changed`), a job entered or left a
 queue (:meth:`PassMemo.enqueue_submitted`, :meth:`PassMemo.enqueue_preempted`,
@@ -29,9 +33,11 @@ queue (:meth:`PassMemo.enqueue_submitted`, :meth:`PassMemo.enqueue_preempted`,
 
 from __future__ import annotations
 
+from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
+from quotagov.scheduler.steps import first_step
 
 #: A share's head as the pass sees it: the job and its share.
 Head = tuple[Job, ShareRuntime]
@@ -47,12 +53,22 @@ class PassMemo:
             itself, only to its ``stamp`` dict and ``share_list``.
     """
 
-    __slots__ = ("_active", "_changes", "_parked", "_settled_at", "_shares", "_stamps", "epoch")
+    __slots__ = (
+        "_active",
+        "_changes",
+        "_parked",
+        "_released",
+        "_settled_at",
+        "_shares",
+        "_stamps",
+        "epoch",
+    )
 
     def __init__(self, ledger: QuotaLedger) -> None:
-        #: Changes with every configuration or priority change (the failing-head key).
+        #: Changes with every configuration or priority change (the plans' key).
         self.epoch = 0
         self._stamps = ledger.stamp
+        self._released = ledger.released
         self._shares = ledger.share_list
         self._active: dict[ShareRuntime, None] = dict.fromkeys(ledger.share_list)
         #: Per instance type, the shares waiting on a change of its stamp.
@@ -64,13 +80,23 @@ class PassMemo:
 
     # -- invalidation ------------------------------------------------------------------
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str) -> None:
-        """The ledger's stamp of ``instance_type`` changed: wake the shares parked on it."""
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
+        """The ledger's stamp of ``instance_type`` changed; when it ``released`` the type
+        (:attr:`QuotaLedger.released`), wake the shares parked on it where a job of the
+        type may start now (:func:`~.admission.may_start_any`)."""
         self._changes += 1
-        parked = self._parked.pop(instance_type, None)
+        parked = self._parked.get(instance_type) if released else None
         if parked:
+            still: list[ShareRuntime] = []
             for share in parked:
-                self._active[share] = None
+                if may_start_any(ledger, share, instance_type):
+                    self._active[share] = None
+                else:
+                    still.append(share)
+            if still:
+                self._parked[instance_type] = still
+            else:
+                del self._parked[instance_type]
 
     def config_changed(self) -> None:
         """A share's configuration or a job's priority changed: nothing known holds."""
@@ -111,42 +137,63 @@ class PassMemo:
     # -- during a pass -----------------------------------------------------------------
 
     def heads(self) -> list[Head]:
-        """The heads worth trying, from the active shares, in share order.
-
-        Each active share's head is its queue's first job. A share with no head leaves
-        the sweeps; a head known to fail (:meth:`failed` in this epoch and at its type's
-        current stamp) is not tried: it blocks its share, which is parked on its type.
-        """
+        """The heads of the active shares, in share order (each share's queue's first
+        job); a share with no head leaves the sweeps."""
         live: list[Head] = []
         active = self._active
-        epoch = self.epoch
-        stamps = self._stamps
-        for share in list(active):  # a copy: parking deactivates
+        empty: list[ShareRuntime] = []
+        for share in active:
             queue = share.queue
             if not isinstance(queue, RunnableQueue):
                 raise TypeError("a STRICT_FIFO share has a RunnableQueue")
             job = queue.head() if queue.size else None
             if job is None:
-                del active[share]
-            elif job.failed_epoch == epoch and job.failed_stamp == stamps.get(
-                job.instance_type, 0
-            ):  # known to fail: same epoch, same stamp of its type
-                self.park(share, job.instance_type)
+                empty.append(share)
             else:
                 live.append((job, share))
+        for share in empty:
+            del active[share]
         return live
 
-    def failed(self, heads: list[Head]) -> None:
-        """These heads were all tried in a sweep that started nothing: each is known to
-        fail from now on, and its share is parked on the head's type."""
-        epoch = self.epoch
-        stamps = self._stamps
-        for job, share in heads:
-            job.failed_epoch = epoch
-            job.failed_stamp = stamps.get(job.instance_type, 0)
-            self.park(share, job.instance_type)
+    def plan(self, ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
+        """The first step by which the head ``job`` of ``share`` can start now
+        (:func:`~.steps.first_step`), or None; a None parks the share on the head's
+        type (:meth:`park`).
+
+        The answer is kept on the job with the epoch and a stamp of its type: it
+        depends only on the state of that type (its limits, use, holdings and their
+        priorities) and the configuration, and any change of those changes the epoch or
+        the type's ``stamp``; a None holds while the type's ``released`` stamp is
+        unchanged, and after that while no job of the share and type can start at all
+        (:func:`~.admission.may_start_any`; see :mod:`.quota`).
+        """
+        u = job.instance_type
+        step = job.plan_step
+        released = self._released.get(u, 0)
+        if job.plan_epoch != self.epoch:
+            step = self._replan(ledger, share, job)
+        elif step is not None:
+            if job.plan_stamp != self._stamps.get(u, 0):
+                step = self._replan(ledger, share, job)
+        elif job.plan_stamp != released:
+            # released since: still none if none of the share's jobs of the type can start
+            if may_start_any(ledger, share, u):
+                step = self._replan(ledger, share, job)
+            else:
+                job.plan_stamp = released
+        if step is None:
+            self.park(share, u)
+        return step
+
+    def _replan(self, ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
+        u = job.instance_type
+        step = first_step(ledger, share, job)
+        job.plan_epoch = self.epoch
+        job.plan_stamp = (self._stamps if step is not None else self._released).get(u, 0)
+        job.plan_step = step
+        return step
 
     def park(self, share: ShareRuntime, instance_type: str) -> None:
-        """The share's head is known to fail until the stamp of ``instance_type`` changes."""
+        """The share's head cannot start until a release of ``instance_type`` lets it."""
         self._active.pop(share, None)
         self._parked.setdefault(instance_type, []).append(share)

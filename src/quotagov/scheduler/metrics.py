@@ -62,45 +62,29 @@ def _sorted_percentile(ordered: Sequence[float], p: float) -> float | None:
 
 
 class JobClock:
-    """A transition listener that times each job's waits and holding, in seconds.
+    """A transition listener that times how long each job held instances, in seconds
+    (SCHEDULED, STARTING or RUNNING; for a team's usage, :func:`usage_of_jobs`).
 
-    Attach it with :meth:`Engine.add_listener` before the run. It keeps, per job name,
-    the closed RUNNABLE stretches (:attr:`waits`), the start of an open one, and the
-    seconds it held instances (SCHEDULED, STARTING or RUNNING; :attr:`held`).
+    Attach it with :meth:`Engine.add_listener` before the run. (Waits need no listener:
+    the engine keeps every job's RUNNABLE stretches, ``JobView.waitSeconds``.)
     """
 
-    __slots__ = ("_held_since", "_runnable_since", "held", "waits")
+    __slots__ = ("_held_since", "held")
 
     def __init__(self) -> None:
-        self._runnable_since: dict[str, float] = {}
         self._held_since: dict[str, float] = {}
-        #: Closed waits per job, seconds, in the order they ended.
-        self.waits: dict[str, list[float]] = {}
         #: Seconds each job held instances (closed attempts).
         self.held: dict[str, float] = {}
 
     def __call__(self, t: Transition) -> None:
         """Record one transition (the engine calls this as it happens)."""
         name = t.jobName
-        if t.from_ == "RUNNABLE":
-            since = self._runnable_since.pop(name, None)
-            if since is not None:
-                self.waits.setdefault(name, []).append(t.at - since)
-        elif t.from_ in HOLDING_STATES and t.to not in HOLDING_STATES:
+        if t.from_ in HOLDING_STATES and t.to not in HOLDING_STATES:
             since = self._held_since.pop(name, None)
             if since is not None:
                 self.held[name] = self.held.get(name, 0.0) + t.at - since
-        if t.to == "RUNNABLE":
-            self._runnable_since[name] = t.at
-        elif t.to == "SCHEDULED":
+        if t.to == "SCHEDULED":
             self._held_since[name] = t.at
-
-    def waits_until(self, end: float) -> dict[str, list[float]]:
-        """Every job's waits, the open ones counted up to ``end`` (seconds)."""
-        out = {name: list(w) for name, w in self.waits.items()}
-        for name, since in self._runnable_since.items():
-            out.setdefault(name, []).append(max(0.0, end - since))
-        return out
 
     def held_until(self, end: float) -> dict[str, float]:
         """Seconds each job held instances, open attempts counted up to ``end``."""
@@ -183,10 +167,101 @@ def capacity_instance_seconds(capacity: Mapping[str, int], duration: float) -> f
     return float(sum(capacity.values())) * max(0.0, duration)
 
 
+class BlockTally:
+    """The job-level part of one metrics block, added up one job at a time.
+
+    :func:`metrics_block` and :func:`compute_metrics` feed it; a run's jobs can be fed
+    as they are read, without a list of them. Sums are taken in the order jobs are
+    added (the block's job order), so the figures are those of a single pass over the
+    block's jobs in that order.
+
+    Args:
+        origins: per job name, the submission time its completion counts from (a
+            successor's original submission); default the job's own.
+        carried_on: FAILED jobs a successor took over (not counted in ``failedJobs``).
+    """
+
+    __slots__ = (
+        "carried_on",
+        "completions",
+        "failed",
+        "lost",
+        "origins",
+        "preemptions",
+        "statuses",
+        "useful",
+        "waits",
+    )
+
+    def __init__(
+        self,
+        origins: Mapping[str, float] | None = None,
+        carried_on: frozenset[str] | set[str] = frozenset(),
+    ) -> None:
+        self.origins = origins or {}
+        self.carried_on = carried_on
+        self.waits: list[float] = []
+        self.completions: list[float] = []
+        self.preemptions = {"CROSS_SHARE": 0, "IN_SHARE": 0}
+        self.lost = 0.0
+        self.useful = 0.0
+        self.failed = 0
+        self.statuses: dict[str, int] = {}
+
+    def add(self, j: JobView, waits: Iterable[float]) -> None:
+        """Count one job (final view) with its RUNNABLE waits (seconds)."""
+        self.waits.extend(waits)
+        status = j.status
+        if status == "SUCCEEDED" and j.stoppedAt is not None:
+            self.completions.append(j.stoppedAt - self.origins.get(j.jobName, j.submittedAt))
+        statuses = self.statuses
+        statuses[status] = statuses.get(status, 0) + 1
+        if status == "FAILED" and j.jobName not in self.carried_on:
+            self.failed += 1
+        if j.preemptions:
+            for p in j.preemptions:
+                self.preemptions[p.kind] += 1
+        self.lost += j.lostSeconds * j.instanceCount
+        self.useful += (j.runningSeconds - j.lostSeconds - j.overheadSeconds) * j.instanceCount
+
+    def block(self, usage: Usage, capacity_seconds: float, refused: int = 0) -> dict[str, Any]:
+        """The metrics block of the jobs added (see the module docstring for every key)."""
+        wait_values = sorted(self.waits)
+        completions = sorted(self.completions)
+        used = usage.used
+        return {
+            "usedInstanceSeconds": used,
+            "borrowedInstanceSeconds": usage.borrowed,
+            "lentInstanceSeconds": usage.lent,
+            "byInstanceType": usage.byInstanceType,
+            "utilization": used / capacity_seconds if capacity_seconds > 0 else None,
+            "utilizationOfLimit": (
+                usage.within / usage.limit
+                if usage.within is not None and usage.limit is not None and usage.limit > 0
+                else None
+            ),
+            "waitSeconds": {
+                "p50": _sorted_percentile(wait_values, 50),
+                "p95": _sorted_percentile(wait_values, 95),
+                "max": wait_values[-1] if wait_values else None,
+            },
+            "completionSeconds": {
+                "p50": _sorted_percentile(completions, 50),
+                "p95": _sorted_percentile(completions, 95),
+            },
+            "preemptions": dict(self.preemptions),
+            "lostInstanceSeconds": self.lost,
+            "goodput": self.useful / used if used > 0 else None,
+            "failedJobs": self.failed,
+            "refusedJobs": refused,
+            "jobs": dict(self.statuses),
+        }
+
+
 def metrics_block(
     jobs: Sequence[JobView],
     usage: Usage,
-    waits: Mapping[str, Sequence[float]],
+    waits: Mapping[str, Sequence[float]] | None,
     capacity_seconds: float,
     *,
     origins: Mapping[str, float] | None = None,
@@ -198,7 +273,8 @@ def metrics_block(
     Args:
         jobs: the block's jobs, final views.
         usage: its instance-seconds (:func:`usage_of_shares` or :func:`usage_of_jobs`).
-        waits: RUNNABLE waits per job name, seconds (:meth:`JobClock.waits_until`).
+        waits: RUNNABLE waits per job name, seconds; None: each view's
+            ``waitSeconds``.
         capacity_seconds: the environment's instance-seconds over the run
             (:func:`capacity_instance_seconds`).
         origins: per job name, the submission time its completion counts from
@@ -206,88 +282,47 @@ def metrics_block(
         carried_on: FAILED jobs a successor took over (not counted in ``failedJobs``).
         refused: jobs of the block never submitted.
     """
-    origins = origins or {}
-    wait_values = sorted(w for j in jobs for w in waits.get(j.jobName, ()))
-    completions = sorted(
-        j.stoppedAt - origins.get(j.jobName, j.submittedAt)
-        for j in jobs
-        if j.status == "SUCCEEDED" and j.stoppedAt is not None
-    )
-    preemptions = {"CROSS_SHARE": 0, "IN_SHARE": 0}
-    lost = 0.0
-    useful = 0.0
-    failed = 0
-    statuses: dict[str, int] = {}
+    tally = BlockTally(origins, carried_on)
     for j in jobs:
-        statuses[j.status] = statuses.get(j.status, 0) + 1
-        if j.status == "FAILED" and j.jobName not in carried_on:
-            failed += 1
-        for p in j.preemptions:
-            preemptions[p.kind] += 1
-        lost += j.lostSeconds * j.instanceCount
-        useful += (j.runningSeconds - j.lostSeconds - j.overheadSeconds) * j.instanceCount
-    used = usage.used
-    return {
-        "usedInstanceSeconds": used,
-        "borrowedInstanceSeconds": usage.borrowed,
-        "lentInstanceSeconds": usage.lent,
-        "byInstanceType": usage.byInstanceType,
-        "utilization": used / capacity_seconds if capacity_seconds > 0 else None,
-        "utilizationOfLimit": (
-            usage.within / usage.limit
-            if usage.within is not None and usage.limit is not None and usage.limit > 0
-            else None
-        ),
-        "waitSeconds": {
-            "p50": _sorted_percentile(wait_values, 50),
-            "p95": _sorted_percentile(wait_values, 95),
-            "max": wait_values[-1] if wait_values else None,
-        },
-        "completionSeconds": {
-            "p50": _sorted_percentile(completions, 50),
-            "p95": _sorted_percentile(completions, 95),
-        },
-        "preemptions": preemptions,
-        "lostInstanceSeconds": lost,
-        "goodput": useful / used if used > 0 else None,
-        "failedJobs": failed,
-        "refusedJobs": refused,
-        "jobs": statuses,
-    }
+        tally.add(j, j.waitSeconds if waits is None else waits.get(j.jobName, ()))
+    return tally.block(usage, capacity_seconds, refused)
 
 
 def compute_metrics(
-    jobs: Sequence[JobView],
+    jobs: Iterable[JobView],
     integrals: Mapping[tuple[str, str], list[float]],
     share_names: Sequence[str],
     duration: float,
     *,
-    waits: Mapping[str, Sequence[float]],
     capacity: Mapping[str, int],
+    waits: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, Any]:
     """The ``metrics`` block: ``{durationSeconds, shares: {name: block}, total: block}``.
 
     Args:
-        jobs: every job's final view.
+        jobs: every job's final view, in registration order (read once, so a
+            generator will do: no list of views is needed).
         integrals: :meth:`Engine.usage_integrals` at the end of the run.
         share_names: the shares, in input order.
         duration: seconds simulated.
-        waits: every job's RUNNABLE waits (:meth:`JobClock.waits_until` at the end).
         capacity: the service environment (instances per type), for ``utilization``.
+        waits: every job's RUNNABLE waits by name; None: each view's ``waitSeconds``.
     """
-    per_share: dict[str, list[JobView]] = {name: [] for name in share_names}
+    per_share = {name: BlockTally() for name in share_names}
+    total = BlockTally()
     for j in jobs:
-        per_share.setdefault(j.quotaShareName, []).append(j)
+        job_waits = j.waitSeconds if waits is None else waits.get(j.jobName, ())
+        tally = per_share.get(j.quotaShareName)
+        if tally is None:
+            tally = per_share[j.quotaShareName] = BlockTally()
+        tally.add(j, job_waits)
+        total.add(j, job_waits)
     cap_seconds = capacity_instance_seconds(capacity, duration)
     return {
         "durationSeconds": duration,
         "shares": {
-            name: metrics_block(
-                per_share[name], usage_of_shares(integrals, [name]), waits, cap_seconds
-            )
+            name: per_share[name].block(usage_of_shares(integrals, [name]), cap_seconds)
             for name in share_names
         },
-        "total": metrics_block(
-            list(jobs), usage_of_shares(integrals, share_names), waits, cap_seconds
-        ),
+        "total": total.block(usage_of_shares(integrals, share_names), cap_seconds),
     }

@@ -12,9 +12,15 @@ instance type ``u``:
   hold the borrowed instances (:meth:`QuotaLedger.borrowed_holders`).
 
 The ledger keeps the per-type sums the scheduling pass needs in O(1): ``free(u)``,
-the borrowed total and the idle quota of RESERVE shares, and a per-type ``stamp``
-that changes whenever any of them may have changed. Its :attr:`QuotaLedger.watcher`
-(the pass's memo, :mod:`.memo`) hears of every stamp change as it happens.
+the borrowed total and the idle quota of RESERVE shares, and two change stamps per type
+(values of one counter): ``stamp`` changes whenever any of them may have changed;
+``released`` only with the changes after which a job of the type may start where none
+could before (releases, priority and configuration changes; a start never is one:
+:meth:`QuotaLedger.acquire`). So "no job of type ``u`` of a share can start" found at
+some ``released[u]`` holds while that is unchanged, and after a release still holds
+for a share where :func:`~.admission.may_start_any` says none can. Its
+:attr:`QuotaLedger.watcher` (the pass's memo, :mod:`.memo`) hears of every stamp change
+as it happens.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Protocol
 
+from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
@@ -32,8 +39,10 @@ from quotagov.scheduler.usage import UsageMeter
 class StampWatcher(Protocol):
     """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str) -> None:
-        """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one)."""
+    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
+        """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one);
+        ``released``: so did ``ledger.released`` (a job of the type may start where none
+        could before)."""
         ...
 
 
@@ -143,6 +152,9 @@ class QuotaLedger:
         #: Per type, the idle quota of the shares that lend (not RESERVE).
         self.lend_idle: dict[str, int] = {}
         self.stamp: dict[str, int] = {}
+        #: Per type, the stamp of the last change after which a job of the type may
+        #: start where none could before (see :meth:`acquire`).
+        self.released: dict[str, int] = {}
         #: Per type, the capacity no share's limit covers.
         self.unassigned: dict[str, int] = {}
         self._stamp_counter = 0
@@ -194,7 +206,28 @@ class QuotaLedger:
     # -- changing --------------------------------------------------------------------
 
     def acquire(self, share: ShareRuntime, job: Job, now: float) -> None:
-        """``job`` of ``share`` starts holding its instances (it entered SCHEDULED)."""
+        """``job`` of ``share`` starts holding its instances (it entered SCHEDULED).
+
+        This cannot let any other share's job of the type start that could not start
+        before, so ``released`` stays (from the spec's "Admission" and preemption
+        rules):
+
+        - steps 2 and 3 together admit a within-quota job of ``c`` instances exactly
+          when ``c <= free(u) + H``, ``H`` the instances of the other shares' jobs that
+          hold borrowed ones (the reclaim candidates; a reclaim fails only when all of
+          them are not enough). Taken within quota, the job lowers ``free(u)`` and
+          leaves ``H``; taken above its share's limit, it lowers ``free(u)`` by its
+          count and, being on top of its share's start order, adds just that count to
+          ``H`` (the jobs below it hold what they held);
+        - step 4 needs ``free(u) - Σ idle of RESERVE shares``, which does not grow
+          (a RESERVE share's idle quota shrinks with ``free(u)``);
+        - step 5 takes victims only from the job's own share, whose holdings do not
+          change, then admits as steps 2 to 4 do.
+
+        (The share's own jobs may: it holds one job more, a victim for a
+        higher-priority one. Under STRICT_FIFO the jobs behind the one that starts have
+        no higher priority; under BEST_EFFORT_FIFO its queue changes with the start, and
+        is looked at again.)"""
         u = job.instance_type
         self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
@@ -210,7 +243,7 @@ class QuotaLedger:
     def priority_changed(self, instance_type: str) -> None:
         """A job of the type changed ``schedulingPriority`` (queued or holding: in-share
         preemption and victim order read it), so the state of the type changed."""
-        self._bump(instance_type)
+        self._bump(instance_type, release=True)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum.
@@ -223,26 +256,49 @@ class QuotaLedger:
         self._recompute_all(now)
 
     def _change_used(self, share: ShareRuntime, u: str, delta: int) -> None:
-        old_b = share.borrowed(u)
-        old_i = share.idle(u)
-        share.used[u] = share.used.get(u, 0) + delta
+        """``used(s,u) += delta``, with the per-type sums that follow from it."""
+        limit = share.limits.get(u, 0)
+        used = share.used
+        old = used.get(u, 0)
+        new = old + delta
+        used[u] = new
         self.free[u] = self.free.get(u, 0) - delta
-        self.borrowed_total[u] = self.borrowed_total.get(u, 0) + share.borrowed(u) - old_b
-        if share.reserve:
-            self.reserve_idle[u] = self.reserve_idle.get(u, 0) + share.idle(u) - old_i
-        else:
-            self.lend_idle[u] = self.lend_idle.get(u, 0) + share.idle(u) - old_i
-        self._bump(u)
+        # borrowed(s,u) = max(0, used - limit), idle(s,u) = max(0, limit - used)
+        borrowed = (new - limit if new > limit else 0) - (old - limit if old > limit else 0)
+        self.borrowed_total[u] = self.borrowed_total.get(u, 0) + borrowed
+        idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
+        pool = self.reserve_idle if share.reserve else self.lend_idle
+        pool[u] = pool.get(u, 0) + idle
+        self._bump(u, release=delta < 0)
 
-    def _bump(self, u: str) -> None:
+    def _bump(self, u: str, release: bool = False) -> None:
+        """A change of the state of type ``u``: a new ``stamp``; also a new ``released``
+        when the change may let a job of the type start where none could (``release``:
+        a release, a priority or configuration change)."""
         self._stamp_counter += 1
-        self.stamp[u] = self._stamp_counter
+        stamp = self.stamp[u] = self._stamp_counter
+        if release:
+            self.released[u] = stamp
         if self.watcher is not None:
-            self.watcher.type_changed(self, u)
+            self.watcher.type_changed(self, u, release)
         if self.best_effort:
             stale = self.sweeps.stale
+            shares = self.share_list
             for queue in self._queues_by_type.get(u, ()):
-                stale[queue] = None
+                if queue.may_start(u):
+                    # it had a job of the type that could start: recompute it, unless no
+                    # job of the type can start any more (then it has none at once)
+                    if may_start_any(self, shares[queue.share_index], u) or (
+                        queue.none_startable(u, self.released.get(u, 0))
+                    ):
+                        stale[queue] = None
+                elif (
+                    release
+                    and queue.type_counts.get(u)
+                    and may_start_any(self, shares[queue.share_index], u)
+                ):
+                    stale[queue] = None
+                # else: no job of the type could start, and none can now
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
@@ -261,5 +317,5 @@ class QuotaLedger:
             self.reserve_idle[u] = sum(s.idle(u) for s in self.share_list if s.reserve)
             self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
-            self.stamp[u] = self._stamp_counter
+            self.stamp[u] = self.released[u] = self._stamp_counter
         self.meter.flush(self, now)

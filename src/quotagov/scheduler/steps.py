@@ -11,9 +11,16 @@ True, or changes nothing and returns False. :func:`first_step` only plans.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from quotagov.scheduler.admission import fits_in_free, is_within_quota, may_borrow
+from quotagov.scheduler.admission import (
+    fits_in_free,
+    is_within_quota,
+    lendable_free,
+    may_borrow,
+    may_start_any,
+)
+from quotagov.scheduler.models import UNLIMITED_BORROW
 from quotagov.scheduler.preemption import in_share_plan, reclaim_victims
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
@@ -83,9 +90,87 @@ STEPS = (
 )
 
 
+class StartBounds(NamedTuple):
+    """What any job of one instance type ``u`` in one share could start with now (in
+    instances), for a quick test before the steps' own rules (:func:`could_start`).
+
+    Attributes:
+        room: ``limit(s,u) - used(s,u)``: the largest count within quota (rule 1).
+        quota_max: the largest count steps 2 and 3 could start: ``room``, or at most
+            ``free(u)`` when no other share holds borrowed instances of ``u``.
+        borrow_max: the largest count step 4 could start (0 when the share does not
+            borrow): the lendable free instances, within the borrow limit.
+        lowest_held: the lowest ``schedulingPriority`` of the share's jobs holding
+            ``u`` when in-share preemption is ENABLED (step 5), else None.
+    """
+
+    room: int
+    quota_max: int
+    borrow_max: int
+    lowest_held: int | None
+
+
+_new_bounds = tuple.__new__  # the named tuple's constructor without its keyword handling
+
+
+def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBounds | None:
+    """The :class:`StartBounds` of type ``u`` in ``share``; None when the share has no
+    capacity limit for ``u`` (no job of the type can start). From the rules: steps 2 and
+    3 need the job within quota and free instances or other shares' borrowed ones;
+    step 4 a LEND_AND_BORROW share, the borrow limit and lendable free instances
+    (:mod:`.admission`); step 5 in-share preemption and a strictly lower-priority job
+    of the type held by the share (:mod:`.preemption.in_share`)."""
+    limit = share.limits.get(u)
+    if limit is None:
+        return None
+    used = share.used.get(u, 0)
+    free = ledger.free.get(u, 0)
+    room = limit - used
+    own_borrowed = used - limit if used > limit else 0
+    reclaimable = ledger.borrowed_total.get(u, 0) - own_borrowed > 0
+    quota_max = room if reclaimable else min(room, free)
+    borrow_max = 0
+    if share.lend_and_borrow:
+        lendable = lendable_free(ledger, u)
+        cap = share.borrow_limit
+        borrow_max = (
+            lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
+        )
+    lowest_held: int | None = None
+    if share.in_share_enabled:
+        held = share.holding.get(u)
+        if held:
+            lowest_held = min([j.priority for j in held])
+    return _new_bounds(StartBounds, (room, quota_max, borrow_max, lowest_held))
+
+
+def could_start(bounds: StartBounds, count: int, priority: int) -> bool:
+    """False when no step can start a job of ``count`` instances and ``priority`` under
+    ``bounds`` (a necessary condition only: True means "try the steps")."""
+    return (
+        count <= bounds.quota_max
+        or bounds.room < count <= bounds.borrow_max
+        or (bounds.lowest_held is not None and bounds.lowest_held < priority)
+    )
+
+
 def first_step(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
     """The index in :data:`STEPS` (0 to 3 for the spec's steps 2 to 5) of the first step
-    by which ``job`` of ``share`` can start now, or None. Plans only: nothing changes."""
+    by which ``job`` of ``share`` can start now, or None. Plans only: nothing changes.
+
+    Most jobs that cannot start are told apart in O(1) by
+    :func:`~.admission.may_start_any` and :func:`could_start`.
+    """
+    if not may_start_any(ledger, share, job.instance_type):
+        return None
+    bounds = start_bounds(ledger, share, job.instance_type)
+    if bounds is None or not could_start(bounds, job.count, job.priority):
+        return None
+    return planned_step(ledger, share, job)
+
+
+def planned_step(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
+    """:func:`first_step` by the steps' own rules alone (no quick test)."""
     u = job.instance_type
     if is_within_quota(share, job):
         if fits_in_free(ledger, job):

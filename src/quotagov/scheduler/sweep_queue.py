@@ -102,7 +102,8 @@ class SweepQueue:
         #: Jobs that may head, per instance type.
         self.type_counts: dict[str, int] = {}
         self._all: SortedList[Entry] = SortedList()
-        self._sub: dict[tuple[str, int], SortedList[Entry]] = {}
+        #: Per instance type, per instance count: the entries of those jobs in order.
+        self._sub: dict[str, dict[int, SortedList[Entry]]] = {}
         self._entries: dict[Job, Entry] = {}
         #: Jobs that never head (no capacity limit for their type, or unschedulable).
         self.off: dict[Job, None] = {}
@@ -155,10 +156,12 @@ class SweepQueue:
                 holes.sort()
         self._entries[job] = entry
         self._all.add(entry)
-        key = (u, job.count)
-        sub = self._sub.get(key)
+        by_count = self._sub.get(u)
+        if by_count is None:
+            by_count = self._sub[u] = {}
+        sub = by_count.get(job.count)
         if sub is None:
-            sub = self._sub[key] = SortedList()
+            sub = by_count[job.count] = SortedList()
         sub.add(entry)
         self.versions[u] = self.versions.get(u, 0) + 1
         self.type_counts[u] = self.type_counts.get(u, 0) + 1
@@ -172,11 +175,13 @@ class SweepQueue:
             return
         entry = self._entries.pop(job)
         self._all.remove(entry)
-        key = (job.instance_type, job.count)
-        sub = self._sub[key]
+        by_count = self._sub[job.instance_type]
+        sub = by_count[job.count]
         sub.remove(entry)
         if not sub:
-            del self._sub[key]
+            del by_count[job.count]
+            if not by_count:
+                del self._sub[job.instance_type]
         if self._holes and entry in self._holes:
             self._holes.remove(entry)
         u = job.instance_type
@@ -198,30 +203,48 @@ class SweepQueue:
 
     # -- reading -----------------------------------------------------------------------
 
-    def types(self) -> list[str]:
-        """The instance types with jobs that may head."""
-        return list(self.type_counts)
-
     def sub_tops(self, instance_type: str, from_bound: bool) -> list[Entry]:
         """The first entry of each (type, count) sub-queue of ``instance_type``.
 
         Args:
             from_bound: only entries not set aside (at or after the bound, plus holes).
         """
-        out: list[Entry] = []
+        by_count = self._sub.get(instance_type)
+        if not by_count:
+            return []
         bound = self._bound if from_bound else None
-        for (u, _), sub in self._sub.items():
-            if u != instance_type:
-                continue
-            if bound is None:
-                out.append(sub[0])
-            else:
-                i = sub.bisect_left(bound)
-                if i < len(sub):
-                    out.append(sub[i])
-        if from_bound and bound is not None:
-            out.extend(e for e in self._holes if e[3].instance_type == instance_type)
+        if bound is None:
+            return [sub[0] for sub in by_count.values()]
+        out: list[Entry] = []
+        for sub in by_count.values():
+            i = sub.bisect_left(bound)
+            if i < len(sub):
+                out.append(sub[i])
+        out.extend(e for e in self._holes if e[3].instance_type == instance_type)
         return out
+
+    def none_startable(self, instance_type: str, released: int) -> bool:
+        """Record in the pass's cache that no job of the type can start (as of the
+        ledger's ``released`` stamp of the type, see :mod:`.sweeps`).
+
+        Returns:
+            Whether the queue's result in the pass in progress was a job of the type
+            (it must then be recomputed).
+        """
+        self.cache[instance_type] = (released, self.versions.get(instance_type, 0), None, -1)
+        result = self.counter.results.get(self)
+        return result is not None and result[4].instance_type == instance_type
+
+    def has_holes(self) -> bool:
+        """Whether a job was pushed back, in the pass in progress, ahead of the jobs it
+        has set aside."""
+        return bool(self._holes)
+
+    def may_start(self, instance_type: str) -> bool:
+        """False when the pass's cache (:mod:`.sweeps`) holds that no job of the type in
+        this queue can start; True when it holds a job that can, or nothing."""
+        cached = self.cache.get(instance_type)
+        return cached is None or cached[2] is not None
 
     def is_set_aside(self, entry: Entry) -> bool:
         """Whether the queued ``entry`` is set aside (in the sweep count caught up to)."""

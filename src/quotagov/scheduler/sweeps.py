@@ -24,16 +24,18 @@ A share's first job of a type that can start is found from the first job of each
 (type, instance count) sub-queue: within one, jobs differ only in priority, and a
 higher priority never makes a start harder (steps 2 to 4 do not look at it; step 5
 has more lower-priority victims). It depends only on the state of the type, so it is
-cached per (share, type) under the ledger's stamp of the type and the queue's version
-of the type.
+cached per (share, type) under the queue's version of the type and the ledger's stamp
+of the type (a None, "no job of the type can start", under the type's ``released``
+stamp, and beyond it while :func:`~.admission.may_start_any` says none can: see
+:mod:`.quota`).
 """
 
 from __future__ import annotations
 
-from quotagov.scheduler.models import UNLIMITED_BORROW
+from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.steps import STEPS, Actuator, first_step
+from quotagov.scheduler.steps import STEPS, Actuator, could_start, planned_step, start_bounds
 from quotagov.scheduler.sweep_queue import Entry, SweepQueue
 
 
@@ -42,48 +44,25 @@ def _first_startable(
 ) -> tuple[Entry | None, int]:
     """The first (in queue order) job of type ``u`` that can start now, with its step.
 
-    A quick necessary condition (each from the step's rule, in instances) leaves out
-    the sub-queue tops that cannot start, before :func:`~.steps.first_step` plans the
-    others: steps 2 and 3 need the job within quota and free instances or other
-    shares' borrowed ones; step 4 a LEND_AND_BORROW share, the borrow limit and
-    lendable free instances; step 5 in-share preemption and a lower-priority job of
-    the type held by the share.
+    Quick necessary conditions (:func:`~.admission.may_start_any` for the type, then
+    :func:`~.steps.could_start` for each sub-queue top, from the steps' rules, in
+    instances) leave out the jobs that cannot start, before
+    :func:`~.steps.planned_step` plans the others.
     """
-    limit = share.limits.get(u)
-    if limit is None:
+    if not may_start_any(ledger, share, u):
         return None, -1
-    used = share.used.get(u, 0)
-    free = ledger.free.get(u, 0)
-    room = limit - used  # the largest count within quota
-    own_borrowed = used - limit if used > limit else 0
-    reclaimable = ledger.borrowed_total.get(u, 0) - own_borrowed > 0
-    quota_max = room if reclaimable else min(room, free)  # steps 2 and 3
-    borrow_max = 0
-    if share.lend_and_borrow:
-        lendable = free - ledger.reserve_idle.get(u, 0)
-        cap = share.borrow_limit
-        borrow_max = (
-            lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
-        )
-    lowest_held: int | None = None
-    if share.in_share_enabled:
-        held = share.holding.get(u)
-        if held:
-            lowest_held = min(j.priority for j in held)
+    bounds = start_bounds(ledger, share, u)
+    if bounds is None:
+        return None, -1
     best: Entry | None = None
     best_step = -1
     for entry in queue.sub_tops(u, from_bound):
         if best is not None and entry > best:
             continue
         job = entry[3]
-        c = job.count
-        if (
-            c > quota_max
-            and (c <= room or c > borrow_max)
-            and (lowest_held is None or lowest_held >= job.priority)
-        ):
+        if not could_start(bounds, job.count, job.priority):
             continue  # no step can start it
-        step = first_step(ledger, share, job)
+        step = planned_step(ledger, share, job)
         if step is not None:
             best, best_step = entry, step
     return best, best_step
@@ -93,15 +72,27 @@ def _candidate(
     ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str
 ) -> tuple[Entry | None, int]:
     """The share's first job of type ``u`` that can start now and is not set aside."""
-    stamp = ledger.stamp.get(u, 0)
     version = queue.versions.get(u, 0)
     cached = queue.cache.get(u)
-    entry: Entry | None
-    if cached is not None and cached[0] == stamp and cached[1] == version:
+    entry: Entry | None = None
+    step = -1
+    fresh = cached is None or cached[1] != version
+    if not fresh and cached is not None:
         job = cached[2]
-        entry, step = (None, -1) if job is None else (queue.entry(job), cached[3])
-    else:
+        if job is not None:
+            if cached[0] == ledger.stamp.get(u, 0):
+                entry, step = queue.entry(job), cached[3]
+            else:
+                fresh = True
+        elif cached[0] != (released := ledger.released.get(u, 0)):
+            # released since: still none if none of the share's jobs of the type can start
+            if may_start_any(ledger, share, u):
+                fresh = True
+            else:
+                queue.cache[u] = (released, version, None, -1)
+    if fresh:
         entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
+        stamp = (ledger.stamp if entry is not None else ledger.released).get(u, 0)
         queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
     if entry is None:
         return None, -1
@@ -113,21 +104,33 @@ def _candidate(
 
 def _share_result(
     ledger: QuotaLedger, queue: SweepQueue, sweeps: int
-) -> tuple[int, int, float, int, Job] | None:
+) -> tuple[tuple[int, int, float, int, Job] | None, bool]:
     """The share's first job that can start, not set aside after ``sweeps`` failing
-    sweeps, as (the sweep in which it is the head, step, submittedAt, input order, job)."""
+    sweeps, as (the sweep in which it is the head, step, submittedAt, input order, job),
+    or None; and whether that answer is the one the first sweep of a pass would give
+    (no job was pushed back ahead of the set-aside ones, and no type's first job that
+    can start is set aside: then the sweep count plus the rank is the job's plain rank
+    in the queue).
+    """
     if queue.k_at != sweeps:
         queue.catch_up(sweeps)
     share = ledger.share_list[queue.share_index]
-    best: tuple[int, int, float, int, Job] | None = None
-    for u in queue.types():
+    # within the queue, the candidate first in queue order is the first to head (the
+    # rank grows with the queue order among jobs not set aside)
+    first: Entry | None = None
+    first_step = -1
+    plain = not queue.has_holes()
+    cache = queue.cache
+    for u in queue.type_counts:
         entry, step = _candidate(ledger, share, queue, u)
-        if entry is None:
-            continue
-        key = (sweeps + queue.rank(entry), step, entry[1], entry[2], entry[3])
-        if best is None or key < best:
-            best = key
-    return best
+        if plain:
+            cached = cache.get(u)
+            plain = cached is not None and cached[2] is (None if entry is None else entry[3])
+        if entry is not None and (first is None or entry < first):
+            first, first_step = entry, step
+    if first is None:
+        return None, plain
+    return (sweeps + queue.rank(first), first_step, first[1], first[2], first[3]), plain
 
 
 def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
@@ -141,6 +144,8 @@ def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
     counter = ledger.sweeps
     results = counter.results
     stale = counter.stale
+    if not stale and not results:
+        return  # no queue changed since the last pass, which left none with a start
     sweeps = 0
     counter.sweeps = 0
     counter.in_pass = True
@@ -151,12 +156,12 @@ def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
                 queues = list(stale)
                 stale.clear()
                 for queue in queues:
-                    found = _share_result(ledger, queue, sweeps)
+                    found, plain = _share_result(ledger, queue, sweeps)
                     if found is None:
                         results.pop(queue, None)
                     else:
                         results[queue] = found
-                    if sweeps:
+                    if sweeps and not plain:
                         recomputed.append(queue)
             if not results:
                 return

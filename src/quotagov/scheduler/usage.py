@@ -39,7 +39,8 @@ class UsageMeter:
         self.start = start
         self._type_last: dict[str, float] = {}
         self._lent_fraction_integral: dict[str, float] = {}
-        self._state: dict[tuple[str, str], list[float]] = {}
+        #: Per share name, per type: ``[used, borrowed, lent, within, limit, last, F]``.
+        self._state: dict[str, dict[str, list[float]]] = {}
 
     def _advance_type(self, ledger: QuotaLedger, u: str, now: float) -> float:
         """Bring ``F_u`` up to ``now``; returns it."""
@@ -59,9 +60,12 @@ class UsageMeter:
     def touch(self, ledger: QuotaLedger, share: ShareRuntime, u: str, now: float) -> None:
         """Integrate (share, type) up to ``now``; call before changing its use or limit."""
         f_integral = self._advance_type(ledger, u, now)
-        state = self._state.get((share.name, u))
+        by_type = self._state.get(share.name)
+        if by_type is None:
+            by_type = self._state[share.name] = {}
+        state = by_type.get(u)
         if state is None:
-            self._state[(share.name, u)] = [0.0, 0.0, 0.0, 0.0, 0.0, now, f_integral]
+            by_type[u] = [0.0, 0.0, 0.0, 0.0, 0.0, now, f_integral]
             return
         dt = now - state[_LAST]
         if dt > 0:
@@ -85,10 +89,18 @@ class UsageMeter:
         """Integrate every (share, type) up to ``now``."""
         for u in ledger.types():
             for share in ledger.share_list:
-                if u in share.limits or share.used.get(u, 0) or (share.name, u) in self._state:
+                if (
+                    u in share.limits
+                    or share.used.get(u, 0)
+                    or u in self._state.get(share.name, ())
+                ):
                     self.touch(ledger, share, u, now)
 
     @property
     def integrals(self) -> dict[tuple[str, str], list[float]]:
         """``{(share, type): [used, borrowed, lent, within, limit]}`` as of the last touch."""
-        return {key: state[:5] for key, state in self._state.items()}
+        return {
+            (name, u): state[:5]
+            for name, by_type in self._state.items()
+            for u, state in by_type.items()
+        }

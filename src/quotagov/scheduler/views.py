@@ -9,15 +9,15 @@ Times in seconds on the engine's clock, quantities in instances. Quota terms
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from quotagov.scheduler.quota import ShareRuntime
 from quotagov.scheduler.state import Job, JobStatus, Preemption
 
 
-@dataclass(frozen=True, slots=True)
-class JobView:
-    """A read-only snapshot of one job.
+class JobView(NamedTuple):
+    """A read-only snapshot of one job (a named tuple: cheap to make, one per job when a
+    run's output is written).
 
     Times in seconds; ``remainingSeconds`` is the RUNNING work still needed as of
     ``engine.now`` (None: the job never completes by itself); ``runningSeconds`` the
@@ -28,6 +28,8 @@ class JobView:
     RUNNABLE and is never admitted, as AWS holds such jobs). ``status`` is
     ``UNSCHEDULABLE`` for a job marked as one that can never be admitted
     (:meth:`~.engine.Engine.mark_unschedulable`), ``statusReason`` then says why.
+    ``waitSeconds`` lists its RUNNABLE stretches (every wait, after preemptions too): the
+    closed ones in the order they ended, then the open one counted up to ``engine.now``.
     """
 
     jobName: str
@@ -50,6 +52,7 @@ class JobView:
     runningSeconds: float
     overheadSeconds: float
     misconfigured: bool
+    waitSeconds: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,9 @@ class ShareUsage:
     used: int
     idle: int
     borrowed: int
+
+
+_new_view = tuple.__new__
 
 
 def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
@@ -79,27 +85,37 @@ def job_view(job: Job, share: ShareRuntime, now: float) -> JobView:
         overhead += min(job.pending_overhead, in_attempt)
         if remaining is not None:
             remaining = remaining - in_attempt
-    return JobView(
-        jobName=job.name,
-        status="UNSCHEDULABLE" if unschedulable else job.status,
-        quotaShareName=job.share,
-        instanceType=job.instance_type,
-        instanceCount=job.count,
-        schedulingPriority=job.priority,
-        submittedAt=job.submitted_at,
-        runSeconds=job.spec.runSeconds,
-        attempts=job.attempts,
-        preemptions=tuple(job.preemptions),
-        lostSeconds=job.lost_seconds,
-        firstStartedAt=job.first_started_at,
-        stoppedAt=job.stopped_at,
-        statusReason=job.unschedulable if unschedulable else job.status_reason,
-        startedAt=job.started_at,
-        runningSince=job.running_since,
-        remainingSeconds=remaining,
-        runningSeconds=running,
-        overheadSeconds=overhead,
-        misconfigured=job.instance_type not in share.limits,
+    waits = job.waits
+    if job.runnable_since is not None:
+        waits = (*waits, max(0.0, now - job.runnable_since))
+    preemptions = job.preemptions
+    # positional, in JobView's field order (the named tuple's keyword constructor costs
+    # several times more, and one view per job is made when a run's output is written)
+    return _new_view(
+        JobView,
+        (
+            job.name,
+            "UNSCHEDULABLE" if unschedulable else job.status,
+            job.share,
+            job.instance_type,
+            job.count,
+            job.priority,
+            job.submitted_at,
+            job.spec.runSeconds,
+            job.attempts,
+            preemptions,
+            job.lost_seconds,
+            job.first_started_at,
+            job.stopped_at,
+            job.unschedulable if unschedulable else job.status_reason,
+            job.started_at,
+            job.running_since,
+            remaining,
+            running,
+            overhead,
+            job.instance_type not in share.limits,
+            waits,
+        ),
     )
 
 
