@@ -184,6 +184,10 @@ def test_without_both_extras_help_version_and_base_commands_work(tmp_path: Path)
     help_text = _run_blocked(["--help"], blocked, tmp_path, tmp_path)
     assert help_text.returncode == 0, help_text.stderr
     assert "--version" in help_text.stdout and "demo" in help_text.stdout
+    for command in ("demo", "whatif"):
+        sub = _run_blocked([command, "--help"], blocked, tmp_path, tmp_path)
+        assert sub.returncode == 0, sub.stderr
+        assert sub.stdout.startswith(f"usage: quotagov {command} ")
     validate = _run_blocked(
         ["policy", "validate", str(EXAMPLES / "policy.yaml")], blocked, tmp_path, tmp_path
     )
