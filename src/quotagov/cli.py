@@ -76,11 +76,28 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+def package_version() -> str:
+    """The installed distribution's version (``0.1.0``), from its metadata; ``unknown``
+    when quotagov runs from a source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("quotagov")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every registered subcommand."""
+    """Build the argument parser with every registered subcommand (and ``--version``)."""
     parser = CommandParser(
         prog="quotagov",
         description="Governance for AWS Batch quota management of SageMaker Training jobs.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"quotagov {package_version()}",
+        help="print the installed version and exit",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
@@ -91,9 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (2 for usage errors)."""
+    """Run the command line; returns the exit code (2 for usage errors).
+
+    A command whose extra is not installed (:data:`quotagov.extras.COMMAND_EXTRAS`)
+    does not run: one line on stderr names the extra to install, and the exit code is 2.
+    """
+    from quotagov.extras import missing_extra, refusal
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    extra = missing_extra(args.command)
+    if extra is not None:
+        print(refusal(args.command, extra), file=sys.stderr)
+        return 2
     code: int = args.func(args)
     return code
 

@@ -411,14 +411,24 @@ class _NoValue:
 _NO_VALUE: Any = _NoValue()
 
 
+#: Where a built wheel carries ``template.yaml`` (copied there by the repository's
+#: ``setup.py``); absent from the checkout and from an editable install.
+BUNDLED_TEMPLATE = Path(__file__).resolve().parents[1] / "_bundled" / "template.yaml"
+
+
 def default_template_path() -> Path:
-    """Find ``template.yaml``: the current directory, then the source checkout's root.
+    """Find ``template.yaml`` when no ``--template`` names one.
+
+    In order: ``./template.yaml`` (the current directory), the copy bundled in the
+    installed wheel (:data:`BUNDLED_TEMPLATE`), the source checkout's root (an editable
+    install). Returns the first that is a file.
 
     Raises:
-        TemplateError: when neither exists.
+        TemplateError: when none exists.
     """
     candidates = [
         Path.cwd() / "template.yaml",
+        BUNDLED_TEMPLATE,
         Path(__file__).resolve().parents[3] / "template.yaml",
     ]
     for candidate in candidates:
