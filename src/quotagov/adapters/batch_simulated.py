@@ -31,7 +31,7 @@ the simulated Batch runs in real time; with a :class:`~quotagov.clock.ManualCloc
 moves only when the clock does. Calls made at one clock instant all take effect
 before that instant's scheduling pass, which runs when the clock moves on or on
 :meth:`SimulatedBatch.sync` (so a job submitted at ``t`` is RUNNABLE until then, and
-same-time submissions are ordered as in ``shared/spec/scenario-format.md``).
+same-time submissions are ordered as in ``docs/simulator/spec.md``).
 
 Fidelity is checked: with ``check_model=True`` (the default) every request is
 checked against botocore's ``batch`` model before it is handled (a fault raises

@@ -12,7 +12,7 @@ Steps (issue 6, "Impact preview"):
    threads, so the preview stays well inside API Gateway's 29 s for hundreds of
    jobs.
 2. Rebuild that state in the local scheduler (:class:`quotagov.scheduler.Engine`,
-   semantics in ``spec/scenario-format.md``): started jobs are replayed in the order
+   semantics in ``docs/simulator/spec.md``): started jobs are replayed in the order
    they started, each at its ``startedAt``, with unknown remaining time
    (``runSeconds=None``), so their unsaved work at ``now`` follows from ``startedAt``
    and their checkpoint interval; then the RUNNABLE jobs are submitted at ``now`` in
