@@ -6,7 +6,9 @@ governance use cases and the simulated Batch all read these rules from one place
 Sources:
 
 - Statuses and their order inside one attempt: ``DescribeServiceJob.status`` in
-  botocore's ``batch`` model; ``../shared/reference/aws-and-slack-facts.md`` §3.1
+  botocore's ``batch`` model; AWS Batch User Guide, "Mapping AWS Batch service job
+  status to SageMaker AI status",
+  https://docs.aws.amazon.com/batch/latest/userguide/service-job-status.html
   (SUBMITTED -> PENDING -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED or
   FAILED). Preemption returns a job from a capacity-holding status to RUNNABLE.
 - Saved and lost work at a preemption: ``docs/simulator/spec.md``, "A

@@ -242,7 +242,8 @@ def test_worker_stays_under_batch_submit_rate_and_queue_redrives_to_dlq() -> Non
     # The event source, not reserved concurrency, limits the workers (a throttled
     # function returns messages unprocessed, counting towards the DLQ); each worker paces
     # itself, so all of them together stay under the 5 SubmitServiceJob TPS account
-    # limit (reference facts 1.2).
+    # limit (AWS Batch User Guide, "AWS Batch service quotas",
+    # https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html).
     assert "ReservedConcurrentExecutions" not in worker
     concurrency = sqs["ScalingConfig"]["MaximumConcurrency"]
     assert concurrency >= 2  # the lowest value SQS event sources accept
@@ -314,7 +315,9 @@ def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
     expected |= {"UpdateServiceJob", "TerminateServiceJob"}
     expected |= {"SubmitServiceJob"}  # a job submitted around quotagov (issue 14)
     assert sorted(pattern["detail"]["eventName"]) == sorted(expected)
-    # Mutating calls reach a rule in the default ENABLED state (reference facts 4.3/4.4).
+    # Mutating calls reach a rule in the default ENABLED state (Amazon EventBridge User
+    # Guide, "AWS service events delivered via AWS CloudTrail",
+    # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail.html).
     assert "State" not in rule["Properties"]
 
 

@@ -279,7 +279,8 @@ class SimulatedBatch:
         clock's, so a ManualClock test of 300 submissions at 5 per virtual second runs
         at once). A throttled call changes nothing and raises
         :class:`BatchThrottledError`. Batch's documented ceiling is 5 TPS for
-        ``SubmitServiceJob`` (reference facts §1.2).
+        ``SubmitServiceJob`` (AWS Batch User Guide, "AWS Batch service quotas",
+        https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html).
 
         Args:
             rate_per_second: calls per clock second; None switches throttling off.

@@ -23,7 +23,7 @@ Steps (issue 6, "Impact preview"):
    the scheduling pass of each at the same instant and compare. Preemptions that
    happen in both copies are not caused by the raise.
 
-Modelling choices (AWS is SILENT on them, reference §1.3/§1.5): the service
+Modelling choices (AWS does not document these): the service
 environment's capacity per instance type is taken as the sum of the quota shares'
 limits (as the AWS walkthrough sizes it); victims follow the simulator's documented
 order; quota shares are configured as in the policy. The preview is advice for the

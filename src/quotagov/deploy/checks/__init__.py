@@ -24,7 +24,8 @@ Four families of rules (issue 9; docs/architecture.md for the names):
     ``NotResource``, no SAM policy template or managed policy whose content the checker
     cannot see); no action contains ``*``; a resource is ``*`` only for actions without
     resource-level permissions (:data:`NO_RESOURCE_LEVEL_ACTIONS`, from the AWS Service
-    Authorization Reference; reference facts 5.2 for Batch); the append-only tables
+    Authorization Reference; for Batch its page "Actions, resources, and condition keys
+    for AWS Batch"); the append-only tables
     (:data:`APPEND_ONLY_TABLES`) get no update or delete action; and the actions in
     :data:`EXCLUSIVE_ACTIONS` go only to the functions listed there.
 

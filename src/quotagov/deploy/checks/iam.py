@@ -24,7 +24,9 @@ from quotagov.deploy.checks.statements import OPAQUE, as_list, renderings, templ
 from quotagov.deploy.template import references
 
 #: Actions that support no resource-level permissions, so ``"Resource": "*"`` is the only
-#: valid resource (AWS Service Authorization Reference; Batch: reference facts 5.2).
+#: valid resource (AWS Service Authorization Reference; Batch: "Actions, resources, and
+#: condition keys for AWS Batch",
+#: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsbatch.html).
 NO_RESOURCE_LEVEL_ACTIONS: frozenset[str] = frozenset(
     {
         "batch:DescribeServiceJob",
@@ -71,8 +73,8 @@ MUTATING_TABLE_ACTIONS: frozenset[str] = frozenset(
 )
 
 #: Action -> the only functions (logical ids) that may hold it. Raising a service job's
-#: priority is what the Slack approval governs (design.md, "Priority-escalation
-#: approvals" and "Trust model"): only ApplyDecisionsFunction applies it (approved and
+#: priority is what the Slack approval governs (``docs/design.md``, "Priority-escalation
+#: approvals in Slack" and "Trust model"): only ApplyDecisionsFunction applies it (approved and
 #: direct escalations handed over by the functions that record them, and the
 #: scheduled retry of an approved change whose first UpdateServiceJob failed); the
 #: internet-facing Slack function only verifies and records.

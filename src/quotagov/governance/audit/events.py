@@ -1,6 +1,8 @@
 """The CloudTrail record of a Batch management call, as EventBridge delivers it in ``detail``.
 
-Field names follow the CloudTrail record contents reference (facts sheet 4.3):
+Field names follow the CloudTrail record contents reference (AWS CloudTrail User Guide,
+"CloudTrail record contents for management, data, and network activity events",
+https://docs.aws.amazon.com/awscloudtrail/latest/userguide/cloudtrail-event-reference-record-contents.html):
 ``userIdentity``, ``eventTime``, ``eventSource``, ``eventName``, ``requestParameters``,
 ``responseElements``, ``errorCode``/``errorMessage`` (only on failed calls), ``eventID``
 (unique per record, the dedup key). Unknown extra fields are kept and ignored.

@@ -1,6 +1,6 @@
 """Use case: turn a CloudTrail-recorded Batch call into an audit record, and alert on risk.
 
-Issue 7 / design.md "Audit of policy changes". For each call in
+``docs/design.md``, "Audit of policy changes". For each call in
 :data:`~quotagov.governance.audit.events.AUDITED_CALLS`:
 
 1. find the resource, and the job queue whose chain records it (quota shares and

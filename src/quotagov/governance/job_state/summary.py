@@ -111,7 +111,7 @@ def preemption_kind(
     """Which kind of preemption most likely stopped a job of a share, from its configuration.
 
     Batch does not say why an attempt was preempted (the ``statusReason`` text is not
-    documented, §1.5), so the kind is inferred from the share's configuration:
+    documented), so the kind is inferred from the share's configuration:
 
     * a share that cannot borrow (``RESERVE``/``LEND``) loses jobs only to in-share
       preemption (or to a lowered capacity limit) -> ``in-share`` when in-share
