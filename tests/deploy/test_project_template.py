@@ -1,4 +1,4 @@
-"""The project's template: the checker's rules, and what issue 9 asks of the installer.
+"""The project's template: the checker's rules, and what the installer must provide.
 
 ``make test`` runs ``sam build`` (target ``lint-template``) before the suite, so
 :func:`test_built_template_passes_every_check` walks ``.aws-sam/build/template.yaml``:
@@ -144,7 +144,7 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_funct
     for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
         on_audit = {a for a, t in _granted(function) if t == "AuditTable"}
         assert on_audit <= {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}
-        # One writer (issue 14): the others hand decisions over the audit queue.
+        # One writer: the others hand decisions over the audit queue.
         assert ("dynamodb:PutItem" in on_audit) == (function == "AuditFunction"), function
         hands_over = ("sqs:SendMessage", "AuditQueue") in _granted(function)
         assert hands_over == (function not in {"AuditFunction", "AuditDigestFunction"}), function
@@ -313,7 +313,7 @@ def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
     nouns = ("QuotaShare", "SchedulingPolicy", "JobQueue", "ServiceEnvironment")
     expected = {f"{verb}{noun}" for noun in nouns for verb in ("Create", "Update", "Delete")}
     expected |= {"UpdateServiceJob", "TerminateServiceJob"}
-    expected |= {"SubmitServiceJob"}  # a job submitted around quotagov (issue 14)
+    expected |= {"SubmitServiceJob"}  # a job submitted around quotagov
     assert sorted(pattern["detail"]["eventName"]) == sorted(expected)
     # Mutating calls reach a rule in the default ENABLED state (Amazon EventBridge User
     # Guide, "AWS service events delivered via AWS CloudTrail",

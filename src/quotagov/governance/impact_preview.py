@@ -1,6 +1,7 @@
 """Impact preview: what raising a job's ``schedulingPriority`` would do right now.
 
-Steps (issue 6, "Impact preview"):
+Steps (the impact preview of ``docs/design.md``, "Priority-escalation approvals in
+Slack"):
 
 1. Read the governed queue's current state through the Batch port:
    ``ListServiceJobs`` for RUNNABLE, SCHEDULED, STARTING and RUNNING jobs (every

@@ -1,7 +1,7 @@
 """Why is my job waiting: position, reason and estimated start of a RUNNABLE job.
 
 What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
-(issue 19, "Why is my job waiting")::
+(why a job waits, ``docs/design.md``, "People and operators are told")::
 
     "waiting": {
       "position": {"queue": 2, "share": 1, "queueLength": 2},   # GetJobQueueSnapshot

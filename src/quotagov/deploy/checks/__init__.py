@@ -4,7 +4,7 @@ Run after ``sam build`` on ``.aws-sam/build/template.yaml`` (or on ``template.ya
 
     python -m quotagov.deploy.checks [TEMPLATE] [--events DIR]
 
-Four families of rules (issue 9; docs/architecture.md for the names):
+Four families of rules (docs/architecture.md for the names):
 
 ``handler``
     Every ``AWS::Serverless::Function``'s ``Handler`` (``package.module.attribute``)
@@ -33,7 +33,8 @@ Four families of rules (issue 9; docs/architecture.md for the names):
     Every dead-letter target queue (redrive policies, ``OnFailure`` destinations, event
     ``DeadLetterConfig``) has an alarm on its first visible message, every function
     alarms on ``Errors`` and ``Throttles`` and logs to a log group with retention,
-    every API stage writes access logs to one, and there is a dashboard (issue 19).
+    every API stage writes access logs to one, and there is a dashboard (operators are
+    told).
 
 Every rule reports :class:`Finding` values; an empty list means the template passes.
 """

@@ -8,7 +8,7 @@ content the checker cannot see); no action contains ``*`` (or ``?``); a resource
 (:data:`NO_RESOURCE_LEVEL_ACTIONS`); the append-only tables (:data:`APPEND_ONLY_TABLES`)
 get no update or delete action (:data:`MUTATING_TABLE_ACTIONS`); the actions in
 :data:`EXCLUSIVE_ACTIONS` go only to the functions listed there; only the functions
-of :data:`EXCLUSIVE_TABLE_WRITERS` write those tables (issue 14: one audit writer);
+of :data:`EXCLUSIVE_TABLE_WRITERS` write those tables (one audit writer);
 the audit keys' usage (:data:`KEY_POLICY_ONLY_ACTIONS`) is granted by their key
 policies, never by an IAM policy; and nobody is allowed to remove or unlock a digest
 (:data:`UNDELETABLE_BUCKETS`, :data:`OBJECT_REMOVAL_ACTIONS`).
@@ -85,7 +85,7 @@ EXCLUSIVE_ACTIONS: Mapping[str, frozenset[str]] = {
 
 #: Table -> the only functions that may write it (any of :data:`TABLE_WRITE_ACTIONS`).
 #: The audit log has one writer; every other function hands decisions to it over the
-#: audit queue (issue 14).
+#: audit queue.
 EXCLUSIVE_TABLE_WRITERS: Mapping[str, frozenset[str]] = {"AuditTable": frozenset({"AuditFunction"})}
 
 #: Actions that write items of a table (``TransactWriteItems`` is authorised per

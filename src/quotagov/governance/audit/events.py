@@ -30,10 +30,10 @@ from pydantic_core import PydanticCustomError
 from quotagov.governance.audit.errors import AuditEventError as AuditEventError
 from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
 
-#: Batch calls that change policy, audited by quotagov (issue 7; the EventBridge rule's
+#: Batch calls that change policy, audited by quotagov (the EventBridge rule's
 #: ``detail.eventName`` list).
 AUDITED_CALLS: tuple[str, ...] = (
-    "SubmitServiceJob",  # issue 14: a job submitted around quotagov is a finding
+    "SubmitServiceJob",  # a job submitted around quotagov is a finding
     "CreateQuotaShare",
     "UpdateQuotaShare",
     "DeleteQuotaShare",

@@ -269,7 +269,7 @@ class AuditTrail:
         self, call: CloudTrailApiCall, target: Target, controller: bool
     ) -> tuple[None, str, dict[str, Any], list[dict[str, str]]]:
         """A new service job: its scheduling fields as ``after``; a finding when someone
-        other than quotagov submitted it to the governed queue (issue 14)."""
+        other than quotagov submitted it to the governed queue."""
         params = call.parameters
         after = {
             k: params[k]

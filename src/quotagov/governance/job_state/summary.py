@@ -25,7 +25,7 @@ class PreemptionRecord:
             preempted before it started; None while its stop is unknown).
         lost_work_seconds: time run since the attempt's last checkpoint: ``run_seconds
             % checkpointIntervalSeconds``, or all of ``run_seconds`` without
-            checkpointing (issue 5; assumes checkpoints every interval from the start
+            checkpointing (assumes checkpoints every interval from the start
             of the attempt).
         lost_instance_seconds: ``lost_work_seconds`` times the job's instance count.
         kind: ``in-share``, ``cross-share`` or ``unattributed`` (:func:`preemption_kind`).

@@ -1,6 +1,6 @@
 """The owner notifier: tell a job's owner what happened, once per event.
 
-Rules (issue 19, "Owner notifications"; ``docs/design.md``, "People and operators are told"):
+Rules (owner notifications, ``docs/design.md``, "People and operators are told"):
 
 * the recipient is the owner's Slack user id from the policy
   (:func:`quotagov.governance.owners.owner_slack_id`); a message to a user id lands in

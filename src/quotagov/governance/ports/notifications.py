@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 
 class NotificationKind(StrEnum):
-    """The events an owner is told about (issue 19, "Owner notifications")."""
+    """The events an owner is told about (owner notifications)."""
 
     PREEMPTED = "preempted"
     FAILED = "failed"
