@@ -23,8 +23,8 @@ measuring code, so before and after share the machine state of one run. Per side
 KMS and S3 are moto in-process. DynamoDB is :class:`WireTable`, an in-memory table
 answering the low-level client calls the adapter makes in DynamoDB's wire format (typed
 attributes, 1 MB ``Query`` pages, conditional transactions): so the adapter's own
-(de)serialisation is measured, but not moto's. Why: the figures of issue 14's first
-run timed out at 20 minutes for 10,000 records because moto's DynamoDB response
+(de)serialisation is measured, but not moto's. Why: the first run of this benchmark
+on moto timed out at 20 minutes for 10,000 records because moto's DynamoDB response
 serialiser costs tens of ms per record read (part 4 measures it), and its
 ``TransactWriteItems`` deep-copies the whole table on each call (so appending one by
 one is quadratic); neither is DynamoDB's cost. 4. **moto DynamoDB** (``--moto-records``,

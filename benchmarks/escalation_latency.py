@@ -1,6 +1,8 @@
 """Escalation latency: impact preview size scaling and the Slack click round trip.
 
-Slack wants the answer to an interaction within 3 seconds (reference §7.2), and the
+Slack wants the answer to an interaction within 3 seconds (Slack, "Handling user
+interaction in your Slack apps",
+https://docs.slack.dev/interactivity/handling-user-interaction), and the
 preview runs before the request is posted. This script prints:
 
 - the impact-preview time for queues of N active jobs (simulated Batch, in-process);

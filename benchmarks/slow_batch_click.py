@@ -1,4 +1,4 @@
-"""How long the Slack click waits when Batch answers in 5 s (issue 15, fault 4).
+"""How long the Slack click waits when Batch answers in 5 s (a slow Batch, Slack's 3 s).
 
 The embedded runtime (``quotagov.local``) plays the walkthrough up to alice's
 escalation; then every call of the simulated Batch sleeps ``--batch-seconds`` (5 s) of
@@ -8,7 +8,8 @@ Batch calls the Slack function made, and the seconds until the message showed th
 outcome (with the apply function, after SQS delivered the hand-off).
 
 By default it runs this tree's code. ``--compare DIR`` also runs the ``src/`` of
-another checkout in the same run, e.g. the code before issue 15::
+another checkout in the same run, e.g. the code before the Slack function handed its
+decisions to the apply function::
 
     git worktree add /tmp/base-i15 main
     .venv/bin/python benchmarks/slow_batch_click.py --compare /tmp/base-i15

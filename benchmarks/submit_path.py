@@ -10,7 +10,7 @@ Run: ``.venv/bin/python benchmarks/submit_path.py``
    ``template.yaml``) in a fresh interpreter, next to a bare ``import boto3`` measured
    in the same run: CPU time (``time.process_time``, what a Lambda cold start pays at
    its CPU share) and wall time, medians of ``--runs`` interpreters. Target: CPU time
-   <= 1.5x boto3 for every handler (issue 19).
+   <= 1.5x boto3 for every handler (the cold-start budget).
 
    ``--compare SRC`` measures the handler modules of another checkout too (its ``src``
    directory, e.g. ``git worktree add /tmp/base main`` then ``--compare /tmp/base/src``),

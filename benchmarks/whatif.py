@@ -1,6 +1,6 @@
 """What-if benchmark: 4 policies x 100,000 jobs, in one process and in the process pool.
 
-The workload is drawn from the shipped OpenB sample (``../shared/traces``): each job
+The workload is drawn from the shipped OpenB sample (``examples/traces``): each job
 takes the team/class placement, GPU count (as ml.g5.xlarge instances) and run time of
 a random imported task (times divided by ``--compress``); arrivals are Poisson at the
 rate that offers ``--load`` of the 24-instance environment. The 4 policies are
@@ -34,7 +34,7 @@ from quotagov.whatif import WhatIf, Workload, run_whatif
 from quotagov.whatif.importers import from_csv
 from quotagov.whatif.mapping import parse_maps
 
-TRACE = Path(__file__).resolve().parents[1] / "../shared/traces/openb_pod_list_gpushare40.csv"
+TRACE = Path(__file__).resolve().parents[1] / "examples/traces/openb_pod_list_gpushare40.csv"
 MAPS = [
     "LS=research:exploratory",
     "BE=applied:scheduled",

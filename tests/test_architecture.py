@@ -1,6 +1,6 @@
 """The package's shape, checked: no import cycle, and the layers point one way.
 
-``design.md``, "Shape": handlers and local -> governance -> policy, scheduler and ports;
+``docs/design.md``, "Shape": handlers and local -> governance -> policy, scheduler and ports;
 adapters implement the ports. Imports are read from the source with :mod:`ast`,
 function-level imports included, so a cycle hidden inside a function counts too.
 Imports under ``if TYPE_CHECKING:`` are left out of the cycle check (they are never

@@ -3,7 +3,7 @@
 The figures (CPU time against a bare ``import boto3``) are printed by
 ``benchmarks/submit_path.py``; this test pins what makes them: the X-Ray SDK (Powertools
 Tracer), the local scheduler (impact preview) and slack_sdk are loaded when first
-needed, never by ``import quotagov.handlers.<module>`` (issue 19).
+needed, never by ``import quotagov.handlers.<module>``.
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ governance use cases and the simulated Batch all read these rules from one place
 Sources:
 
 - Statuses and their order inside one attempt: ``DescribeServiceJob.status`` in
-  botocore's ``batch`` model; ``../shared/reference/aws-and-slack-facts.md`` §3.1
+  botocore's ``batch`` model; AWS Batch User Guide, "Mapping AWS Batch service job
+  status to SageMaker AI status",
+  https://docs.aws.amazon.com/batch/latest/userguide/service-job-status.html
   (SUBMITTED -> PENDING -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED or
   FAILED). Preemption returns a job from a capacity-holding status to RUNNABLE.
-- Saved and lost work at a preemption: ``../shared/spec/scenario-format.md``, "A
+- Saved and lost work at a preemption: ``docs/simulator/spec.md``, "A
   preemption at time t": a job RUNNING for ``r`` seconds in its attempt keeps ``r``
   rounded down to a multiple of ``checkpointIntervalSeconds`` (nothing without
   checkpointing) and loses the rest.
@@ -174,7 +176,7 @@ def max_admissible_instances(
 ) -> int:
     """The most instances of one type a job of a quota share can ever be admitted with.
 
-    Rules (``../shared/spec/scenario-format.md``, "Admission"; AWS Batch quota shares):
+    Rules (``docs/simulator/spec.md``, "Admission"; AWS Batch quota shares):
     a job starts within quota (``used + c <= limit``) or, in a LEND_AND_BORROW share, by
     borrowing up to ``limit x borrowLimit / 100`` more (no cap for -1); and it never
     gets more instances than the service environment has of the type. In-share and

@@ -8,7 +8,7 @@ quota shares build on these models: the governance policy
 (:mod:`quotagov.policy.models`) and the scenario format of the local scheduler
 (:mod:`quotagov.scheduler.scenario_models`).
 
-Field rules (AWS Batch service quotas page; ``../shared/spec/scenario-format.md``,
+Field rules (AWS Batch service quotas page; ``docs/simulator/spec.md``,
 "Input"): ``capacityUnit`` a non-empty instance type, ``maxCapacity`` at least 1
 instance, ``inSharePreemption`` ENABLED or DISABLED, the strategies of
 :data:`~quotagov.batch_semantics.ShareStrategy`. ``resourceSharingConfiguration`` is

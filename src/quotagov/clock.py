@@ -1,7 +1,7 @@
 """Injectable clocks, so the simulator, expiry and tests agree on time.
 
-All clocks answer in seconds since the Unix epoch (float). See ``design.md``
-("Time comes from an injectable clock").
+All clocks answer in seconds since the Unix epoch (float). See ``docs/design.md``,
+"Decisions" ("Time comes from an injectable clock").
 """
 
 from __future__ import annotations

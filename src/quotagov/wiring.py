@@ -366,7 +366,7 @@ class Services:
             return QueuedAuditSink(SqsAuditQueue(self.settings.audit_queue_url), self.clock)
         if not self.settings.audit_table and "audit_chains" not in self._values:
             handoff = self.optional_handoff()
-            if handoff is not None:  # no audit queue: through the apply function (issue 15)
+            if handoff is not None:  # no audit queue: through the apply function
                 from quotagov.governance.handoff import HandoffAuditSink
 
                 return HandoffAuditSink(handoff)

@@ -1,5 +1,5 @@
 """CloudTrail events of the real envelope for each kind of change: the stored record,
-its exact difference and its findings (issue 7)."""
+its exact difference and its findings."""
 
 from __future__ import annotations
 

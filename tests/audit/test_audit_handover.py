@@ -1,4 +1,4 @@
-"""Issue 14, "One writer": decisions reach the audit writer over the audit queue.
+"""One writer: decisions reach the audit writer over the audit queue.
 
 The sending side (:class:`QueuedAuditSink` over SQS) and the writer's side (the audit
 function's SQS trigger), with moto SQS and DynamoDB: a decision is stored once however

@@ -1,4 +1,4 @@
-"""Issue 14, "Nothing misses the log": a job submitted around quotagov, foreign
+"""Nothing misses the log: a job submitted around quotagov, foreign
 CloudTrail records, other partitions, two changes in one second, an empty map key.
 Each test checks the exact stored record (or that nothing was stored)."""
 

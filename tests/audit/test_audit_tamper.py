@@ -1,8 +1,9 @@
-"""Issue 14, written as the attacker: every tamper the issue names is caught at the right
-record (or digest), with a clear reason.
+"""The tamper-evident audit, written as the attacker: every tamper below is caught at the
+right record (or digest), with a clear reason.
 
 The attacker holds ``dynamodb:PutItem`` and ``dynamodb:DeleteItem`` on the audit table
-(what every function role had before issue 14) and knows the record format exactly:
+(what every function role had before the audit got one writer) and knows the record
+format exactly:
 they recompute SHA-256 hashes with the project's own :func:`record_hash`, rewrite the
 ``prevHash`` links and the dedup markers. They cannot use the KMS keys (no
 ``GenerateMac``, no ``Sign``: the key policies name the writer and the digest function

@@ -1,4 +1,4 @@
-"""Issue 14 in the template: one audit writer, key usage for the sealing and digest
+"""The tamper-evident audit in the template: one audit writer, key usage for the sealing and digest
 functions only, digests nobody can remove, and a platform channel required at deploy.
 
 Read from the built template (``.aws-sam/build/template.yaml``, what ``sam deploy``

@@ -1,4 +1,4 @@
-"""What the built template must show for issue 15 (identity and authority).
+"""What the built template must show for identity and authority.
 
 Read from ``.aws-sam/build/template.yaml`` when ``sam build`` ran (``make test`` runs
 it first), else from ``template.yaml``: only the apply function may call

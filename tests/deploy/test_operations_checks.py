@@ -146,7 +146,7 @@ def test_implicit_api_and_missing_dashboard_are_findings(fixture_project: Fixtur
 
 
 def test_project_template_alarms_every_dead_letter_target_and_function() -> None:
-    """Issue 19, Must show: on the built template (``make test`` builds it first)."""
+    """On the built template (``make test`` builds it first)."""
     template = load_template(default_template(ROOT))
     assert check_operations(template) == []
     assert dead_letter_queues(template) >= {

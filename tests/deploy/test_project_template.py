@@ -1,4 +1,4 @@
-"""The project's template: the checker's rules, and what issue 9 asks of the installer.
+"""The project's template: the checker's rules, and what the installer must provide.
 
 ``make test`` runs ``sam build`` (target ``lint-template``) before the suite, so
 :func:`test_built_template_passes_every_check` walks ``.aws-sam/build/template.yaml``:
@@ -144,7 +144,7 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_funct
     for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
         on_audit = {a for a, t in _granted(function) if t == "AuditTable"}
         assert on_audit <= {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}
-        # One writer (issue 14): the others hand decisions over the audit queue.
+        # One writer: the others hand decisions over the audit queue.
         assert ("dynamodb:PutItem" in on_audit) == (function == "AuditFunction"), function
         hands_over = ("sqs:SendMessage", "AuditQueue") in _granted(function)
         assert hands_over == (function not in {"AuditFunction", "AuditDigestFunction"}), function
@@ -242,7 +242,8 @@ def test_worker_stays_under_batch_submit_rate_and_queue_redrives_to_dlq() -> Non
     # The event source, not reserved concurrency, limits the workers (a throttled
     # function returns messages unprocessed, counting towards the DLQ); each worker paces
     # itself, so all of them together stay under the 5 SubmitServiceJob TPS account
-    # limit (reference facts 1.2).
+    # limit (AWS Batch User Guide, "AWS Batch service quotas",
+    # https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html).
     assert "ReservedConcurrentExecutions" not in worker
     concurrency = sqs["ScalingConfig"]["MaximumConcurrency"]
     assert concurrency >= 2  # the lowest value SQS event sources accept
@@ -312,9 +313,11 @@ def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
     nouns = ("QuotaShare", "SchedulingPolicy", "JobQueue", "ServiceEnvironment")
     expected = {f"{verb}{noun}" for noun in nouns for verb in ("Create", "Update", "Delete")}
     expected |= {"UpdateServiceJob", "TerminateServiceJob"}
-    expected |= {"SubmitServiceJob"}  # a job submitted around quotagov (issue 14)
+    expected |= {"SubmitServiceJob"}  # a job submitted around quotagov
     assert sorted(pattern["detail"]["eventName"]) == sorted(expected)
-    # Mutating calls reach a rule in the default ENABLED state (reference facts 4.3/4.4).
+    # Mutating calls reach a rule in the default ENABLED state (Amazon EventBridge User
+    # Guide, "AWS service events delivered via AWS CloudTrail",
+    # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail.html).
     assert "State" not in rule["Properties"]
 
 

@@ -83,6 +83,6 @@ def test_the_project_template_loads_with_globals_merged() -> None:
     assert variables["POWERTOOLS_SERVICE_NAME"] == "quotagov"
     assert variables["JOBS_TABLE"] == {"Ref": "JobsTable"}
     assert variables["AUDIT_QUEUE_URL"] == {"Ref": "AuditQueue"}
-    assert "AUDIT_TABLE" not in variables  # one audit writer (issue 14)
+    assert "AUDIT_TABLE" not in variables  # one audit writer
     table = template["Resources"]["JobsTable"]["Properties"]
     assert table["GlobalSecondaryIndexes"][0]["IndexName"] == "byBatchJobId"

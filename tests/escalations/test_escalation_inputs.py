@@ -91,7 +91,7 @@ def test_signed_click_without_a_usable_value_gets_a_private_notice(
     assert world.update_calls == []
 
 
-# -- issue 17: the escalation and Slack routes answer in the one error format ----------
+# -- the escalation and Slack routes answer in the one error format --------------------
 
 
 def _escalation_raw(body: str, content_type: str = "application/json") -> tuple[int, Any]:

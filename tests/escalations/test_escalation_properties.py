@@ -1,4 +1,4 @@
-"""Property (issue 17): mutated escalation requests and Slack interactions never give a
+"""Property: mutated escalation requests and Slack interactions never give a
 5xx or an unhandled exception, and never leave a half-written escalation.
 
 After every example: each escalation reads back whole; a job has at most one open

@@ -24,7 +24,7 @@ def erin_without_slack_id(dynamodb_endpoint: str, aws_env: None) -> Iterator[Wor
     """The walkthrough world where Erin (research member and approver U0ERIN) has no
     ``slackUserId`` on her member entry.
 
-    ``policy validate`` refuses such a policy (issue 17); the models alone accept it, and
+    ``policy validate`` refuses such a policy; the models alone accept it, and
     the request-time check stays as a second line for a policy loaded without the
     cross-field rules."""
     data = walkthrough_policy().model_dump(mode="json", exclude_none=True)

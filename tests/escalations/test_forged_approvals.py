@@ -1,6 +1,6 @@
 """Attacks on the apply step by a caller with the Slack function's table rights.
 
-design.md, trust model: the internet-facing Slack function only verifies and records;
+``docs/design.md``, "Trust model": the internet-facing Slack function only verifies and records;
 the apply function alone calls ``UpdateServiceJob``. The Slack function's role holds
 ``dynamodb:UpdateItem`` on the escalations table and the jobs table (its conditional
 writes), and UpdateItem can write any attribute of any item. A compromised Slack

@@ -1,5 +1,5 @@
 """Preview at decision time: Approve recomputes the impact preview, and a material
-change must be confirmed before anything is applied (issue 19).
+change must be confirmed before anything is applied.
 
 Walkthrough world at t=900 (``world.py``): bg-1 RUNNING in background (in-share
 victim of a raise of bg-2), bg-2 RUNNABLE, checkpoints every 600 s.

@@ -11,7 +11,8 @@ from quotagov.clock import ManualClock
 from quotagov.handlers.slack_interactions import verify_slack_request
 from support.slack import slack_signature
 
-# Slack's published request-signing example (reference §7.1).
+# Slack's published request-signing example (Slack, "Verifying requests from Slack",
+# https://api.slack.com/authentication/verifying-requests-from-slack).
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 SLACK_TS = 1531420618
 SLACK_BODY = (

@@ -181,7 +181,7 @@ def _payload(name: str, checkpointing: bool) -> str:
 
 
 #: (job name, team, share, level, submitted at (s from t=0), owner, checkpoint interval,
-#: run seconds), as in shared/scenarios/aws-walkthrough.json
+#: run seconds), as in src/quotagov/examples/aws-walkthrough.json
 WALKTHROUGH_JOBS = [
     ("bg-1", "research", "background", "standard", 0, ALICE, 600, 3600),
     ("bg-2", "research", "background", "standard", 0, ALICE, 600, 3600),

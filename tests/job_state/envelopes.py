@@ -1,4 +1,8 @@
-"""Build real ``Batch Service Job State Change`` envelopes (reference §4.1) for tests."""
+"""Build real ``Batch Service Job State Change`` envelopes for tests.
+
+The shape is AWS Batch User Guide, "Service job state change events",
+https://docs.aws.amazon.com/batch/latest/userguide/service-job-events.html.
+"""
 
 from __future__ import annotations
 

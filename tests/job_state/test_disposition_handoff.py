@@ -1,5 +1,5 @@
 """Disposition buttons split like approvals: the Slack function records the owner's
-choice and hands it over; the apply function submits the successor (issue 15)."""
+choice and hands it over; the apply function submits the successor."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property (issue 17): mutated ``POST /jobs/{jobId}/disposition`` requests never give a
+"""Property: mutated ``POST /jobs/{jobId}/disposition`` requests never give a
 5xx or an unhandled exception, and never leave a half-written decision.
 
 Frank's release job ``rel-1`` ran out of preemption retries and waits for its owner's

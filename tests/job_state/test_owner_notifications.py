@@ -1,6 +1,6 @@
 """Owner notifications: a DM to the job's owner per preemption, failure and
 disposition, once per event however often delivered, a digest for repeated
-preemptions, the team's opt-out, and nothing for anyone else (issue 19).
+preemptions, the team's opt-out, and nothing for anyone else.
 
 Through the job-state handler, with the moto JobsTable (which also holds the
 notification log), the simulated Batch and the loopback fake Slack.

@@ -1,4 +1,4 @@
-"""Property (issue 17): each handler, given mutated versions of the events its trigger
+"""Property: each handler, given mutated versions of the events its trigger
 sends (``events/*.json``, mutated where the sender has a say, see
 :func:`mutated_events`), never raises and never answers an API request with a 5xx;
 and whatever it stored reads back whole.

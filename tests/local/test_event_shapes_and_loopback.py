@@ -1,4 +1,4 @@
-"""Issue 17: every handler takes every event shape its trigger can send, and local
+"""Every handler takes every event shape its trigger can send, and local
 commands never leave loopback.
 
 One local runtime (the real template) for the module; each handler gets the shapes

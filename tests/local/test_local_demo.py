@@ -99,7 +99,7 @@ def check_audit_ties_quotagovs_own_batch_call_to_its_decision(demo: dict[str, An
         e for e in entries if e["recordType"] == "CloudTrail" and e["action"] == "UpdateServiceJob"
     ]
     assert len(update) == 1
-    # the apply function, the only holder of batch:UpdateServiceJob (issue 15)
+    # the apply function, the only holder of batch:UpdateServiceJob
     assert update[0]["actor"].endswith("ApplyDecisionsFunctionRole/ApplyDecisionsFunction")
     assert update[0]["quotagov"] is True and update[0]["decision"] == "EscalationApproved"
     admin = [e for e in entries if e["action"] == "UpdateQuotaShare"]

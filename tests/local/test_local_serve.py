@@ -286,7 +286,7 @@ def test_local_endpoints_refuse_bad_input(base_url: str) -> None:
     assert status == 404
 
 
-# -- issue 17: serve robustness --------------------------------------------------------
+# -- serve robustness ------------------------------------------------------------------
 
 
 def _raw(base_url: str, request: bytes) -> tuple[int, Any]:

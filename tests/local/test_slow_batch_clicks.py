@@ -1,4 +1,4 @@
-"""Slack's 3-second limit with Batch answering in 5 s (issue 15, fault 4).
+"""Slack's 3-second limit with Batch answering in 5 s.
 
 The embedded runtime plays the walkthrough up to alice's escalation; then every Batch
 call of the simulated Batch takes 5 s of wall time. The approver's click (and a double

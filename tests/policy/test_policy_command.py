@@ -71,7 +71,7 @@ def test_validate_needs_a_file() -> None:
 def test_eight_faults_of_both_stages_in_one_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Model faults and cross-field faults together: one run, not three (issue 17)."""
+    """Model faults and cross-field faults together: one run, not three."""
     data = yaml.safe_load(example_policy_text())
     data["jobQueue"] = "not a queue!"  # cross-field
     data["quotaShares"][0]["capacityLimits"][0]["maxCapacity"] = 0  # model

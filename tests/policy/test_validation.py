@@ -1,4 +1,4 @@
-"""Policy validation: every fault is reported, each with its path (issue 4)."""
+"""Policy validation: every fault is reported, each with its path."""
 
 from __future__ import annotations
 

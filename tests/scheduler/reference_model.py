@@ -1,6 +1,6 @@
 """A deliberately simple, slow model of the scheduler spec, for differential tests.
 
-Written from ``../shared/spec/scenario-format.md`` alone, with no shortcut: at every
+Written from ``docs/simulator/spec.md`` alone, with no shortcut: at every
 event time it recomputes everything from the job records (who holds what, in which
 order, each share's queue), and the scheduling pass is the spec's sweeps read
 literally: take every share's first RUNNABLE job not set aside, try step 2 for every

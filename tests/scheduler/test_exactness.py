@@ -1,5 +1,5 @@
 """Hand-worked cases of the spec's sweeps, set-asides and event times, and of jobs
-that can never be admitted (``../shared/spec/scenario-format.md``: the sweeps after
+that can never be admitted (``docs/simulator/spec.md``: the sweeps after
 "Order of a scheduling pass", "Event times"). Each expected value is worked out in
 the test's docstring; the simple model of the spec (:mod:`.reference_model`) agrees.
 """

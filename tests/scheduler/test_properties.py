@@ -1,6 +1,6 @@
 """Property tests: every invariant of the spec over random small scenarios.
 
-Invariants (``../shared/spec/scenario-format.md``, "Invariants"), checked after every
+Invariants (``docs/simulator/spec.md``, "Invariants"), checked after every
 event time's scheduling pass through the step API:
 
 1. sum of used(s,u) <= capacity(u);

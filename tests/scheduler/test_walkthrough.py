@@ -1,4 +1,4 @@
-"""The AWS walkthrough (../shared/scenarios/aws-walkthrough.expected.md), row by row."""
+"""The AWS walkthrough (``tests/data/scenarios/aws-walkthrough.expected.md``), row by row."""
 
 from __future__ import annotations
 

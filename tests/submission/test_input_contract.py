@@ -1,4 +1,4 @@
-"""Issue 17: every bad submission refused clearly, before anything is stored or sent.
+"""Every bad submission refused clearly, before anything is stored or sent.
 
 Each test is one fault of the issue, with the exact answer, and checks what was left
 unchanged (the jobs table, the submission queue, the audit log, Batch).

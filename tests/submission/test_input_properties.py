@@ -1,4 +1,4 @@
-"""Property (issue 17): mutated ``POST /jobs`` requests never give a 5xx or an unhandled
+"""Property: mutated ``POST /jobs`` requests never give a 5xx or an unhandled
 exception, and never leave a half-written record.
 
 After every example the store is checked whole: each item of the jobs table reads back

@@ -163,7 +163,7 @@ def _send_submissions(stack: Stack, count: int) -> None:
 def test_throttled_for_forty_minutes_every_submission_ends_with_exactly_one_service_job(
     stack: Stack, batch: Any
 ) -> None:
-    """Issue 19, Must show: Batch throttles the worker for 40 min (the messages go round,
+    """Batch throttles the worker for 40 min (the messages go round,
     5 receives, into the DLQ); the reconciler re-queues; once Batch answers, each
     submission has exactly one service job and none stays QUEUED."""
     start = stack.clock.now()

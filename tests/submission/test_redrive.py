@@ -297,7 +297,7 @@ def test_with_an_audit_queue_the_records_go_to_the_one_writer(
     stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--audit-queue-url`` (the stack's ``AuditQueueUrl`` output with ``--stack``): the
-    MessageRedriven record travels to AuditFunction, which seals it (issue 14); nothing
+    MessageRedriven record travels to AuditFunction, which seals it (one writer); nothing
     is written to the table by the operator, and no warning is printed."""
     audit_queue = _audit_queue(stack)
     stuck = _queued("via-queue")

@@ -1,4 +1,4 @@
-"""Hypothesis strategies that mutate a valid JSON document (issue 17 property tests).
+"""Hypothesis strategies that mutate a valid JSON document (for the property tests).
 
 :func:`mutated` draws a copy of a document with a few changes, each one of: a member set
 to an arbitrary JSON value (huge and non-finite numbers, long and odd strings, nested

@@ -24,7 +24,7 @@ SAMPLE_CLICK = "slack_interactions-approve"
 
 
 def slack_signature(secret: str, timestamp: int | str, body: bytes) -> str:
-    """``X-Slack-Signature`` exactly as Slack computes it (reference §7.1)."""
+    """``X-Slack-Signature`` exactly as Slack computes it ("Verifying requests from Slack")."""
     base = b"v0:" + str(timestamp).encode() + b":" + body
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 

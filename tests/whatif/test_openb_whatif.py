@@ -1,4 +1,4 @@
-"""``quotagov whatif`` on the shipped OpenB sample (``../shared/traces``), end to end."""
+"""``quotagov whatif`` on the shipped OpenB sample (``examples/traces``), end to end."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from quotagov.whatif import WorkloadError, run_policy
 from quotagov.whatif.importers import from_csv
 from quotagov.whatif.mapping import parse_gpu_types, parse_maps
 
-TRACE = Path(__file__).resolve().parents[2] / "../shared/traces/openb_pod_list_gpushare40.csv"
+TRACE = Path(__file__).resolve().parents[2] / "examples/traces/openb_pod_list_gpushare40.csv"
 MAPS = [
     "LS=research:exploratory",
     "BE=applied:scheduled",

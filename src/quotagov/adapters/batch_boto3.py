@@ -2,7 +2,9 @@
 
 The client retries throttling (HTTP 429 ``TooManyRequestsException``) and 5xx answers
 itself, with botocore's ``adaptive`` retry mode (client-side rate limiting on top of
-exponential back-off; reference facts §2.8). What is left after those retries is
+exponential back-off; Boto3 guide, "Retries",
+https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html). What is left
+after those retries is
 turned into the port's named exceptions by :func:`map_client_error`:
 
 ================================================  ==========================
@@ -164,7 +166,8 @@ class Boto3Batch:
         """``SubmitServiceJob``; returns ``{jobArn, jobName, jobId}``.
 
         Pass your own ``clientToken`` (1-64 chars) for idempotency across invocations;
-        without one botocore generates a fresh token per call (reference facts §2.3).
+        without one botocore generates a fresh token per call (botocore's ``batch``
+        service model marks ``clientToken`` as an idempotency token).
         """
         return self._call("SubmitServiceJob", self.client.submit_service_job, request)
 

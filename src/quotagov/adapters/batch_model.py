@@ -22,7 +22,7 @@ Requests are in addition passed through botocore's
 sending, so a request that passes here is one boto3 would send.
 
 The model marks ``DescribeServiceJobResponse.startedAt`` as required although a job
-that has never started has no start time (reference facts §2.5); that one member is
+that has never started has no start time; that one member is
 exempted, see :data:`OUTPUT_REQUIRED_EXEMPT`.
 """
 
@@ -38,7 +38,7 @@ from botocore.model import OperationModel, ServiceModel, Shape, StructureShape
 from botocore.validate import ParamValidator
 
 #: (output shape name, member) pairs the model calls required but Batch can omit.
-#: ``startedAt`` cannot exist before a job first starts (reference facts §2.5).
+#: ``startedAt`` cannot exist before a job first starts.
 OUTPUT_REQUIRED_EXEMPT: frozenset[tuple[str, str]] = frozenset(
     {("DescribeServiceJobResponse", "startedAt")}
 )

@@ -18,7 +18,9 @@ def iter_service_jobs(batch: BatchPort, **request: Any) -> Iterator[dict[str, An
 
     ``request`` takes the API's members (``jobQueue``, ``jobStatus``, ``filters``,
     ``maxResults``); ``nextToken`` is managed here. Remember that with neither
-    ``jobStatus`` nor ``filters`` Batch lists only RUNNING jobs (reference facts §2.6).
+    ``jobStatus`` nor ``filters`` Batch lists only RUNNING jobs (AWS Batch API Reference,
+    "ListServiceJobs",
+    https://docs.aws.amazon.com/batch/latest/APIReference/API_ListServiceJobs.html).
     """
     params = {k: v for k, v in request.items() if k != "nextToken"}
     while True:

@@ -31,7 +31,7 @@ the simulated Batch runs in real time; with a :class:`~quotagov.clock.ManualCloc
 moves only when the clock does. Calls made at one clock instant all take effect
 before that instant's scheduling pass, which runs when the clock moves on or on
 :meth:`SimulatedBatch.sync` (so a job submitted at ``t`` is RUNNABLE until then, and
-same-time submissions are ordered as in ``shared/spec/scenario-format.md``).
+same-time submissions are ordered as in ``docs/simulator/spec.md``).
 
 Fidelity is checked: with ``check_model=True`` (the default) every request is
 checked against botocore's ``batch`` model before it is handled (a fault raises
@@ -279,7 +279,8 @@ class SimulatedBatch:
         clock's, so a ManualClock test of 300 submissions at 5 per virtual second runs
         at once). A throttled call changes nothing and raises
         :class:`BatchThrottledError`. Batch's documented ceiling is 5 TPS for
-        ``SubmitServiceJob`` (reference facts §1.2).
+        ``SubmitServiceJob`` (AWS Batch User Guide, "AWS Batch service quotas",
+        https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html).
 
         Args:
             rate_per_second: calls per clock second; None switches throttling off.

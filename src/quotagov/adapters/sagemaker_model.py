@@ -1,7 +1,9 @@
 """Checking a SageMaker ``CreateTrainingJob`` request against botocore's service model.
 
 The ``serviceRequestPayload`` of a ``SubmitServiceJob`` call is a SageMaker
-``CreateTrainingJob`` request (reference facts §3.2). Batch does not check it; SageMaker
+``CreateTrainingJob`` request (Amazon SageMaker API Reference, "CreateTrainingJob",
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html).
+Batch does not check it; SageMaker
 does, when the job finally starts, hours later. :func:`training_request_faults` checks
 it at submission, as SageMaker's own API would:
 

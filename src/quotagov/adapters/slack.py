@@ -5,7 +5,8 @@ Credentials live in one Secrets Manager secret (``SLACK_SECRET_ARN``) holding JS
 Parameters ``get_secret`` and cached (default 300 s, ``POWERTOOLS_PARAMETERS_MAX_AGE``).
 ``SLACK_API_URL`` overrides the Web API base URL (the local runtime and the tests point
 it at :class:`quotagov.local.fake_slack.FakeSlack`); slack_sdk joins method names to it
-with ``urljoin``, so it must end with ``/`` (reference §7.6).
+with ``urljoin``, so it must end with ``/`` (slack_sdk's source,
+``slack_sdk/web/internal_utils.py``).
 
 Rate limiting: ``chat.postMessage`` allows about one message per second per channel;
 the client carries slack_sdk's ``RateLimitErrorRetryHandler`` so HTTP 429 answers are
@@ -137,7 +138,8 @@ class SlackChatNotifier:
 def respond(response_url: str, text: str, blocks: list[dict[str, Any]]) -> None:
     """Replace the original message through an interaction's ``response_url``.
 
-    Slack accepts 5 uses within 30 minutes (reference §7.3).
+    Slack accepts 5 uses within 30 minutes (Slack, "Handling user interaction in your
+    Slack apps", https://docs.slack.dev/interactivity/handling-user-interaction).
 
     Raises:
         ChatError: when Slack does not answer HTTP 200 or cannot be reached.

@@ -2,7 +2,7 @@
 
 - ``table`` (default): a readable timeline of the status changes, the jobs, the admin
   actions and a per-share summary (durations in d/h/m/s, failed jobs), for a person.
-- ``json``: exactly the spec's output document (``../shared/spec/scenario-format.md``),
+- ``json``: exactly the spec's output document (``docs/simulator/spec.md``),
   byte-identical for the same input, written as the run goes
   (:func:`~quotagov.scheduler.stream_output`: the document is never held in memory);
 - ``json-no-transitions``: the same document without its ``transitions`` list.
@@ -293,7 +293,7 @@ def render_table(
     """The human-readable report of an output document: timeline, jobs, per-share summary.
 
     Args:
-        document: the simulation's output document (``scenario-format.md``).
+        document: the simulation's output document (``docs/simulator/spec.md``, "Output").
         max_rows: at most this many timeline rows and job rows (a line says how many
             more there are).
         actions: the scenario's admin actions (``{at, type, ...fields}``), shown in

@@ -1,6 +1,6 @@
 """Who may see and act on a submission: the access rules, written once.
 
-``design.md``, "Trust model": identity comes from the API's authorizer (an IAM or JWT
+``docs/design.md``, "Trust model": identity comes from the API's authorizer (an IAM or JWT
 principal) or from a verified Slack request (a Slack user id); authority is bound in
 the governance policy. Every route and use case asks these functions, never its own
 copy of the rule.

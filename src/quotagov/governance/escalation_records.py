@@ -1,6 +1,6 @@
 """The escalation request record and its life cycle.
 
-Life cycle (design.md, "Priority-escalation approvals in Slack")::
+Life cycle (``docs/design.md``, "Priority-escalation approvals in Slack")::
 
     PENDING --approve--> APPROVED --UpdateServiceJob ok--> APPLIED
        |                     |\\--UpdateServiceJob failed--> APPLY_FAILED --retry--> APPROVED

@@ -1,6 +1,7 @@
 """Impact preview: what raising a job's ``schedulingPriority`` would do right now.
 
-Steps (issue 6, "Impact preview"):
+Steps (the impact preview of ``docs/design.md``, "Priority-escalation approvals in
+Slack"):
 
 1. Read the governed queue's current state through the Batch port:
    ``ListServiceJobs`` for RUNNABLE, SCHEDULED, STARTING and RUNNING jobs (every
@@ -12,7 +13,7 @@ Steps (issue 6, "Impact preview"):
    threads, so the preview stays well inside API Gateway's 29 s for hundreds of
    jobs.
 2. Rebuild that state in the local scheduler (:class:`quotagov.scheduler.Engine`,
-   semantics in ``spec/scenario-format.md``): started jobs are replayed in the order
+   semantics in ``docs/simulator/spec.md``): started jobs are replayed in the order
    they started, each at its ``startedAt``, with unknown remaining time
    (``runSeconds=None``), so their unsaved work at ``now`` follows from ``startedAt``
    and their checkpoint interval; then the RUNNABLE jobs are submitted at ``now`` in
@@ -23,7 +24,7 @@ Steps (issue 6, "Impact preview"):
    the scheduling pass of each at the same instant and compare. Preemptions that
    happen in both copies are not caused by the raise.
 
-Modelling choices (AWS is SILENT on them, reference §1.3/§1.5): the service
+Modelling choices (AWS does not document these): the service
 environment's capacity per instance type is taken as the sum of the quota shares'
 limits (as the AWS walkthrough sizes it); victims follow the simulator's documented
 order; quota shares are configured as in the policy. The preview is advice for the

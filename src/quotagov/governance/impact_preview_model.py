@@ -40,7 +40,7 @@ class PreemptedJob:
         job_id: Batch service job id.
         job_name: Batch job name.
         quota_share_name: the victim's quota share.
-        kind: ``IN_SHARE`` or ``CROSS_SHARE`` (spec/scenario-format.md, "Semantics").
+        kind: ``IN_SHARE`` or ``CROSS_SHARE`` (docs/simulator/spec.md, "Semantics").
         unsaved_seconds: work since its last checkpoint that preemption would lose
             (seconds; the whole attempt when the job does not checkpoint).
     """

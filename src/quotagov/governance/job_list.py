@@ -7,7 +7,8 @@ Answer::
                "updatedAt", "preemptionCount"}, ...],
      "nextToken": "..." | null}
 
-Rules (issue 19, "Why is my job waiting"; ``design.md`` trust model):
+Rules (why a job waits, ``docs/design.md``, "People and operators are told"; and
+"Trust model"):
 
 * ``team`` is required and the caller must be a member of it (checked before anything
   is read, so a non-member learns nothing, not even whether the team has jobs);

@@ -1,6 +1,7 @@
 """Use case: keep a job's record up to date from one service-job state event.
 
-Flow for each ``Batch Service Job State Change`` (``design.md`` §3):
+Flow for each ``Batch Service Job State Change`` (``docs/design.md``, "Job-state handling
+and retry exhaustion"):
 
 1. find the submission by ``batchJobId`` (index ``byBatchJobId``); a job quotagov did
    not submit is recorded as foreign (``FOREIGN#<jobId>`` item) and otherwise ignored,

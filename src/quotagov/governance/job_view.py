@@ -82,7 +82,7 @@ def show_job(
     ``chain.links`` and, for a RUNNABLE job when ``waiting`` is given, ``batch.waiting``
     (:mod:`quotagov.governance.waiting`).
 
-    Authorization before existence (design.md, trust model): a submission ``caller``
+    Authorization before existence (``docs/design.md``, "Trust model"): a submission ``caller``
     may not see (:func:`quotagov.governance.access.may_view`) gets the very answer of
     one that does not exist, so ids (``uuid5`` of principal and ``clientRequestId``,
     computable by anyone) cannot be probed across teams.

@@ -1,7 +1,7 @@
 """Who owns a job, and how to reach them in Slack: one rule for every use case.
 
 The owner of a submission is its submitter's principal (``JobRecord.principal``, taken
-from API Gateway's authorizer, ``design.md`` trust model); their Slack user id is the
+from API Gateway's authorizer, ``docs/design.md``, "Trust model"); their Slack user id is the
 record's ``ownerSlackUserId`` or, for records written before it existed, the
 ``slackUserId`` of the team member with that principal in the policy.
 """

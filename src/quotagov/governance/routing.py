@@ -7,7 +7,7 @@ submission is refused. Each reason starts with the request field it is about.
 
 Where the rules come from:
 
-* membership, classes, levels: the policy (``design.md``, "Submission and routing");
+* membership, classes, levels: the policy (``docs/design.md``, "Submission and routing");
   a level in ``approvalLevels`` only is reached by an escalation, never at submission.
 * checkpointing: a class with ``checkpointRequired`` needs ``CheckpointConfig.S3Uri`` and
   a declared ``checkpointIntervalSeconds``; a job that does not checkpoint may not run
@@ -17,7 +17,9 @@ Where the rules come from:
   share) and able to hold the job at all: ``InstanceCount`` within the share's
   ``maxCapacity`` for the instance type plus what ``borrowLimit`` lets it borrow
   (``LEND_AND_BORROW`` only; -1 = no cap). Otherwise Batch would leave the job RUNNABLE
-  with ``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED`` (reference facts 1.4, 1.7).
+  with ``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED`` (AWS Batch User Guide, "Jobs
+  stuck in RUNNABLE due to misconfiguration",
+  https://docs.aws.amazon.com/batch/latest/userguide/sm_job_stuck_in_runnable_misconfiguration.html).
 """
 
 from __future__ import annotations

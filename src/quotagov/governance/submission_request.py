@@ -44,7 +44,7 @@ class TrainingResourceConfig(BaseModel):
     """``ResourceConfig`` of the training request: one instance type and a count.
 
     ``InstanceGroups`` and ``InstancePreferences`` are refused: how Batch counts their
-    capacity against quota shares is not documented (reference facts 1.3).
+    capacity against quota shares is not documented.
     """
 
     model_config = ConfigDict(extra="allow")

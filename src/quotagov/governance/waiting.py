@@ -1,7 +1,7 @@
 """Why is my job waiting: position, reason and estimated start of a RUNNABLE job.
 
 What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
-(issue 19, "Why is my job waiting")::
+(why a job waits, ``docs/design.md``, "People and operators are told")::
 
     "waiting": {
       "position": {"queue": 2, "share": 1, "queueLength": 2},   # GetJobQueueSnapshot
@@ -11,7 +11,8 @@ What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
     }
 
 * **Position** comes from Batch: ``GetJobQueueSnapshot.frontOfQueue`` (the first 100
-  RUNNABLE jobs in dispatch order, reference §2.7); ``share`` counts the jobs of the
+  RUNNABLE jobs in dispatch order, botocore's ``batch`` service model); ``share`` counts
+  the jobs of the
   same quota share ahead of it there. Null when the job is not among those 100.
 * **Reason** is the first that holds, in this order (codes are stable, texts are for
   people): ``LARGER_THAN_ENVIRONMENT`` (more instances than the service environment
@@ -42,7 +43,7 @@ What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
   bounded by its payload's ``StoppingCondition.MaxRuntimeInSeconds``: the latest start
   if the jobs ahead run to their limit (Batch may start it earlier). Null when a job
   it waits behind has no such limit. Modelling choices as in the impact preview
-  (AWS is SILENT on victim selection and dispatch details, reference §1.5).
+  (AWS does not document victim selection and dispatch details).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``ApplyDecisionsFunction``: acts on the decisions other functions recorded.
 
-The only function whose role may call ``batch:UpdateServiceJob`` (design.md, trust
-model): the internet-facing Slack function verifies a click and records the decision
-with its conditional write, then hands it over on the SQS ``ApplyQueue`` (only the
+The only function whose role may call ``batch:UpdateServiceJob`` (``docs/design.md``,
+"Trust model"): the internet-facing Slack function verifies a click and records the
+decision with its conditional write, then hands it over on the SQS ``ApplyQueue`` (only the
 Slack and escalation API functions' roles may send there; the queue policy says so).
 Triggers:
 

@@ -1,7 +1,7 @@
 """``AuditFunction``, the one audit writer: CloudTrail-recorded Batch calls and the
 other functions' decisions.
 
-Two triggers (issue 14, "One writer"):
+Two triggers (the audit has one writer, this function):
 
 - an SQS batch from the audit queue (``Records``): each message is a decision record
   another function handed over (:mod:`quotagov.governance.audit.handover`), appended

@@ -8,7 +8,9 @@ Retrying APPLY_FAILED requests (``UpdateServiceJob``) is not done here: only
 schedule retries them (:mod:`quotagov.handlers.apply_decisions`). This function makes
 no mutating Batch call.
 
-The event is EventBridge's ``Scheduled Event`` (reference §9.5). It carries no input:
+The event is EventBridge's ``Scheduled Event`` (Powertools for AWS Lambda (Python),
+"Parser", https://docs.aws.amazon.com/powertools/python/latest/utilities/parser/, for
+its envelope fields). It carries no input:
 the schedule itself is the trigger, so every shape a trigger or an operator can send
 runs the housekeeping: the full event, one without ``version`` (what
 ``sam local generate-event cloudwatch scheduled-event`` writes), ``{}`` (a console test

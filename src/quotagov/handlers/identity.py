@@ -1,6 +1,8 @@
 """Who is calling: the principal from an API Gateway request context, never from the body.
 
-Looked up in this order (reference facts, section 8):
+Looked up in this order (API Gateway Developer Guide, "Lambda proxy integrations in API
+Gateway",
+https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html):
 
 1. REST API with IAM (SigV4) auth: ``requestContext.identity.userArn``;
 2. REST API with a Cognito user-pool authorizer: ``requestContext.authorizer.claims.sub``;

@@ -1,6 +1,8 @@
 """``JobStateFunction``: ``Batch Service Job State Change`` events -> job records.
 
-Triggers (both accepted, so the template may choose; reference §4.2):
+Triggers (both accepted, so the template may choose; Amazon EventBridge User Guide, "How
+EventBridge retries delivering events",
+https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html):
 
 * an EventBridge rule invoking the function directly with **one event** per
   invocation (asynchronous invoke: Lambda retries, then the rule's DLQ); or

@@ -2,7 +2,8 @@
 
 Shape: the EventBridge envelope (``EventBridgeModel``) whose ``detail`` mirrors the
 ``DescribeServiceJob`` response minus ``tags`` and ``serviceRequestPayload``
-(reference ``aws-and-slack-facts.md`` §4.1, AWS Batch user guide "Service job events").
+(AWS Batch User Guide, "Service job state change events",
+https://docs.aws.amazon.com/batch/latest/userguide/service-job-events.html).
 Only ``detail.jobId`` and ``detail.status`` are required: AWS warns that fields can be
 added at any time and does not say which newer members (``quotaShareName``,
 ``preemptionSummary``, ``capacityUsage``, ...) every event carries, so unknown fields

@@ -2,7 +2,10 @@
 
 The function is internet-facing (no IAM authorization; the Slack signature is the
 authentication), so it only verifies and records. Order of work, per Slack's
-request-signing guide (reference §7.1-7.2):
+request-signing guide (Slack, "Verifying requests from Slack",
+https://api.slack.com/authentication/verifying-requests-from-slack, and "Handling user
+interaction in your Slack apps",
+https://docs.slack.dev/interactivity/handling-user-interaction):
 
 1. Verify the signature before anything else
    (:func:`quotagov.handlers.slack_signature.verify_slack_request`: HMAC-SHA256 over

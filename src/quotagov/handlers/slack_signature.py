@@ -1,4 +1,7 @@
-"""Slack request signing: is this request from Slack, and fresh? (reference §7.1).
+"""Slack request signing: is this request from Slack, and fresh?
+
+Slack, "Verifying requests from Slack",
+https://api.slack.com/authentication/verifying-requests-from-slack.
 
 :func:`verify_slack_request` checks the ``X-Slack-Signature`` header over the raw body
 bytes as Slack sent them (base64-decoded when API Gateway or a function URL set

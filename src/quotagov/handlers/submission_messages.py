@@ -2,7 +2,7 @@
 
 * ``{"submissionId": "<id>"}``: a submission the API stored ``QUEUED``. The worker
   takes who submitted it, for which team and what, from that stored record, never from
-  the message (design.md, trust model: identity comes from API Gateway's authorizer).
+  the message (``docs/design.md``, "Trust model": identity comes from API Gateway's authorizer).
 
 Anything else is unusable and refused: a whole submission put straight on the queue
 (with or without a ``principal`` message attribute: anyone who can send to the queue

@@ -1,6 +1,6 @@
 """Building the simulated AWS Batch the local runtime uses, from a walkthrough scenario.
 
-The scenario (``spec/scenario-format.md``) gives the service environment's capacity
+The scenario (``docs/simulator/spec.md``) gives the service environment's capacity
 (``capacity``: instance type -> instances), the engine options and the quota shares;
 the simulated Batch (:class:`quotagov.adapters.batch_simulated.SimulatedBatch`) gets
 one job queue, named like the policy's ``jobQueue`` ARN, with those shares created

@@ -3,9 +3,11 @@
 The simulated Batch does not emit CloudTrail records; in AWS, every mutating Batch
 call (``UpdateQuotaShare``, ``UpdateServiceJob``...) is a management event that
 CloudTrail delivers to EventBridge as ``AWS API Call via CloudTrail`` with the
-caller's ``userIdentity`` (``aws-and-slack-facts.md`` section 4.3). The local runtime
-wraps the Batch port in :class:`CloudTrailRecordingBatch`, which synthesizes exactly
-that envelope after each mutating call, successful or not (failed calls carry
+caller's ``userIdentity`` (Amazon EventBridge User Guide, "AWS service events delivered
+via AWS CloudTrail",
+https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail.html).
+The local runtime wraps the Batch port in :class:`CloudTrailRecordingBatch`, which
+synthesizes exactly that envelope after each mutating call, successful or not (failed calls carry
 ``errorCode``/``errorMessage`` and a null ``responseElements``), and hands it to the
 event bus, where the template's rules route it.
 

@@ -196,8 +196,8 @@ class DemoDriver:
         """Every preemption seen in the events: ``{jobName, kind, forJob, at}``.
 
         A preempted attempt carries ``PREEMPTED:<kind> ... <beneficiary job ARN>`` as
-        its ``statusReason`` (the simulated Batch's wording; AWS's text is not
-        documented, reference facts section 1.5).
+        its ``statusReason`` (the simulated Batch's wording; AWS does not document its
+        text).
         """
         names = {d["jobArn"]: d["jobName"] for d in self.state_events() if "jobArn" in d}
         seen: dict[tuple[str, str], dict[str, Any]] = {}
@@ -286,7 +286,8 @@ class DemoDriver:
         """POST a ``block_actions`` payload for the button ``action_id`` of ``message``.
 
         Signed like Slack does (v0, HMAC-SHA256 of ``v0:<timestamp>:<body>`` with the
-        signing secret, reference section 7.1) unless ``sign`` is False, in which case
+        signing secret; Slack, "Verifying requests from Slack") unless ``sign`` is
+        False, in which case
         a signature made with a wrong secret is sent.
         """
         try:

@@ -1,9 +1,9 @@
 """The end-to-end demo: the three-share walkthrough replayed through the real API and handlers.
 
-The timeline is the one of ``aws-walkthrough.json`` (``../shared/scenarios``, worked by
-hand in ``aws-walkthrough.expected.md``), driven through quotagov instead of straight
-into Batch, plus the governance steps the walkthrough does not have. Virtual time
-``t`` is seconds since the demo's start:
+The timeline is the one of ``src/quotagov/examples/aws-walkthrough.json`` (worked by
+hand in ``tests/data/scenarios/aws-walkthrough.expected.md``), driven through quotagov
+instead of straight into Batch, plus the governance steps the walkthrough does not
+have. Virtual time ``t`` is seconds since the demo's start:
 
 ======  =====================================================================
 t       what the demo does

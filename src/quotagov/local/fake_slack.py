@@ -2,7 +2,9 @@
 
 It serves, on ``127.0.0.1`` and a free port, the two Web API methods quotagov calls
 (``chat.postMessage`` and ``chat.update``) plus ``response_url`` endpoints, and
-answers the way Slack does (reference §7.3-7.4 of ``aws-and-slack-facts.md``):
+answers the way Slack does (Slack, "Handling user interaction in your Slack apps",
+https://docs.slack.dev/interactivity/handling-user-interaction, and "chat.postMessage",
+https://api.slack.com/methods/chat.postMessage):
 
 - every answer is HTTP 200 with ``{"ok": true, ...}`` or ``{"ok": false, "error": code}``;
 - a missing bearer token is ``not_authed``, a wrong one ``invalid_auth``;
@@ -15,7 +17,7 @@ answers the way Slack does (reference §7.3-7.4 of ``aws-and-slack-facts.md``):
   text; with ``replace_original`` it overwrites the message it belongs to, with
   ``delete_original`` deletes it, else it posts a new message: with ``response_type:
   in_channel`` a channel message (listed in :attr:`FakeSlack.messages`), by default
-  (``ephemeral``, reference §7.3) one only the clicker sees, kept only as the call
+  (``ephemeral``) one only the clicker sees, kept only as the call
   (:meth:`FakeSlack.calls_to` ``("response_url")``, the runtime's
   ``/_local/slack/responses``), never among the channel's messages.
 
@@ -48,7 +50,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
-#: How many times Slack lets one ``response_url`` be used (reference §7.3).
+#: How many times Slack lets one ``response_url`` be used (within 30 minutes).
 RESPONSE_URL_MAX_USES = 5
 
 
@@ -416,7 +418,8 @@ def _bearer(header: str | None) -> str | None:
 
 def slack_signature(signing_secret: str, timestamp: int | str, body: bytes) -> str:
     """``X-Slack-Signature`` as Slack computes it: ``v0=`` + HMAC-SHA256 hex of
-    ``v0:<timestamp>:<raw body>`` keyed with the signing secret (reference §7.1)."""
+    ``v0:<timestamp>:<raw body>`` keyed with the signing secret (Slack, "Verifying requests
+    from Slack")."""
     base = b"v0:" + str(timestamp).encode() + b":" + body
     return "v0=" + hmac.new(signing_secret.encode(), base, hashlib.sha256).hexdigest()
 

@@ -192,7 +192,7 @@ class _RuntimeRequestHandler(BaseHTTPRequestHandler):
             {
                 "url": c.url,
                 "text": c.params.get("text"),
-                # Slack's default: only the clicker sees it (reference §7.3)
+                # Slack's default: only the clicker sees it (response_type ephemeral)
                 "responseType": c.params.get("response_type") or "ephemeral",
                 "ok": c.ok,
                 "at": c.at,

@@ -12,7 +12,9 @@
 - :func:`sqs_event`: the SQS event source mapping's ``Records`` batch.
 - :func:`scheduled_event`: the EventBridge ``Scheduled Event`` envelope.
 
-See ``aws-and-slack-facts.md`` section 8 for the fields that matter.
+See API Gateway Developer Guide, "Lambda proxy integrations in API Gateway"
+(https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html),
+for the fields that matter.
 """
 
 from __future__ import annotations

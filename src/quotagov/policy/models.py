@@ -161,7 +161,7 @@ class Member(_Model):
 
 
 class OwnerNotifications(_Model):
-    """Direct messages to a job's owner (``design.md`` §6: people are told).
+    """Direct messages to a job's owner (``docs/design.md``, "People and operators are told").
 
     Attributes:
         enabled: False opts the whole team out of owner messages (the events are still

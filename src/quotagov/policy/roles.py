@@ -1,5 +1,5 @@
 """Execution roles bound in the policy: which SageMaker execution roles a team's jobs
-may name in ``serviceRequestPayload.RoleArn`` (design.md, trust model: authority is
+may name in ``serviceRequestPayload.RoleArn`` (``docs/design.md``, "Trust model": authority is
 bound in the policy).
 
 A team and a workload class each list ``executionRoles``: exact IAM role ARNs, or

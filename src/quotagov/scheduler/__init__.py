@@ -1,6 +1,6 @@
 """The local scheduler: a discrete-event simulator of AWS Batch quota-share scheduling.
 
-Pure Python, no AWS imports. Contract: ``../shared/spec/scenario-format.md``.
+Pure Python, no AWS imports. Contract: ``docs/simulator/spec.md``.
 
 - :class:`Engine`: the step-by-step API (submit, update priority, update a share,
   terminate, advance the clock, read jobs and shares, fork);

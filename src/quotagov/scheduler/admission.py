@@ -1,6 +1,6 @@
 """Admission rules: within quota, borrowing (borrow limit, RESERVE rule), DISABLED shares.
 
-From ``../shared/spec/scenario-format.md`` ("Admission of a job j of share s needing c
+From ``docs/simulator/spec.md`` ("Admission of a job j of share s needing c
 instances of u"), which follows the AWS Batch quota-management pages (resource
 sharing strategies and ``borrowLimit``):
 

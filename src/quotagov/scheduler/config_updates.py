@@ -1,6 +1,6 @@
 """Configuration checks and updates of the engine: the initial set-up, ``UpdateQuotaShare``.
 
-Rules (``../shared/spec/scenario-format.md``, "Input", and the AWS Batch
+Rules (``docs/simulator/spec.md``, "Input", and the AWS Batch
 ``UpdateQuotaShare`` API): a job queue holds at most 20 shares with unique names; each
 share's fields are checked by :func:`~.rules.share_faults`; capacity counts are
 instances, never negative. An update replaces the fields it gives and keeps the others,

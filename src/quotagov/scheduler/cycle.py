@@ -1,6 +1,6 @@
 """The scheduling pass, run at every event time.
 
-Order (``../shared/spec/scenario-format.md``, "Order of a scheduling pass"):
+Order (``docs/simulator/spec.md``, "Order of a scheduling pass"):
 
 1. Each share's RUNNABLE jobs are in queue order (:mod:`.queueing`); its first job is
    its head. STRICT_FIFO: a head that cannot start blocks its share. BEST_EFFORT_FIFO:

@@ -1,6 +1,6 @@
 """The local scheduler, drivable step by step: submit, update, terminate, advance, read.
 
-Semantics: ``../shared/spec/scenario-format.md``. The engine is a discrete-event
+Semantics: ``docs/simulator/spec.md``. The engine is a discrete-event
 simulation of AWS Batch quota-share scheduling with a clock in seconds
 (:attr:`Engine.now`). It imports nothing from AWS.
 

@@ -1,6 +1,6 @@
 """Service jobs' life cycle: their records and transitions, and the scheduling pass's actuator.
 
-States and reasons (``../shared/spec/scenario-format.md``, "Semantics" and "Output"):
+States and reasons (``docs/simulator/spec.md``, "Semantics" and "Output"):
 SUBMITTED -> RUNNABLE (or FAILED ``SHARE_DISABLED`` when the share is DISABLED) ->
 SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED; a preempted job goes back to RUNNABLE
 (or FAILED ``RETRIES_EXHAUSTED``, :mod:`quotagov.batch_semantics`); a terminated one becomes FAILED.

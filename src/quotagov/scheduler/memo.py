@@ -1,7 +1,7 @@
 """The STRICT_FIFO pass's memo: what each head can do, and which shares to look at.
 
 The pass (:mod:`.cycle`) would reach the same outcome by looking at every share and
-trying every head at every step in every sweep (``../shared/spec/scenario-format.md``,
+trying every head at every step in every sweep (``docs/simulator/spec.md``,
 "Order of a scheduling pass"); this object keeps what lets it skip that work, and is
 the one place that decides when what it knows no longer holds. The property tests
 compare the outcome with these shortcuts switched off

@@ -1,7 +1,7 @@
 """Typed inputs of the local scheduler: quota shares, options and service-job specs.
 
 Field names are the Batch API's (``CreateQuotaShare``, ``SubmitServiceJob``,
-``UpdateServiceJob``) and the scenario format's (``../shared/spec/scenario-format.md``),
+``UpdateServiceJob``) and the scenario format's (``docs/simulator/spec.md``),
 so a share block can be passed to boto3 unchanged (:meth:`ShareConfig.to_batch`).
 
 Units: times in seconds (int or float), capacities and counts in instances,

@@ -1,6 +1,6 @@
 """A STRICT_FIFO quota share's RUNNABLE jobs in queue order (scheduling pass, step 1).
 
-Order (``../shared/spec/scenario-format.md``, "Order of a scheduling pass"):
+Order (``docs/simulator/spec.md``, "Order of a scheduling pass"):
 ``schedulingPriority`` high first, then submission time, then input order. A preempted
 job goes back with the same key, so it keeps its original place. (BEST_EFFORT_FIFO
 shares keep theirs in :class:`~.sweep_queue.SweepQueue`, with the pass's set-asides.)

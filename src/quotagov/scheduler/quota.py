@@ -1,6 +1,6 @@
 """Quota accounting: ``limit``, ``used``, ``free``, ``idle`` and ``borrowed`` per instance type.
 
-Definitions (``../shared/spec/scenario-format.md``, "Semantics"), for share ``s`` and
+Definitions (``docs/simulator/spec.md``, "Semantics"), for share ``s`` and
 instance type ``u``:
 
 - ``limit(s,u)``: the share's ``maxCapacity`` for ``u`` (0 when it has none: a share

@@ -3,7 +3,7 @@
 Limits come from the AWS Batch quota-management pages (at most 20 shares per job
 queue, 1 to 5 capacity limits per share, ``maxCapacity`` at least 1, ``borrowLimit``
 at least -1 and only with LEND_AND_BORROW, ``schedulingPriority`` 0-9999) and from
-``../shared/spec/scenario-format.md`` ("Invalid input"). Every function returns one
+``docs/simulator/spec.md`` ("Invalid input"). Every function returns one
 message per fault, each starting with the field path.
 """
 

@@ -1,6 +1,6 @@
 """Scenario files: loading (JSON or YAML) and validation with one message per fault.
 
-Format: ``../shared/spec/scenario-format.md`` ("Input"). Every fault is reported, each
+Format: ``docs/simulator/spec.md`` ("Input"). Every fault is reported, each
 message starting with the field path, as ``jobs[3].quotaShareName: unknown share 'gpu'``;
 :class:`ScenarioError` carries them all. Nothing runs unless the whole scenario is valid.
 

@@ -1,6 +1,6 @@
 """The scenario format's cross-field rules: each written once, here.
 
-Rules (``../shared/spec/scenario-format.md``, "Input"; the AWS Batch quota-management
+Rules (``docs/simulator/spec.md``, "Input"; the AWS Batch quota-management
 pages for the limits):
 
 - at most :data:`~quotagov.scheduler.models.MAX_SHARES` shares; a share's own rules

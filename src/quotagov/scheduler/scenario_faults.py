@@ -2,7 +2,7 @@
 
 Every fault reads ``path: text``, the path in dots and brackets from the document's
 root (``jobs[3].quotaShareName``, ``capacity.ml.g5.xlarge``, ``(document)`` for the
-root), as ``../shared/spec/scenario-format.md`` ("Invalid input") asks.
+root), as ``docs/simulator/spec.md`` ("Invalid input") asks.
 :func:`field_fault` is the one translation of a pydantic error (location and type) of
 :mod:`~quotagov.scheduler.scenario_models`; :func:`fault_at` places a fault of a
 cross-field rule (:mod:`~quotagov.scheduler.scenario_checks`) the same way.

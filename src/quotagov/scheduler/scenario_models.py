@@ -1,6 +1,6 @@
 """The scenario format as pydantic models: every rule about one field, written once.
 
-Format: ``../shared/spec/scenario-format.md`` ("Input"). These models hold the field
+Format: ``docs/simulator/spec.md`` ("Input"). These models hold the field
 rules: types (numbers are ints or floats, never booleans or strings; a number keeps its
 type), ranges (times and counts not negative, ``instanceCount`` and ``maxCapacity`` at
 least 1, ``schedulingPriority`` 0-9999, ``checkpointIntervalSeconds`` positive),

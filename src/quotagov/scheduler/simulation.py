@@ -1,6 +1,6 @@
 """Run a scenario on the engine and build the spec's output document.
 
-Output (``../shared/spec/scenario-format.md``, "Output"): ``{scenario, jobs,
+Output (``docs/simulator/spec.md``, "Output"): ``{scenario, jobs,
 transitions, metrics}``. The same scenario always gives byte-identical output from
 :func:`dump_output`: the engine is deterministic (every tie is broken by input order or
 start sequence), keys are sorted, and numbers are normalized by :func:`normalize`

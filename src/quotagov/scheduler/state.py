@@ -1,7 +1,7 @@
 """Mutable run-time records of the local scheduler: service jobs, transitions, preemptions.
 
 Job states and transition reasons are the scenario format's
-(``../shared/spec/scenario-format.md``, "Semantics" and "Output").
+(``docs/simulator/spec.md``, "Semantics" and "Output").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The four ways a head starts (steps 2 to 5 of a scheduling pass), and their actuator.
 
-Rules (``../shared/spec/scenario-format.md``, "Order of a scheduling pass" and
+Rules (``docs/simulator/spec.md``, "Order of a scheduling pass" and
 "Admission"): step 2 within quota in free capacity; step 3 within quota, reclaiming
 other shares' borrowed instances (:func:`~.preemption.reclaim_victims`); step 4
 borrowing idle capacity (:func:`~.admission.may_borrow`, never preempts); step 5

@@ -1,7 +1,7 @@
 """The simulator's JSON output written as it goes, byte for byte what :func:`dump_output`
 writes for the whole document, without building it in memory.
 
-Output format (``../shared/spec/scenario-format.md``, "Output"): ``{jobs, metrics,
+Output format (``docs/simulator/spec.md``, "Output"): ``{jobs, metrics,
 scenario, transitions}`` with sorted keys and a 2-space indent, numbers normalized as
 :func:`~.simulation.normalize` does. Sorted, ``transitions`` comes last; they are
 produced during the run, so they are written as they happen to a temporary file (on

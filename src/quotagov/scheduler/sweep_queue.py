@@ -1,6 +1,6 @@
 """A BEST_EFFORT_FIFO share's RUNNABLE jobs, with the set-asides of the pass in progress.
 
-Order (``../shared/spec/scenario-format.md``, "Order of a scheduling pass", step 1):
+Order (``docs/simulator/spec.md``, "Order of a scheduling pass", step 1):
 ``schedulingPriority`` high first, then submission time, then input order; a preempted
 job goes back with the same key, so it keeps its original place.
 

@@ -1,6 +1,6 @@
 """The BEST_EFFORT_FIFO scheduling pass, sweep by sweep as the spec states it.
 
-Rule (``../shared/spec/scenario-format.md``, the sweeps after "Order of a scheduling
+Rule (``docs/simulator/spec.md``, the sweeps after "Order of a scheduling
 pass"): at the start of the pass nothing is set aside. A sweep takes the current heads
 (per share, the first RUNNABLE job in queue order not set aside); it tries step 2 for
 every head (first as in 2: earliest submitted, then earlier in the input), then step 3

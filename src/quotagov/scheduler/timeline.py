@@ -1,6 +1,6 @@
 """The engine's clock and pending events, and how time advances.
 
-From ``../shared/spec/scenario-format.md``: a scheduling pass runs at every event time
+From ``docs/simulator/spec.md``: a scheduling pass runs at every event time
 and only then ("Event times": submissions, startup ends, completions of the current
 attempt, actions); events at the same time are applied in this order ("Semantics"):
 jobs whose startup ends become RUNNING, then completions, then actions (in the order

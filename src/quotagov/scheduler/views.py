@@ -3,7 +3,7 @@ quota use (:class:`ShareUsage`).
 
 Times in seconds on the engine's clock, quantities in instances. Quota terms
 (``limit``, ``used``, ``idle``, ``borrowed``) are the spec's
-(``../shared/spec/scenario-format.md``, "Semantics"; see :mod:`.quota`).
+(``docs/simulator/spec.md``, "Semantics"; see :mod:`.quota`).
 """
 
 from __future__ import annotations

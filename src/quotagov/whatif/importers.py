@@ -17,7 +17,7 @@ dropped silently.
   what checkpoints saved in the preempted ones (:func:`quotagov.batch_semantics.saved_seconds`).
   Jobs that never started are counted (``neverStartedDropped``), not replayed.
 - ``openb`` (:func:`from_csv` with :data:`OPENB_COLUMNS`): the Alibaba OpenB GPU pod
-  trace (``../shared/traces/README.md``; Weng et al., USENIX ATC 2023). QoS classes are
+  trace (``examples/traces/README.md``; Weng et al., USENIX ATC 2023). QoS classes are
   placed with ``--map``, GPU counts become instance types with ``--gpu-type`` (default:
   ``N`` GPUs -> ``N`` x ``ml.g5.xlarge``; a GPU-sharing task takes a whole GPU), times
   are divided by ``--compress``. A task's run time is ``deletion_time -
@@ -98,7 +98,7 @@ class Columns:
         return cls(**fields)
 
 
-#: The OpenB pod list's columns (``../shared/traces/README.md``).
+#: The OpenB pod list's columns (``examples/traces/README.md``).
 OPENB_COLUMNS = Columns(
     name="name",
     group="qos",

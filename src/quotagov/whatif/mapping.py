@@ -5,7 +5,7 @@
   optionally, priority level (default: the team's first direct level).
 - ``--gpu-type N=TYPE[*COUNT]``: a task asking for ``N`` GPUs becomes ``COUNT``
   (default 1) instances of ``TYPE`` (``ml.g5.xlarge`` has 1 GPU, ``ml.g5.12xlarge`` 4,
-  ``ml.p4d.24xlarge`` 8: ``../shared/traces/README.md``).
+  ``ml.p4d.24xlarge`` 8: ``examples/traces/README.md``).
 - ``--capacity TYPE=N``: instances of ``TYPE`` in the service environment.
 
 A ``--map`` target (team, class, level) that none of the policies compared has is an

@@ -1,6 +1,10 @@
 """The ARN formats of the simulated Batch's resources, written once.
 
-Formats (reference facts §5.2 "ARN formats", §2.1, §2.3; training jobs §3.2):
+Formats (Service Authorization Reference, "Actions, resources, and condition keys for AWS
+Batch", https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsbatch.html,
+resource types; the training job's name as in the example of AWS Batch User Guide,
+"Service job state change events",
+https://docs.aws.amazon.com/batch/latest/userguide/service-job-events.html):
 
 - job queue: ``arn:aws:batch:<region>:<account>:job-queue/<name>``;
 - quota share: ``<job queue ARN>/quota-share/<name>``;

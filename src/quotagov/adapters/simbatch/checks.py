@@ -2,9 +2,16 @@
 
 Requests reach the backend already checked against botocore's ``batch`` model
 (types, required members, enums). What is checked here is what the model leaves to
-the service (reference facts §1.2, §1.8, §2.3); each check raises a ``ClientException``
+the service; each check raises a ``ClientException``
 (:class:`~quotagov.governance.ports.BatchClientError`) whose message starts with the
-member at fault.
+member at fault. Sources: AWS Batch User Guide, "AWS Batch service quotas"
+(https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html) and "Submitting
+jobs to a quota share"
+(https://docs.aws.amazon.com/batch/latest/userguide/submit-job-quota-share.html); AWS Batch
+API Reference, "SubmitServiceJob"
+(https://docs.aws.amazon.com/batch/latest/APIReference/API_SubmitServiceJob.html) and
+"CreateQuotaShare"
+(https://docs.aws.amazon.com/batch/latest/APIReference/API_CreateQuotaShare.html).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 def check_priority(operation: str, priority: int) -> None:
-    """Refuse a ``schedulingPriority`` outside 0-9999 (the scheduler's range, §1.2)."""
+    """Refuse a ``schedulingPriority`` outside 0-9999 (the scheduler's range, as the API's)."""
     faults = priority_faults(priority, "schedulingPriority")
     if faults:
         raise client_error(operation, f"{faults[0]}.")
@@ -33,7 +40,7 @@ def check_job_fields(operation: str, request: Mapping[str, Any]) -> None:
 
     Checked: ``jobName`` (:data:`NAME`), ``schedulingPriority`` 0-9999,
     ``retryStrategy.attempts`` 1-10, ``preemptionRetriesBeforeTermination`` >= 0,
-    ``timeoutConfig.attemptDurationSeconds`` >= 1 (§2.3).
+    ``timeoutConfig.attemptDurationSeconds`` >= 1 (API Reference, ``SubmitServiceJob``).
 
     Raises:
         BatchClientError: naming the first member at fault.
@@ -64,8 +71,8 @@ def quota_share_for_job(operation: str, queue: JobQueueState, request: Mapping[s
     """The ``quotaShareName`` a ``SubmitServiceJob`` request may use on ``queue``.
 
     A quota-management queue needs ``quotaShareName`` and refuses ``shareIdentifier``
-    (§1.8); the share must exist and be ENABLED (a DISABLED share accepts no new
-    jobs, §1.6).
+    ("Submitting jobs to a quota share"); the share must exist and be ENABLED (a DISABLED
+    share accepts no new jobs, API Reference, ``CreateQuotaShare``).
 
     Raises:
         BatchNotFoundError: no such (live) quota share in ``queue``.

@@ -1,7 +1,8 @@
 """The errors the simulated Batch raises for requests Batch refuses, built in one place.
 
 Batch answers every refused request with HTTP 400 and the error code
-``ClientException`` (reference facts §2.8); a refusal naming something that does not
+``ClientException`` (botocore's ``batch`` service model: its modeled client error); a
+refusal naming something that does not
 exist is the port's :class:`~quotagov.governance.ports.BatchNotFoundError`, every
 other one its :class:`~quotagov.governance.ports.BatchClientError`. Messages start
 with the request member at fault when there is one (``schedulingPriority: ...``).

@@ -5,8 +5,9 @@ A test or the local stack makes the simulated Batch refuse calls the way Batch d
 own error mapping (:func:`quotagov.adapters.batch_boto3.map_client_error`), and
 :meth:`FaultInjector.throttle_above` answers ``TooManyRequestsException`` above a rate
 counted on the injected clock (:class:`~quotagov.adapters.simbatch.throttle.TokenBucket`;
-Batch's documented ceiling is 5 TPS for ``SubmitServiceJob``, reference facts §1.2,
-§2.8). A refused call changes nothing. Not thread-safe: the caller holds its lock.
+Batch's documented ceiling is 5 TPS for ``SubmitServiceJob``, AWS Batch User Guide,
+"AWS Batch service quotas", https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html).
+A refused call changes nothing. Not thread-safe: the caller holds its lock.
 """
 
 from __future__ import annotations

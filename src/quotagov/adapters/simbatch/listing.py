@@ -1,6 +1,8 @@
 """Listing in the simulated Batch: ``maxResults``, ``nextToken`` pages, ``ListServiceJobs`` filters.
 
-Batch's rules (reference facts §2.6): ``maxResults`` 1-100; without ``jobStatus`` and
+Batch's rules (AWS Batch API Reference, "ListServiceJobs",
+https://docs.aws.amazon.com/batch/latest/APIReference/API_ListServiceJobs.html):
+``maxResults`` 1-100; without ``jobStatus`` and
 without a filter only RUNNING jobs are listed; at most one filter; with a filter
 ``jobStatus`` is ignored except for ``SHARE_IDENTIFIER`` and ``QUOTA_SHARE_NAME``;
 ``JOB_NAME`` matches case-insensitively, a trailing ``*`` matching a prefix; the

@@ -1,7 +1,9 @@
 """Reading a ``SubmitServiceJob`` request for what the simulated Batch needs to schedule it.
 
 The ``serviceRequestPayload`` is a SageMaker ``CreateTrainingJob`` request as a JSON
-string (reference facts §3.2). From it the simulator takes:
+string (Amazon SageMaker API Reference, "CreateTrainingJob",
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html). From
+it the simulator takes:
 
 - ``ResourceConfig.InstanceType`` (the quota capacity unit) and
   ``ResourceConfig.InstanceCount`` (instances held, default 1),
@@ -31,7 +33,7 @@ SimulatedBatch`).
 
 Only ``InstanceType`` + ``InstanceCount`` payloads are supported; ``InstanceGroups`` and
 ``InstancePreferences`` are refused, because Batch does not document how they are
-counted against capacity limits (reference facts §1.3, SILENT).
+counted against capacity limits (AWS does not document this).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ RUN_SECONDS_HINT = "quotagov:simRunSeconds"
 CHECKPOINT_INTERVAL_HINT = "quotagov:simCheckpointIntervalSeconds"
 RESTART_OVERHEAD_HINT = "quotagov:simRestartOverheadSeconds"
 
-#: ``serviceRequestPayload`` size limit (Batch service quotas, reference facts §1.2).
+#: ``serviceRequestPayload`` size limit (AWS Batch User Guide, "AWS Batch service quotas").
 MAX_PAYLOAD_BYTES = 10 * 1024
 
 

@@ -1,7 +1,11 @@
 """The quota-share operations of the simulated Batch: create, update, describe, list, delete.
 
-Rules (reference facts §1.2, §1.6, §2.1): at most :data:`MAX_SHARES_PER_QUEUE` quota
-shares per job queue; the configuration is checked with the scheduler's own rules
+Rules (AWS Batch User Guide, "AWS Batch service quotas",
+https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html; AWS Batch API
+Reference, "CreateQuotaShare", "UpdateQuotaShare" and "DeleteQuotaShare",
+https://docs.aws.amazon.com/batch/latest/APIReference/API_DeleteQuotaShare.html): at most
+:data:`MAX_SHARES_PER_QUEUE` quota shares per job queue; the configuration is checked
+with the scheduler's own rules
 (:func:`quotagov.scheduler.rules.share_faults`); ``DeleteQuotaShare`` needs a DISABLED
 share; a duplicate create answers "Object already exists".
 
@@ -9,7 +13,7 @@ Choices where AWS is silent or vague, documented here once:
 
 - ``DeleteQuotaShare`` terminates the share's unfinished jobs at once, with
   statusReason :data:`~quotagov.adapters.simbatch.reasons.SHARE_DELETED_REASON`
-  (AWS: "eventually", text SILENT).
+  (AWS: "eventually"; the text AWS does not document).
 - Quota shares must be created before the first job is submitted to their queue
   (the engine takes its shares when it is built); a deleted share can be created
   again under the same name.
@@ -34,7 +38,7 @@ from quotagov.adapters.simbatch.responses import quota_share_detail
 from quotagov.scheduler import InvalidConfigError
 from quotagov.scheduler.rules import share_faults
 
-#: Quota shares per quota-management job queue (§1.2).
+#: Quota shares per quota-management job queue (AWS Batch service quotas).
 MAX_SHARES_PER_QUEUE = 20
 
 

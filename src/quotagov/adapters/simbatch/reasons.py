@@ -1,10 +1,12 @@
 """The ``statusReason`` texts of the simulated Batch, and when a job is misconfigured.
 
-Sources (reference facts §1.7): the ``MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE``
-text is Batch's own; the ``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED`` code is
-documented but its text is not. The texts of preempted attempts, of jobs failed
-because their preemption retries ran out, and of jobs of a deleted share are SILENT in
-AWS: this project's wording, here and nowhere else.
+Sources (AWS Batch User Guide, "Jobs stuck in RUNNABLE due to misconfiguration",
+https://docs.aws.amazon.com/batch/latest/userguide/sm_job_stuck_in_runnable_misconfiguration.html):
+the ``MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE`` text is Batch's own; the
+``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED`` code is documented but its text is
+not. AWS does not document the texts of preempted attempts, of jobs failed because
+their preemption retries ran out, and of jobs of a deleted share: this project's
+wording, here and nowhere else.
 """
 
 from __future__ import annotations
@@ -15,19 +17,19 @@ from quotagov.adapters.simbatch.payload import TrainingRequest
 from quotagov.adapters.simbatch.records import JobQueueState, QuotaShareRecord
 from quotagov.scheduler.models import UNLIMITED_BORROW
 
-#: statusReason of a job its service environment can never run (Batch's text, §1.7).
+#: statusReason of a job its service environment can never run (Batch's documented text).
 SERVICE_ENVIRONMENT_MAX_RESOURCE = (
     "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated "
     "with the job queue cannot meet the capacity requirement of the job."
 )
-#: statusReason of the jobs ``DeleteQuotaShare`` terminates (AWS text SILENT).
+#: statusReason of the jobs ``DeleteQuotaShare`` terminates (AWS does not document it).
 SHARE_DELETED_REASON = "Quota share deleted"
 #: statusReason of an attempt that completed.
 COMPLETED_REASON = "Completed"
 
 
 def quota_management_limit_reason(share_name: str) -> str:
-    """statusReason of a job its quota share can never run (§1.7: code documented, text ours)."""
+    """statusReason of a job its quota share can never run (code documented, text ours)."""
     return (
         "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Quota share "
         f"{share_name} cannot meet the capacity requirement of the job."
@@ -35,7 +37,7 @@ def quota_management_limit_reason(share_name: str) -> str:
 
 
 def preempted_reason(kind: str | None, for_job_arn: str) -> str:
-    """statusReason of a preempted attempt (AWS text SILENT; this project's wording).
+    """statusReason of a preempted attempt (AWS does not document it; this project's wording).
 
     ``kind`` is the scheduler's preemption kind (``IN_SHARE`` or ``CROSS_SHARE``);
     ``for_job_arn`` the ARN of the job the capacity went to.
@@ -60,7 +62,7 @@ def retries_exhausted_reason(preemptions: int, retries: int | None) -> str:
 def misconfiguration_reason(
     queue: JobQueueState, share: QuotaShareRecord, training: TrainingRequest
 ) -> str | None:
-    """The MISCONFIGURATION statusReason when the job can never start, else None (§1.7).
+    """The MISCONFIGURATION statusReason when the job can never start, else None.
 
     The service environment must have ``InstanceCount`` instances of the job's type;
     the share must have a limit for that type, and the count must fit the lower of the

@@ -5,7 +5,7 @@ boto3 returns for the ``batch`` API (botocore model 2016-08-10): epoch milliseco
 times, ``TrainingJobArn`` service resource ids, ``capacityUsage`` as doubles. Members
 without a value are left out, as Batch does, never sent as null.
 
-Choices where AWS is silent (reference facts §1.5, §4.1), documented here once:
+Choices where AWS does not document the behaviour, documented here once:
 
 - ``recentPreemptedAttempts`` lists the latest :data:`RECENT_PREEMPTED_WINDOW`
   preempted attempts, **most recent first** (AWS sample code reads index 0 as the
@@ -156,7 +156,9 @@ def state_change_event(
 ) -> dict[str, Any]:
     """A full ``Batch Service Job State Change`` EventBridge envelope for ``job`` now.
 
-    Shape (reference facts §4.1): ``version "0"``, ``id``, ``detail-type``, ``source
+    Shape (AWS Batch User Guide, "Service job state change events",
+    https://docs.aws.amazon.com/batch/latest/userguide/service-job-events.html):
+    ``version "0"``, ``id``, ``detail-type``, ``source
     aws.batch``, ``account``, ``time`` (ISO 8601 UTC), ``region``, ``resources`` =
     ``[jobArn]``, ``detail`` = :func:`event_detail`.
     """

@@ -1,15 +1,22 @@
 """The service-job operations of the simulated Batch: submit, update, terminate, describe, list.
 
-Rules (reference facts §1.2, §1.6-§1.8, §2.3-§2.6): see :mod:`.checks` for the request
-values refused; a job whose instance type its share (or the service environment)
-cannot provide is accepted and held RUNNABLE with the ``MISCONFIGURATION:...``
-statusReason (:func:`~quotagov.adapters.simbatch.reasons.misconfiguration_reason`).
+Rules (AWS Batch User Guide, "AWS Batch service quotas",
+https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html, and "Jobs stuck
+in RUNNABLE due to misconfiguration",
+https://docs.aws.amazon.com/batch/latest/userguide/sm_job_stuck_in_runnable_misconfiguration.html;
+AWS Batch API Reference, "SubmitServiceJob" to "ListServiceJobs",
+https://docs.aws.amazon.com/batch/latest/APIReference/API_SubmitServiceJob.html): see
+:mod:`.checks` for the request values refused; a job whose instance type its share (or
+the service environment) cannot provide is accepted and held RUNNABLE with the
+``MISCONFIGURATION:...`` statusReason
+(:func:`~quotagov.adapters.simbatch.reasons.misconfiguration_reason`).
 
 Choices where AWS is silent or vague, documented here once:
 
 - ``UpdateServiceJob`` and ``TerminateServiceJob`` on a SUCCEEDED or FAILED job raise
   ``ClientException`` (AWS does not say).
-- ``clientToken`` (§2.3, VAGUE): the same token with an identical request returns the
+- ``clientToken`` (the API Reference says only that such a request is "rejected"): the
+  same token with an identical request returns the
   first call's response and creates nothing; with a different request it raises
   ``ClientException``. Tokens are remembered for the simulated Batch's lifetime,
   account-wide.

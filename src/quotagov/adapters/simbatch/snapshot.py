@@ -1,6 +1,7 @@
 """``GetJobQueueSnapshot`` of the simulated Batch: the fronts of the queue and its shares, usage.
 
-Shape (reference facts §2.7): ``frontOfQueue`` (at most :data:`MAX_FRONT_OF_QUEUE`
+Shape (botocore's ``batch`` service model, ``GetJobQueueSnapshot``): ``frontOfQueue`` (at
+most :data:`MAX_FRONT_OF_QUEUE`
 RUNNABLE jobs), ``frontOfQuotaShares`` (the first RUNNABLE job of each share) and
 ``queueUtilization`` (instances held per instance type, in total and per share), each
 with ``lastUpdatedAt`` (epoch ms).
@@ -23,7 +24,7 @@ from typing import Any
 
 from quotagov.adapters.simbatch.records import JobQueueState, QuotaShareRecord, ServiceJob
 
-#: How many jobs ``frontOfQueue.jobs`` lists at most (§2.7).
+#: How many jobs ``frontOfQueue.jobs`` lists at most (the model's documentation).
 MAX_FRONT_OF_QUEUE = 100
 
 

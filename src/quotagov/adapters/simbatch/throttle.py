@@ -1,7 +1,9 @@
 """A token bucket on the virtual clock, so the simulated Batch can throttle like Batch does.
 
 Batch limits ``SubmitServiceJob`` to 5 transactions per second per account and answers
-HTTP 429 ``TooManyRequestsException`` above that (reference facts §1.2, §2.8). The
+HTTP 429 ``TooManyRequestsException`` above that (the limit: AWS Batch User Guide, "AWS
+Batch service quotas", https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html;
+the error is not in botocore's ``batch`` model, AWS does not document it). The
 bucket counts **clock seconds of the injected clock** (epoch seconds), not wall time:
 with a :class:`~quotagov.clock.ManualClock` a test that submits 300 jobs at 5 per
 virtual second runs in milliseconds, and with the system clock it behaves like Batch.

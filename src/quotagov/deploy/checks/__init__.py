@@ -4,7 +4,7 @@ Run after ``sam build`` on ``.aws-sam/build/template.yaml`` (or on ``template.ya
 
     python -m quotagov.deploy.checks [TEMPLATE] [--events DIR]
 
-Four families of rules (issue 9; docs/architecture.md for the names):
+Four families of rules (docs/architecture.md for the names):
 
 ``handler``
     Every ``AWS::Serverless::Function``'s ``Handler`` (``package.module.attribute``)
@@ -24,7 +24,8 @@ Four families of rules (issue 9; docs/architecture.md for the names):
     ``NotResource``, no SAM policy template or managed policy whose content the checker
     cannot see); no action contains ``*``; a resource is ``*`` only for actions without
     resource-level permissions (:data:`NO_RESOURCE_LEVEL_ACTIONS`, from the AWS Service
-    Authorization Reference; reference facts 5.2 for Batch); the append-only tables
+    Authorization Reference; for Batch its page "Actions, resources, and condition keys
+    for AWS Batch"); the append-only tables
     (:data:`APPEND_ONLY_TABLES`) get no update or delete action; and the actions in
     :data:`EXCLUSIVE_ACTIONS` go only to the functions listed there.
 
@@ -32,7 +33,8 @@ Four families of rules (issue 9; docs/architecture.md for the names):
     Every dead-letter target queue (redrive policies, ``OnFailure`` destinations, event
     ``DeadLetterConfig``) has an alarm on its first visible message, every function
     alarms on ``Errors`` and ``Throttles`` and logs to a log group with retention,
-    every API stage writes access logs to one, and there is a dashboard (issue 19).
+    every API stage writes access logs to one, and there is a dashboard (operators are
+    told).
 
 Every rule reports :class:`Finding` values; an empty list means the template passes.
 """

@@ -8,7 +8,7 @@ content the checker cannot see); no action contains ``*`` (or ``?``); a resource
 (:data:`NO_RESOURCE_LEVEL_ACTIONS`); the append-only tables (:data:`APPEND_ONLY_TABLES`)
 get no update or delete action (:data:`MUTATING_TABLE_ACTIONS`); the actions in
 :data:`EXCLUSIVE_ACTIONS` go only to the functions listed there; only the functions
-of :data:`EXCLUSIVE_TABLE_WRITERS` write those tables (issue 14: one audit writer);
+of :data:`EXCLUSIVE_TABLE_WRITERS` write those tables (one audit writer);
 the audit keys' usage (:data:`KEY_POLICY_ONLY_ACTIONS`) is granted by their key
 policies, never by an IAM policy; and nobody is allowed to remove or unlock a digest
 (:data:`UNDELETABLE_BUCKETS`, :data:`OBJECT_REMOVAL_ACTIONS`).
@@ -24,7 +24,9 @@ from quotagov.deploy.checks.statements import OPAQUE, as_list, renderings, templ
 from quotagov.deploy.template import references
 
 #: Actions that support no resource-level permissions, so ``"Resource": "*"`` is the only
-#: valid resource (AWS Service Authorization Reference; Batch: reference facts 5.2).
+#: valid resource (AWS Service Authorization Reference; Batch: "Actions, resources, and
+#: condition keys for AWS Batch",
+#: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsbatch.html).
 NO_RESOURCE_LEVEL_ACTIONS: frozenset[str] = frozenset(
     {
         "batch:DescribeServiceJob",
@@ -71,8 +73,8 @@ MUTATING_TABLE_ACTIONS: frozenset[str] = frozenset(
 )
 
 #: Action -> the only functions (logical ids) that may hold it. Raising a service job's
-#: priority is what the Slack approval governs (design.md, "Priority-escalation
-#: approvals" and "Trust model"): only ApplyDecisionsFunction applies it (approved and
+#: priority is what the Slack approval governs (``docs/design.md``, "Priority-escalation
+#: approvals in Slack" and "Trust model"): only ApplyDecisionsFunction applies it (approved and
 #: direct escalations handed over by the functions that record them, and the
 #: scheduled retry of an approved change whose first UpdateServiceJob failed); the
 #: internet-facing Slack function only verifies and records.
@@ -83,7 +85,7 @@ EXCLUSIVE_ACTIONS: Mapping[str, frozenset[str]] = {
 
 #: Table -> the only functions that may write it (any of :data:`TABLE_WRITE_ACTIONS`).
 #: The audit log has one writer; every other function hands decisions to it over the
-#: audit queue (issue 14).
+#: audit queue.
 EXCLUSIVE_TABLE_WRITERS: Mapping[str, frozenset[str]] = {"AuditTable": frozenset({"AuditFunction"})}
 
 #: Actions that write items of a table (``TransactWriteItems`` is authorised per

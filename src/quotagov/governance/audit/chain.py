@@ -1,6 +1,6 @@
 """The audit hash chain: canonical JSON, record hashes, appending with retries, verification.
 
-One chain per job queue (design.md, "Audit of policy changes"; issue 7). Record ``n``
+One chain per job queue (``docs/design.md``, "Audit of policy changes"). Record ``n``
 (``seq`` 1, 2, ...) carries ``prevHash`` = the ``hash`` of record ``n - 1`` (64 zeros for
 the first record) and its own ``hash`` = SHA-256 of the canonical JSON form of every
 other field of the record. A changed record no longer matches its own hash, a deleted

@@ -5,7 +5,7 @@ touches: ``capacityLimits`` (sorted by ``capacityUnit``), ``resourceSharingConfi
 (``{strategy, borrowLimit?}``), ``preemptionConfiguration`` (``{inSharePreemption}``) and
 ``state``. ``UpdateQuotaShare`` replaces each of these it names and keeps the others
 (botocore ``batch`` model; whether ``capacityLimits`` is a full replacement list is
-not documented, it is treated as one, see the facts sheet 2.1).
+not documented, it is treated as one).
 
 Other resources (scheduling policies, job queues, service environments, service jobs)
 are compared on their request parameters: a create's parameters are the configuration,

@@ -1,6 +1,6 @@
 """Signed digests of the audit chains, kept where nobody can change them.
 
-Issue 14, "Digests that nobody can change"; the model is CloudTrail's log file
+Digests that nobody can change; the model is CloudTrail's log file
 integrity validation (hourly digest files, each signed and chained to the previous
 one, checked by ``aws cloudtrail validate-logs``). A scheduled function (every 15
 minutes, and on demand) writes, for each chain that moved since its last digest, one

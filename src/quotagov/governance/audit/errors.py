@@ -34,7 +34,7 @@ class AuditEventError(AuditError, ValueError):
 
 class ForeignCallError(AuditEventError):
     """The call was made in another account or Region than the governed queue's: it is
-    counted and dropped, never put in the queue's chain (issue 14)."""
+    counted and dropped, never put in the queue's chain."""
 
 
 class ChainIntegrityError(AuditError, RuntimeError):

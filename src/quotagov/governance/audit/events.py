@@ -1,6 +1,8 @@
 """The CloudTrail record of a Batch management call, as EventBridge delivers it in ``detail``.
 
-Field names follow the CloudTrail record contents reference (facts sheet 4.3):
+Field names follow the CloudTrail record contents reference (AWS CloudTrail User Guide,
+"CloudTrail record contents for management, data, and network activity events",
+https://docs.aws.amazon.com/awscloudtrail/latest/userguide/cloudtrail-event-reference-record-contents.html):
 ``userIdentity``, ``eventTime``, ``eventSource``, ``eventName``, ``requestParameters``,
 ``responseElements``, ``errorCode``/``errorMessage`` (only on failed calls), ``eventID``
 (unique per record, the dedup key). Unknown extra fields are kept and ignored.
@@ -28,10 +30,10 @@ from pydantic_core import PydanticCustomError
 from quotagov.governance.audit.errors import AuditEventError as AuditEventError
 from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
 
-#: Batch calls that change policy, audited by quotagov (issue 7; the EventBridge rule's
+#: Batch calls that change policy, audited by quotagov (the EventBridge rule's
 #: ``detail.eventName`` list).
 AUDITED_CALLS: tuple[str, ...] = (
-    "SubmitServiceJob",  # issue 14: a job submitted around quotagov is a finding
+    "SubmitServiceJob",  # a job submitted around quotagov is a finding
     "CreateQuotaShare",
     "UpdateQuotaShare",
     "DeleteQuotaShare",

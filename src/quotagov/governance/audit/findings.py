@@ -1,7 +1,9 @@
 """Risk findings of an audited change: the rules, each in one function.
 
-Sources of the rules: the AWS Batch user guide pages on quota shares and preemption
-(facts sheet 1.4-1.6) and the governance policy (``quotagov.policy``):
+Sources of the rules: the AWS Batch User Guide pages "Quota shares"
+(https://docs.aws.amazon.com/batch/latest/userguide/quota-shares.html) and "Preemption"
+(https://docs.aws.amazon.com/batch/latest/userguide/preemption.html) and the governance policy
+(``quotagov.policy``):
 
 - a capacity limit lowered below the share's current use makes the excess
   ``SCHEDULED``/``STARTING``/``RUNNING`` jobs preemptible, even in a ``RESERVE`` share;

@@ -1,6 +1,6 @@
 """Handing decision records to the one audit writer over a queue.
 
-Issue 14, "One writer": only the audit function's role may write the audit table.
+One writer: only the audit function's role may write the audit table.
 Every other function hands its decisions to it through the audit queue (SQS with a
 DLQ, at-least-once); the writer appends each to the chain once per ``decisionId``
 (the dedup marker), so a redelivered or twice-sent message stores one record.

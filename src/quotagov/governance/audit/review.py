@@ -9,7 +9,7 @@ reported as broken, and so is a registered chain holding nothing at all.
 ``history`` selects records by quota share and time, and :func:`describe_record`
 renders one with its difference and findings.
 
-What the table alone cannot show (issue 14): a writer of the table who knows the
+What the table alone cannot show: a writer of the table who knows the
 record format can recompute every hash and dedup marker after an edit, truncate a
 chain's tail with its markers, or wipe a chain with its registry item, and the table is
 consistent in itself. Two more checks close that:

@@ -1,7 +1,7 @@
 """Record seals: a keyed MAC over the hash of the last record of each run, from a key
 only the writer may use.
 
-Issue 14, "Records an outsider cannot forge". A record's ``hash`` (SHA-256 of its
+Records an outsider cannot forge. A record's ``hash`` (SHA-256 of its
 canonical content, which includes ``prevHash``) is public arithmetic: anyone who can
 put an item can recompute it. A ``seal`` is a MAC with a KMS HMAC_256 key whose
 ``kms:GenerateMac`` only the audit writer's role holds; verifiers need

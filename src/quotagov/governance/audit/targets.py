@@ -1,6 +1,6 @@
 """Which resource a CloudTrail-recorded Batch call is about, and which audit chain records it.
 
-One chain per job queue (design.md, "Audit of policy changes"): a quota share's and a
+One chain per job queue (``docs/design.md``, "Audit of policy changes"): a quota share's and a
 job queue's calls go to their queue's chain; a service job's to the chain of the queue
 ``DescribeServiceJob`` names; scheduling policies and service environments to the
 governed queue's chain.

@@ -1,6 +1,6 @@
 """Use case: turn a CloudTrail-recorded Batch call into an audit record, and alert on risk.
 
-Issue 7 / design.md "Audit of policy changes". For each call in
+``docs/design.md``, "Audit of policy changes". For each call in
 :data:`~quotagov.governance.audit.events.AUDITED_CALLS`:
 
 1. find the resource, and the job queue whose chain records it (quota shares and
@@ -269,7 +269,7 @@ class AuditTrail:
         self, call: CloudTrailApiCall, target: Target, controller: bool
     ) -> tuple[None, str, dict[str, Any], list[dict[str, str]]]:
         """A new service job: its scheduling fields as ``after``; a finding when someone
-        other than quotagov submitted it to the governed queue (issue 14)."""
+        other than quotagov submitted it to the governed queue."""
         params = call.parameters
         after = {
             k: params[k]

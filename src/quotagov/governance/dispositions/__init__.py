@@ -1,8 +1,9 @@
 """Dispositions: what happens to a job that ran out of preemption retries or thrashes.
 
-``design.md`` §3: when a job fails because its preemption retries ran out (or is
-preempted too often in a window), quotagov applies the policy's disposition: resubmit,
-reclassify into another share, or ask the owner in Slack. Every disposition has an
+``docs/design.md``, "Job-state handling and retry exhaustion": when a job fails because
+its preemption retries ran out (or is preempted too often in a window), quotagov applies
+the policy's disposition: resubmit, reclassify into another share, or ask the owner in
+Slack. Every disposition has an
 owner (the submitter, else the team) and ends in a recorded decision; each step is
 written to the job's record with a conditional write on the previous status (so it
 applies once however many events or clicks arrive) and to the audit log.

@@ -1,4 +1,7 @@
-"""Audit mapping: one controller decision per disposition step (``design.md`` §4).
+"""Audit mapping: one controller decision per disposition step.
+
+``docs/design.md``, "Audit of policy changes": the controller's own decisions go to the
+same log as the policy changes.
 
 Each status a disposition reaches is written to the audit log once, with decision id
 ``disposition:<submission id>:<status>`` (the audit sink ignores a decision id it

@@ -1,6 +1,6 @@
 """The disposition record: a job's ``disposition`` map, its statuses and their moves.
 
-Life cycle (``design.md`` §3, "Job-state handling and retry exhaustion")::
+Life cycle (``docs/design.md``, "Job-state handling and retry exhaustion")::
 
     (none) --policy resubmit/reclassify--------------------------> APPLYING
        |--policy ask-owner, or its action impossible--> PENDING_OWNER

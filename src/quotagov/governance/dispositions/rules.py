@@ -1,6 +1,8 @@
 """The disposition rules, pure: what to open, what the owner may choose, who owns a job.
 
-Rules (``design.md`` §3; Batch facts from ``aws-and-slack-facts.md`` §1.5):
+Rules (``docs/design.md``, "Job-state handling and retry exhaustion"; Batch facts from
+AWS Batch User Guide, "Preemption",
+https://docs.aws.amazon.com/batch/latest/userguide/preemption.html):
 
 * **Retry exhaustion** is recognised from the status and ``preemptionSummary`` only
   (:func:`quotagov.batch_semantics.failed_on_retries`); the ``statusReason`` text is not
@@ -274,7 +276,7 @@ def successor_faults(successor: JobRecord, policy: Policy) -> list[str]:
     it would); each fault starts with the record field it is about.
 
     The apply function submits the successor from the job records, which other roles
-    write (design.md, trust model: the Slack function records a choice with
+    write (``docs/design.md``, "Trust model": the Slack function records a choice with
     ``UpdateItem`` on the jobs table). So before ``SubmitServiceJob`` (and its
     ``iam:PassRole``) the record is held to what a submission of the same principal
     could get: a member of its team, a class of the team, an execution role bound to

@@ -4,9 +4,9 @@ A successor is the predecessor's submission (every field :class:`JobRecord` decl
 team, class, principal, payload, routing, ...) with the fields that make it a new
 submission in the chain set afresh (:func:`successor_record`). Attributes other use
 cases add to the predecessor's item (``jobState``, ``disposition``, ...) are not
-:class:`JobRecord` fields and do not carry over. The chain (``design.md`` §3):
-``predecessorId`` on the successor, ``successorIds`` on the predecessor,
-``originalId``/``resubmitCount`` on every successor.
+:class:`JobRecord` fields and do not carry over. The chain (``docs/design.md``,
+"Job-state handling and retry exhaustion"): ``predecessorId`` on the successor,
+``successorIds`` on the predecessor, ``originalId``/``resubmitCount`` on every successor.
 
 It goes to Batch with the submission path's own ``SubmitServiceJob`` request
 (:func:`submit_with_batch`).
@@ -71,7 +71,7 @@ def successor_job_name(job: JobRecord, count: int) -> str:
 def submit_with_batch(
     batch: BatchPort, successor: Mapping[str, Any], *, job_queue: str = ""
 ) -> dict[str, Any]:
-    """Send ``successor`` with ``SubmitServiceJob`` (reference §2.3); return the response.
+    """Send ``successor`` with ``SubmitServiceJob``; return the response.
 
     The request is the submission path's own
     (:func:`quotagov.governance.submission.service_job_request`): the record's

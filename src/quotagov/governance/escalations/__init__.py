@@ -1,6 +1,6 @@
 """Priority escalations: request, impact preview, decision in Slack, application, expiry.
 
-Rules: design.md, "Priority-escalation approvals in Slack" (issue 6). The public
+Rules: ``docs/design.md``, "Priority-escalation approvals in Slack". The public
 surface is this package: :class:`Escalations` (the facade the handlers call), its
 input :class:`EscalationRequest` and result :class:`DecisionResult`, the refusals
 (:class:`EscalationRefusedError` and its kinds), and :class:`JobRecordLookup` (the

@@ -1,6 +1,6 @@
 """Before ``UpdateServiceJob``: does the stored approval carry the policy's authority?
 
-design.md, trust model: the internet-facing Slack function only verifies and records;
+``docs/design.md``, "Trust model": the internet-facing Slack function only verifies and records;
 the apply function alone calls ``UpdateServiceJob``. The record it reads is written by
 other roles (the Slack function's ``dynamodb:UpdateItem`` on the escalations and jobs
 tables, the escalation API's), and ``UpdateItem`` can set any attribute. So the apply

@@ -1,7 +1,7 @@
 """An escalation request, and the checks it must pass before anything is stored.
 
 The checks run in this order; the first that fails refuses the request (rules in
-design.md, "Priority-escalation approvals in Slack"; the messages name the field):
+``docs/design.md``, "Priority-escalation approvals in Slack"; the messages name the field):
 
 1. ``reason`` is not empty (after stripping blanks).
 2. ``jobId`` names a job quotagov submitted to Batch (a submission id or a Batch job

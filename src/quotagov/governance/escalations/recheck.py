@@ -4,8 +4,8 @@ The preview of an escalation is computed when it is requested; the click may com
 much later (the walkthrough's approval came 120 s after a preview of 180 s of unsaved
 work, and 300 s were lost). So an Approve click recomputes it
 (:func:`~.decision.decide`), and :func:`material_change` says whether the approver
-must confirm the new numbers before anything is applied (issue 19, "Preview at
-decision time").
+must confirm the new numbers before anything is applied (the preview at decision
+time).
 
 A change is material when any of these holds:
 

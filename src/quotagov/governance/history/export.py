@@ -3,9 +3,11 @@
 Reads through the Batch port (:class:`~quotagov.governance.ports.BatchPort`):
 
 - ``ListServiceJobs`` with the filter ``AFTER_CREATED_AT`` (``--since``, epoch
-  milliseconds as a string; 0 without ``--since``), which lists every status (reference
-  facts §2.6: a filter makes ``jobStatus`` ignored; without filter and status only
-  RUNNING jobs are listed), page by page (``nextToken``, ``maxResults`` 100);
+  milliseconds as a string; 0 without ``--since``), which lists every status (AWS Batch
+  API Reference, "ListServiceJobs",
+  https://docs.aws.amazon.com/batch/latest/APIReference/API_ListServiceJobs.html: a
+  filter makes ``jobStatus`` ignored; without filter and status only RUNNING jobs are
+  listed), page by page (``nextToken``, ``maxResults`` 100);
 - ``DescribeServiceJob`` for each listed job (tags, attempts, payload, priority).
 
 Throttle-aware: a ``TooManyRequestsException`` (:class:`BatchThrottledError`) is

@@ -105,7 +105,8 @@ class StateEvent:
         job_id: ``detail.jobId`` (the Batch service job id).
         status: ``detail.status``, one of :data:`SERVICE_JOB_STATUSES`.
         preempted_attempt_count: ``preemptionSummary.preemptedAttemptCount`` or None
-            when the event has no ``preemptionSummary`` (reference §4.1: may be absent).
+            when the event has no ``preemptionSummary`` (may be absent: AWS does not
+            document which members an event carries).
         recent_preempted_attempts: ``preemptionSummary.recentPreemptedAttempts``.
         instance_count: sum of ``capacityUsage[].quantity`` when present.
     """
@@ -130,7 +131,7 @@ class StateEvent:
     def from_detail(
         cls, detail: Mapping[str, Any], *, event_id: str, event_time_ms: int
     ) -> StateEvent:
-        """Build from an event's ``detail`` (the ``DescribeServiceJob`` shape, §4.1).
+        """Build from an event's ``detail`` (the ``DescribeServiceJob`` shape).
 
         Unknown fields are ignored; optional fields may be missing.
 

@@ -3,10 +3,17 @@
 The package: :mod:`.events` (one event, typed), :mod:`.fold` (this module: the
 order-free join), :mod:`.summary` (what the record shows).
 
-Pure Python, no AWS imports. The rules come from the reference facts on service jobs
-(``aws-and-slack-facts.md`` §3.1 status mapping, §1.5 preemption history, §4.1-4.2
-events): EventBridge delivers each event at least once and in no guaranteed order, so
-the tracked state is a *join* of every event seen:
+Pure Python, no AWS imports. The rules come from AWS's pages on service jobs (AWS
+Batch User Guide, "Mapping AWS Batch service job status to SageMaker AI status",
+https://docs.aws.amazon.com/batch/latest/userguide/service-job-status.html, and
+"Service job state change events",
+https://docs.aws.amazon.com/batch/latest/userguide/service-job-events.html;
+AWS Batch API Reference, "ServiceJobPreemptionSummary",
+https://docs.aws.amazon.com/batch/latest/APIReference/API_ServiceJobPreemptionSummary.html;
+Amazon EventBridge, "Delivery level for AWS service events",
+https://docs.aws.amazon.com/eventbridge/latest/ref/event-delivery-level.html):
+EventBridge delivers each event at least once and in no guaranteed order, so the
+tracked state is a *join* of every event seen:
 
 * :func:`fold` is commutative, associative and idempotent: folding the same events in
   any order, with any duplicates, gives the same :class:`JobTracking`. That is what

@@ -25,7 +25,7 @@ class PreemptionRecord:
             preempted before it started; None while its stop is unknown).
         lost_work_seconds: time run since the attempt's last checkpoint: ``run_seconds
             % checkpointIntervalSeconds``, or all of ``run_seconds`` without
-            checkpointing (issue 5; assumes checkpoints every interval from the start
+            checkpointing (assumes checkpoints every interval from the start
             of the attempt).
         lost_instance_seconds: ``lost_work_seconds`` times the job's instance count.
         kind: ``in-share``, ``cross-share`` or ``unattributed`` (:func:`preemption_kind`).
@@ -111,7 +111,7 @@ def preemption_kind(
     """Which kind of preemption most likely stopped a job of a share, from its configuration.
 
     Batch does not say why an attempt was preempted (the ``statusReason`` text is not
-    documented, §1.5), so the kind is inferred from the share's configuration:
+    documented), so the kind is inferred from the share's configuration:
 
     * a share that cannot borrow (``RESERVE``/``LEND``) loses jobs only to in-share
       preemption (or to a lowered capacity limit) -> ``in-share`` when in-share

@@ -1,5 +1,5 @@
 """Owner notifications: a direct message to a job's owner for every preemption, failure,
-disposition, refusal and priority change (``design.md`` §6).
+disposition, refusal and priority change (``docs/design.md``, "People and operators are told").
 
 - :mod:`.events`: what each event says (:class:`OwnerEvent` and its builders).
 - :mod:`.owner`: :class:`OwnerNotifier`, who tells whom, once per event, with a digest

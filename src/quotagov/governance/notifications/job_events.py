@@ -6,8 +6,8 @@ known is a preemption to tell; the first FAILED status is a failure to tell. The
 keys make repeats harmless (the log claims each once), and the before/after
 comparison spares the log a claim for every later event of the job.
 
-Which job a preemption was for: Batch's attempt ``statusReason`` text is not documented
-(reference §1.5), so the beneficiary is named only when the reason carries a service
+Which job a preemption was for: AWS does not document Batch's attempt ``statusReason``
+text, so the beneficiary is named only when the reason carries a service
 job ARN that resolves to a quotagov job; the kind is then settled by the shares (same
 share: in-share, another: cross-share), else inferred from the share's configuration
 (:func:`quotagov.governance.job_state.preemption_kind`).

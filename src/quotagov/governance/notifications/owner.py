@@ -1,10 +1,11 @@
 """The owner notifier: tell a job's owner what happened, once per event.
 
-Rules (issue 19, "Owner notifications"; ``design.md`` §6):
+Rules (owner notifications, ``docs/design.md``, "People and operators are told"):
 
 * the recipient is the owner's Slack user id from the policy
   (:func:`quotagov.governance.owners.owner_slack_id`); a message to a user id lands in
-  the app's direct message with them (``chat.postMessage``, reference §7);
+  the app's direct message with them (Slack, "chat.postMessage",
+  https://api.slack.com/methods/chat.postMessage);
 * one message per event: the event is claimed in the notification log with a
   conditional write before anything is posted, so a redelivered event posts nothing;
 * a team with ``notifications.enabled: false`` gets no message (the entry is logged

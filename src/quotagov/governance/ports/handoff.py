@@ -1,5 +1,5 @@
 """The decision hand-off port: how the internet-facing Slack function passes a recorded
-decision to the apply function, which alone acts on Batch (design.md, trust model).
+decision to the apply function, which alone acts on Batch (``docs/design.md``, "Trust model").
 
 Adapter: ``quotagov.adapters.sqs_queue.SqsDecisionHandoff`` (the ``ApplyQueue``; only
 the Slack and escalation functions' roles may send to it, the queue policy says so).

@@ -1,4 +1,6 @@
-"""Notification port: the log of owner messages, one entry per event (``design.md`` §6).
+"""Notification port: the log of owner messages, one entry per event.
+
+``docs/design.md``, "People and operators are told".
 
 Adapter: :class:`quotagov.adapters.dynamodb_notifications.DynamoDBNotificationLog`
 (items in ``JobsTable``). The log is what makes "one message per event, however often
@@ -14,7 +16,7 @@ from typing import Any, Protocol
 
 
 class NotificationKind(StrEnum):
-    """The events an owner is told about (issue 19, "Owner notifications")."""
+    """The events an owner is told about (owner notifications)."""
 
     PREEMPTED = "preempted"
     FAILED = "failed"

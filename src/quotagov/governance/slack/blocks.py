@@ -1,6 +1,7 @@
 """Block Kit pieces shared by every Slack message quotagov sends.
 
-Limits from Block Kit (``../shared/reference/aws-and-slack-facts.md`` §7.5): section text
+Limits from Block Kit (Slack's Block Kit reference, e.g. "Button element",
+https://docs.slack.dev/reference/block-kit/block-elements/button-element): section text
 at most 3000 characters, header 150, button 75, confirm text 300. The blocks are built
 with slack_sdk's models (below), which refuse a text over its limit; the messages keep
 their texts short by construction (bounded lists), and :func:`clip` cuts only free

@@ -1,11 +1,15 @@
 """Block Kit builders for dispositions: asking a job's owner, and telling the outcome.
 
-A job whose preemption retries ran out (``design.md`` §3) and whose class's policy says
-``ask-owner`` (or whose policy action is impossible) gets a message to its owner: the
-question and one button per choice still offered. The same message is updated once the
-owner decided. Limits from Block Kit (reference §7.5): button text <= 75 characters,
-confirm title <= 100, confirm text <= 300, confirm/deny button text <= 30, section
-text <= 3000, ``block_id`` <= 255.
+A job whose preemption retries ran out (``docs/design.md``, "Job-state handling and retry
+exhaustion") and whose class's policy says ``ask-owner`` (or whose policy action is
+impossible) gets a message to its owner: the question and one button per choice still
+offered. The same message is updated once the owner decided. Limits from Block Kit
+(Slack, "Button element",
+https://docs.slack.dev/reference/block-kit/block-elements/button-element, and
+"Confirmation dialog object",
+https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object):
+button text <= 75 characters, confirm title <= 100, confirm text <= 300, confirm/deny
+button text <= 30, section text <= 3000, ``block_id`` <= 255.
 
 Action ids: ``disposition_<choice>`` (:data:`ACTION_ID_PREFIX` + ``resubmit``,
 ``reclassify`` or ``abandon``; the Slack interactions handler dispatches on the

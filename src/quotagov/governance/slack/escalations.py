@@ -3,8 +3,12 @@
 The request message carries the job, requester, reason, current and requested
 priority, the impact preview and Approve / Deny buttons; Approve asks for
 confirmation when approval would preempt running jobs. Limits from Block Kit
-(reference §7.5): button text <= 75 chars, value <= 2000, confirm title <= 100,
-confirm text <= 300, section text <= 3000.
+(Slack, "Button element",
+https://docs.slack.dev/reference/block-kit/block-elements/button-element, and
+"Confirmation dialog object",
+https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object):
+button text <= 75 chars, value <= 2000, confirm title <= 100, confirm text <= 300,
+section text <= 3000.
 
 Action ids: :data:`APPROVE_ACTION` and :data:`DENY_ACTION`, both starting with
 :data:`ACTION_PREFIX` (the Slack interactions handler dispatches on that prefix);

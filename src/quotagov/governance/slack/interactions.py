@@ -18,7 +18,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class BlockAction:
-    """One clicked element of a ``block_actions`` payload (reference §7.2).
+    """One clicked element of a ``block_actions`` payload (Slack, "block_actions payload",
+    https://docs.slack.dev/reference/interaction-payloads/block_actions-payload).
 
     Attributes:
         action_id: the element's ``action_id``, e.g. ``"escalation_approve"``.

@@ -1,9 +1,10 @@
 """Block Kit of the owner's direct messages, built with slack_sdk's Block Kit models.
 
-One message per event (``design.md`` §6): a section with what happened (mrkdwn), a
-context line with the job and where to see it. slack_sdk's models
+One message per event (``docs/design.md``, "People and operators are told"): a section
+with what happened (mrkdwn), a context line with the job and where to see it. slack_sdk's models
 (:mod:`slack_sdk.models.blocks`) check Block Kit's limits (section text <= 3000
-characters, context elements <= 10, reference §7.5) when the blocks are serialized;
+characters, context elements <= 10, Slack's Block Kit reference) when the blocks are
+serialized;
 the texts given here are short by construction (job names <= 128 characters,
 reasons cut by the use case to :data:`MAX_REASON_CHARS`).
 """

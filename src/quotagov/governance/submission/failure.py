@@ -3,7 +3,7 @@
 Two functions fail submissions after the API accepted them: the submit worker (Batch
 refused ``SubmitServiceJob``, the policy changed since, the stored request is no longer
 usable) and the reconciler (still ``QUEUED`` after every re-queue). Neither holds the
-Slack secret (least privilege, ``design.md`` trust model), so each hands a notice
+Slack secret (least privilege, ``docs/design.md``, "Trust model"), so each hands a notice
 (:func:`quotagov.governance.handoff.submission_failed_message`) to the
 ``OwnerNoticeQueue``; ``ApplyDecisionsFunction``, which holds the secret, reads it and
 tells the owner (:func:`tell_owner_of_failure`). Without a notice queue (a process that

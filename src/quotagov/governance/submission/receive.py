@@ -127,7 +127,7 @@ def receive_submission(
     """Authorize, route and store a submission (``POST /jobs``); queue it when accepted.
 
     The only way a submission enters quotagov: the submit worker submits what this
-    stored, with this record's principal, team and request (design.md, trust model).
+    stored, with this record's principal, team and request (``docs/design.md``, "Trust model").
 
     Args:
         request: the validated submission.

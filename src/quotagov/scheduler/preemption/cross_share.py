@@ -1,6 +1,6 @@
 """Cross-share preemption (reclaim) of borrowed instances for a within-quota job.
 
-Rule (``../shared/spec/scenario-format.md``, "Cross-share preemption"; AWS Batch:
+Rule (``docs/simulator/spec.md``, "Cross-share preemption"; AWS Batch:
 cross-share preemption always returns borrowed capacity to a lender that has work):
 when a within-quota job does not fit because other shares hold borrowed instances of
 its type, the candidates are the SCHEDULED, STARTING or RUNNING jobs of that type in

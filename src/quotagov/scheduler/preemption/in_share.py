@@ -1,6 +1,6 @@
 """In-share preemption: a job displaces strictly lower-priority jobs of its own share.
 
-Rule (``../shared/spec/scenario-format.md``, "In-share preemption"; AWS Batch
+Rule (``docs/simulator/spec.md``, "In-share preemption"; AWS Batch
 ``preemptionConfiguration.inSharePreemption``): when the job cannot start otherwise,
 its share has in-share preemption ENABLED and holds SCHEDULED, STARTING or RUNNING
 jobs of its type with strictly lower ``schedulingPriority`` (equal priority never

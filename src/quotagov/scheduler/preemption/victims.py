@@ -2,7 +2,7 @@
 
 AWS Batch does not publish how it picks victims (its docs name the inputs only:
 borrowed instances, priorities, run time). This project's documented choice, from
-``../shared/spec/scenario-format.md``: lowest ``schedulingPriority`` first, then the
+``docs/simulator/spec.md``: lowest ``schedulingPriority`` first, then the
 most recently started job (least work lost); between jobs started at the same time,
 the one started later in the scheduling pass goes first. Victims are taken in that
 order until the job fits; then, going back from the last victim taken to the first,
