@@ -2,7 +2,7 @@
 chain, before and after, in one run.
 
 Run: ``.venv/bin/python benchmarks/audit_chain.py [--records 10000] [--digest-every 1000]
-[--appends 1000] [--batch 10] [--base /work/base-ca25167/src] [--moto-records 400]``.
+[--appends 1000] [--batch 10] [--base OLD_CHECKOUT/src] [--moto-records 400]``.
 
 Each side is measured in its own interpreter whose ``PYTHONPATH`` starts with that
 checkout's ``src`` (this one's, and ``--base``'s), with this very file as the
@@ -470,7 +470,7 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=1000, help="records of the sealing figures")
     parser.add_argument("--batch", type=int, default=10, help="audit queue batch size")
     parser.add_argument(
-        "--base", help="another checkout's src directory (before), e.g. /work/base-ca25167/src"
+        "--base", help="another checkout's src directory (before), e.g. OLD_CHECKOUT/src"
     )
     parser.add_argument(
         "--moto-records", type=int, default=400, help="0: skip the moto DynamoDB part"

@@ -7,7 +7,7 @@ allow_unschedulable=True)`` and the growth of its peak resident memory during th
 (``ru_maxrss`` after minus before: the transient memory of validation plus the
 :class:`~quotagov.scheduler.Scenario` it returns).
 
-Usage: ``python benchmarks/validate_scale.py [--base /work/base/src] [--sizes 100000
+Usage: ``python benchmarks/validate_scale.py [--base OLD_CHECKOUT/src] [--sizes 100000
 1000000] [--repeat 1]``. With ``--base`` each size runs on that code ("before"), then
 on this checkout ("after"), in the same invocation.
 """

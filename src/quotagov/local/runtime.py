@@ -103,7 +103,7 @@ class RuntimeOptions:
     """How to build a :class:`LocalRuntime`.
 
     Attributes:
-        template: the SAM template (default: ``template.yaml`` of the checkout).
+        template: the SAM template (default: :func:`quotagov.local.stack.default_template_path`).
         policy: the governance policy YAML put into the SSM policy parameter.
         walkthrough: the scenario whose capacity and quota shares the simulated Batch uses.
         start: virtual epoch seconds at which the clock starts.
