@@ -9,8 +9,10 @@ SAM_STAMP := $(SAM_VENV)/.installed-stamp
 SAM_CLI_VERSION ?= 1.170.0
 # The port of `make serve` (on 127.0.0.1): `make serve PORT=3001`.
 PORT ?= 3000
+# The port of `make docs-serve` (on 127.0.0.1): `make docs-serve DOCS_PORT=8001`.
+DOCS_PORT ?= 8000
 
-.PHONY: install lint typecheck test unit unit-fast demo serve lint-template clean
+.PHONY: install lint typecheck test unit unit-fast demo serve lint-template docs docs-serve clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,14 +37,24 @@ unit: $(STAMP)
 unit-fast: $(STAMP)
 	$(BIN)/pytest -q -n 2 -m "not slow"
 
-# The README's test command: lint, type-check, the SAM template checks, then the suite.
-test: lint typecheck lint-template unit
+# The README's test command: lint, type-check, the SAM template checks, the docs site
+# (strict: a broken link or anchor fails it), then the suite.
+test: lint typecheck lint-template docs unit
 
 demo: $(STAMP)
 	$(BIN)/quotagov demo
 
 serve: $(STAMP)
 	$(BIN)/quotagov serve --port $(PORT)
+
+# The documentation site (mkdocs.yml, docs/) into site/. --strict turns every warning,
+# a link or anchor that leads nowhere included, into a failure.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# The same site with live reload, on loopback only.
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 # aws-sam-cli lives in its own virtualenv so its pins never clash with the project's.
 $(SAM_STAMP):
@@ -60,4 +72,4 @@ lint-template: $(STAMP) $(SAM_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(SAM_VENV)/bin/sam build
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache site
