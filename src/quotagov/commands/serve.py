@@ -4,7 +4,7 @@ HTTP server.
 Serves the template's API routes (``POST /jobs``, ``GET /jobs/{jobId}``, ...,
 ``POST /slack/interactions``) on ``127.0.0.1`` exactly as API Gateway would deliver
 them to the handlers, plus the ``/_local/...`` endpoints (fake Slack messages, virtual
-clock, admin Batch calls); see :mod:`quotagov.local.http_server` and the README.
+clock, admin Batch calls); see :mod:`quotagov.local.http_server` and ``docs/local.md``.
 
 The caller's IAM identity comes from the ``X-Quotagov-Principal`` header. The Slack
 signing secret is ``SLACK_SIGNING_SECRET`` from the environment, or a random one

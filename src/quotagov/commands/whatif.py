@@ -3,8 +3,7 @@
 Replays a workload under each governance policy (the deployed YAML), with the
 policy's routing, dispositions and thrash guard in the loop, and writes
 ``DIR/report.json``, ``DIR/report.html`` and the PNG plots; prints a comparison table
-and one verdict line per policy. See :mod:`quotagov.whatif` and the README section
-"Try a policy before you deploy it".
+and one verdict line per policy. See :mod:`quotagov.whatif` and ``docs/simulator/whatif.md``.
 
 Exit codes: 0 done; 2 bad options, an invalid policy or an unreadable workload (every
 fault on stderr, naming the file, row and field).

@@ -17,7 +17,7 @@ error (and its subclasses)      code  e.g.
 ``UnavailableError``             503  the submission queue refused the message
 ==============================  ====  ==============================================
 
-Answer body, the same on every route (README "Errors", ``docs/openapi.json``
+Answer body, the same on every route (``docs/api.md``, "Errors"; ``docs/openapi.json``
 ``ErrorAnswer``): ``{"message": str}``; a 400 (and a 415) adds ``"faults"``, a list of
 ``{"path": "<field path>", "fault": "<what is wrong>"}`` (``path`` is ``(body)`` for the
 body as a whole, ``headers.Content-Type`` for the media type); an error's

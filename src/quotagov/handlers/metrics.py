@@ -8,7 +8,7 @@ different dimension sets never share a blob and the dashboard's ``SEARCH`` expre
 (template ``OperationsDashboard``) find them by their dimension set. A missing or empty
 dimension value is written as ``unknown`` (CloudWatch refuses empty values).
 
-Names (README, "Operations"): ``SubmissionsAccepted`` / ``SubmissionsRefusedByPolicy``
+Names (``docs/operations.md``, "Metrics"): ``SubmissionsAccepted`` / ``SubmissionsRefusedByPolicy``
 (jobs API), ``PreemptionsByTeam`` and ``LostGpuHours`` (job state), ``EscalationsRequested``
 (escalations API), ``EscalationsDecided`` (Slack), ``EscalationsExpired`` (expiry),
 ``EscalationsRetried``, ``DecisionsSettled`` and ``HandoffsDropped`` (apply function),

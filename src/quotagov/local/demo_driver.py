@@ -307,7 +307,7 @@ class DemoDriver:
     # -- JSON ----------------------------------------------------------------------------
 
     def document(self) -> dict[str, Any]:
-        """The ``--json`` document (see the module docstring and the README)."""
+        """The ``--json`` document (see the module docstring and ``docs/local.md``)."""
         records = []
         try:
             records = self.rt.audit_records()

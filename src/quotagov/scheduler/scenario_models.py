@@ -306,7 +306,7 @@ class ScenarioOptions(ScenarioModel):
 class ScenarioDocument(ScenarioModel):
     """A scenario for `quotagov simulate`: a service environment's capacity, the quota
     shares of one job queue, the jobs submitted to it and admin actions over time
-    (docs/scenario-format.md). Names must be unique; jobs and actions must name shares
+    (docs/simulator/scenarios.md). Names must be unique; jobs and actions must name shares
     and jobs of the scenario."""
 
     model_config = ConfigDict(title="Scenario")

@@ -1,8 +1,10 @@
 """The request use case: a checked request is applied at once or asked for in Slack.
 
-- A level in the team's ``directLevels`` is applied at once with ``UpdateServiceJob``
-  (status APPLIED, ``direct``), audited, and uses no budget: the team may set it
-  itself (:func:`~.applying.apply_direct`).
+- A level in the team's ``directLevels`` needs no approval and uses no budget: the
+  team may set it itself (:func:`~.applying.apply_direct`). Where a hand-off is wired
+  (every deployed function that takes requests) it is stored APPROVED and handed to
+  the apply function, which alone calls ``UpdateServiceJob``; without one it is applied
+  in-process (status APPLIED, ``direct``). Either way it is audited.
 - Any other level gets an impact preview, then is stored PENDING with
   ``expiresAt = now + escalationExpirySeconds`` after taking one unit of the team's
   ``escalationBudget`` and the job's lock (:func:`~.job_lock.open_pending`), and is
