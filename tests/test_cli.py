@@ -3,12 +3,15 @@
 import argparse
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from quotagov.cli import build_parser, main, plain_text
+from quotagov.cli import EXIT_BROKEN_PIPE, build_parser, main, plain_text
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,3 +86,20 @@ def test_make_serve_passes_port_through() -> None:
             check=True,
         )
         assert dry.stdout.splitlines()[-1] == f".venv/bin/quotagov serve --port {port}"
+
+
+@pytest.mark.slow
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback() -> None:
+    # `quotagov simulate ... --output json | head -c 0`: the reader is gone before the
+    # command writes, so its first write meets a closed pipe
+    walkthrough = ROOT / "src/quotagov/examples/aws-walkthrough.json"
+    command = [sys.executable, "-m", "quotagov.cli", "simulate", str(walkthrough)]
+    with subprocess.Popen(
+        [*command, "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        errors = process.stderr.read().decode()
+        code = process.wait(timeout=60)
+    assert errors == ""
+    assert code == EXIT_BROKEN_PIPE

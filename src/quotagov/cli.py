@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -59,6 +60,10 @@ class CommandParser(argparse.ArgumentParser):
         kwargs["formatter_class"] = PlainHelpFormatter
         super().__init__(*args, **kwargs)
 
+
+#: The exit code when standard output's reader closed the pipe: 128 + ``SIGPIPE`` (13),
+#: what a shell reports for a program that ``SIGPIPE`` ended.
+EXIT_BROKEN_PIPE = 141
 
 #: Modules under ``quotagov.commands`` that provide subcommands, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -112,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A command whose extra is not installed (:data:`quotagov.extras.COMMAND_EXTRAS`)
     does not run: one line on stderr names the extra to install, and the exit code is 2.
+
+    When the reader of standard output goes away early (``quotagov simulate ... | head``)
+    the command stops quietly with :data:`EXIT_BROKEN_PIPE`, as a program killed by
+    ``SIGPIPE`` would, instead of a ``BrokenPipeError`` traceback.
     """
     from quotagov.extras import missing_extra, refusal
 
@@ -121,7 +130,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra is not None:
         print(refusal(args.command, extra), file=sys.stderr)
         return 2
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's own advice (the signal module's notes on SIGPIPE): point stdout at
+        # devnull so that the interpreter's last flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     return code
 
 
