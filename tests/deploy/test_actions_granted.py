@@ -72,9 +72,6 @@ NOT_DRIVEN_HERE: dict[tuple[str, str], str] = {
         "a disposition chosen with a Slack button: the successor"
     ),
     ("ApplyDecisionsFunction", "batch:TagResource"): "SubmitServiceJob with tags",
-    ("AuditFunction", "batch:ListQuotaShares"): (
-        "a quota share's configuration read when CloudTrail names it by name only"
-    ),
     ("ReconcilerFunction", "batch:ListServiceJobs"): (
         "a submission QUEUED through every re-queue: is its job in Batch after all?"
     ),
