@@ -47,6 +47,8 @@ from quotagov.local.actions import ActionCall
 from quotagov.local.demo_story import DAVE, Demo
 from quotagov.local.runtime import LocalRuntime, RuntimeOptions
 
+pytestmark = pytest.mark.slow  # the whole local runtime plays the demo
+
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(default_template(ROOT))
 RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
