@@ -168,6 +168,8 @@ def test_generate_mac_and_sign_only_for_the_sealing_and_digest_functions() -> No
     assert _key_users("AuditSealKey", "kms:VerifyMac") == {"root"}
     assert _key_users("AuditDigestKey", "kms:GetPublicKey") == {"root"}
     assert ("kms:VerifyMac", "AuditSealKey") in _grants("AuditDigestFunction")
+    # the writer checks a head another instance of it sealed before sealing on top
+    assert ("kms:VerifyMac", "AuditSealKey") in _grants("AuditFunction")
     seal = RESOURCES["AuditSealKey"]["Properties"]
     assert (seal["KeySpec"], seal["KeyUsage"]) == ("HMAC_256", "GENERATE_VERIFY_MAC")
     digest = RESOURCES["AuditDigestKey"]["Properties"]

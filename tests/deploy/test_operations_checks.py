@@ -183,6 +183,33 @@ def test_project_alarms_notify_the_alarm_topic_and_someone_must_be_named() -> No
     assert topic["Condition"] == "CreateAlarmTopic"
 
 
+@pytest.mark.parametrize(
+    ("alarm", "metric"),
+    [
+        ("AuditEventsRejectedAlarm", "AuditEventsRejected"),
+        ("HandoffsDroppedAlarm", "HandoffsDropped"),
+        ("AuditDigestsRefusedAlarm", "AuditDigestsRefused"),
+    ],
+)
+def test_inputs_dropped_without_a_retry_are_alarmed_on_the_first(alarm: str, metric: str) -> None:
+    """What a function counts and drops (a retry cannot fix it) parks in no queue, so
+    the count itself is alarmed: a rejected CloudTrail event, an unusable hand-off, a
+    chain the digest function refuses."""
+    template = load_template(ROOT / "template.yaml")
+    properties = template["Resources"][alarm]["Properties"]
+    service = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+    namespace = template["Globals"]["Function"]["Environment"]["Variables"][
+        "POWERTOOLS_METRICS_NAMESPACE"
+    ]
+    assert (properties["Namespace"], properties["MetricName"]) == (namespace, metric)
+    assert properties["Dimensions"] == [{"Name": "service", "Value": service}]
+    assert (properties["Statistic"], properties["Threshold"]) == ("Sum", 0)
+    assert properties["ComparisonOperator"] == "GreaterThanThreshold"
+    assert properties["TreatMissingData"] == "notBreaching"
+    source = (ROOT / "src/quotagov/handlers").glob("*.py")
+    assert any(f'"{metric}"' in path.read_text(encoding="utf-8") for path in source)
+
+
 def _dashboard_body(template: dict[str, Any]) -> dict[str, Any]:
     sub = template["Resources"]["OperationsDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
     text, variables = sub

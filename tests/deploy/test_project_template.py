@@ -155,9 +155,9 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_funct
         "dynamodb:GetItem",
         "dynamodb:Query",
         "batch:DescribeQuotaShare",
-        "batch:ListQuotaShares",
         "batch:ListServiceJobs",
         "batch:DescribeServiceJob",
+        "kms:VerifyMac",
         "ssm:GetParameter",
         "secretsmanager:GetSecretValue",
     }

@@ -67,3 +67,33 @@ def test_the_recording_side_makes_no_batch_call_and_the_apply_side_submits_once(
 def test_a_stale_hand_off_for_no_job_does_nothing(world: World) -> None:
     assert settle_disposition("no-such-job", world.disposition_deps()) is None
     assert submitted(world.batch) == []
+
+
+def test_a_repeated_click_while_applying_is_handed_over_again_without_a_batch_call(
+    world: World,
+) -> None:
+    """The Slack function's role holds no Batch action: the owner's second click on a
+    decision the apply function has not settled yet sends it over again instead of
+    submitting the successor itself."""
+    exhausted_release_job(world, "rel-3")
+    handoff = RecordingHandoff()
+    recording = dataclasses.replace(
+        world.disposition_deps(), handoff=handoff, audit=HandoffAuditSink(handoff)
+    )
+    first = decide_disposition(
+        "rel-3", "disposition_resubmit", "U0FRANK", deps=recording, source="slack"
+    )
+    again = decide_disposition(
+        "rel-3", "disposition_resubmit", "U0FRANK", deps=recording, source="slack"
+    )
+
+    assert (first.status, first.changed) == ("applying", True)
+    assert (again.status, again.changed, again.error) == ("applying", False, None)
+    assert submitted(world.batch) == []
+    handed = [parse_message(m) for m in handoff.sent if parse_message(m).kind == "disposition"]
+    assert [m.record_id for m in handed] == ["rel-3", "rel-3"]
+    item = world.store.get("rel-3")
+    assert item is not None and item["disposition"].get("leaseUntil") is None
+    settled = settle_disposition("rel-3", world.disposition_deps())
+    assert settled is not None and settled.status == "applied"
+    assert len(submitted(world.batch)) == 1

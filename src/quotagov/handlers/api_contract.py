@@ -97,7 +97,8 @@ class JobPage(BaseModel):
 
 
 class EscalationAnswer(BaseModel):
-    """201 (PENDING, waiting for approval in Slack) or 200 (APPLIED at once, ``direct``)."""
+    """201 (PENDING, waiting for approval in Slack), 202 (APPROVED, ``direct``: handed to
+    the apply function) or 200 (APPLIED, ``direct``, without the hand-off)."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -21,7 +21,8 @@ Triggers:
   kind, id and, for escalations, the decision round), so a message SQS delivers
   twice, even concurrently, is acted on once; the steps themselves are conditional
   writes on the record's status too. A message that can never be used (not JSON,
-  unknown kind, no id) is logged and dropped; a Batch or DynamoDB failure is
+  unknown kind, no id) is logged and dropped (metric ``HandoffsDropped``, alarmed by
+  ``HandoffsDroppedAlarm``); a Batch or DynamoDB failure is
   reported in ``batchItemFailures`` and retried, then reaches the DLQ after
   ``maxReceiveCount``.
 

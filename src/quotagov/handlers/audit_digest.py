@@ -8,7 +8,8 @@ that did not move too. Use case:
 
 A chain whose table contradicts its last digest, or whose new records are broken or
 unsealed, is not digested: it is logged as an error and counted
-(``AuditDigestsRefused``, alarm on it) and the invocation still digests the others.
+(``AuditDigestsRefused``, alarmed by the template's ``AuditDigestsRefusedAlarm``) and the
+invocation still digests the others.
 
 Metrics, once per invocation with the count of this run (0 included, so a run with
 nothing due still writes its figures and Powertools never flushes an empty set):

@@ -17,10 +17,11 @@ envelope + the CloudTrail record model), hand the record to
 :class:`~quotagov.governance.audit.trail.AuditTrail`, log and count the outcome.
 
 - A malformed event or an unaudited call is answered ``{"status": "rejected",
-  "reason": ...}`` (logged with the field at fault, metric ``AuditEventsRejected``) and
-  not retried: a retry cannot fix it. That includes a successful call whose request
-  parameters have the wrong types (``reason`` e.g. ``detail: requestParameters.
-  capacityLimits[0].maxCapacity: 'a' is not a whole number``; see
+  "reason": ...}`` (logged with the field at fault, metric ``AuditEventsRejected``,
+  alarmed by ``AuditEventsRejectedAlarm``) and not retried: a retry cannot fix it.
+  That includes a successful call whose request parameters have the wrong types
+  (``reason`` e.g. ``detail: requestParameters.capacityLimits[0].maxCapacity: 'a' is
+  not a whole number``; see
   :func:`~quotagov.governance.audit.events.request_parameter_fault`).
 - Transient failures (DynamoDB, Batch throttling, chain contention) raise, so Lambda's
   asynchronous retries and the rule's retry policy deliver the event again; the

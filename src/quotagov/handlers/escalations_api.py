@@ -67,17 +67,31 @@ class EscalationBody(BaseModel):
     responses=api_contract.responses(
         400,
         401,
-        403,
         415,
         422,
         503,
         s200=api_contract.ok(
             api_contract.EscalationAnswer,
-            "applied at once: a level the team may set directly",
+            "APPLIED: a level the team may set directly, applied by this function; only "
+            "without the hand-off to the apply function (APPLY_QUEUE_URL unset, as in "
+            "tests): a deployed stack answers 202",
             {
                 "escalationId": "esc-1",
                 "jobId": "sub-bg-2",
                 "status": "APPLIED",
+                "direct": True,
+                "requestedLevel": "standard",
+                "requestedPriority": 10,
+            },
+        ),
+        s202=api_contract.ok(
+            api_contract.EscalationAnswer,
+            "APPROVED: a level the team may set directly, accepted; ApplyDecisionsFunction "
+            "applies it shortly after (GET /jobs/{jobId} then shows the new priority)",
+            {
+                "escalationId": "esc-3",
+                "jobId": "sub-bg-2",
+                "status": "APPROVED",
                 "direct": True,
                 "requestedLevel": "standard",
                 "requestedPriority": 10,
@@ -101,7 +115,8 @@ def create_escalation(
     jobId: Annotated[str, Path(min_length=1, max_length=256)],
     body: Annotated[EscalationBody, Body()],
 ) -> Response[str]:
-    """Check the request, then apply it (direct level) or ask the approvers in Slack."""
+    """Check the request, then hand a direct level to the apply function (or, without
+    the hand-off, apply it here) or ask the approvers in Slack."""
     # Imported here so that the module's import (the cold start) stays light.
     from quotagov.governance.escalation_records import EscalationStatus
     from quotagov.governance.escalations import EscalationRequest

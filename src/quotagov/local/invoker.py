@@ -135,6 +135,7 @@ class Invoker:
         #: Every invocation so far, in order.
         self.invocations: list[Invocation] = []
         self._callers: list[str] = []
+        self._running: list[str] = []
 
     def load(
         self, functions: Mapping[str, FunctionSpec], environments: Mapping[str, dict[str, str]]
@@ -186,8 +187,17 @@ class Invoker:
         spec = self.functions[function]
         self.environment.set(self.environments[function])
         os.environ["AWS_LAMBDA_FUNCTION_NAME"] = function
-        with self.acting_as(function_principal(function)):
-            return handler(event, LambdaContext(function, spec.timeout_seconds, spec.memory_mb))
+        self._running.append(function)
+        try:
+            with self.acting_as(function_principal(function)):
+                return handler(event, LambdaContext(function, spec.timeout_seconds, spec.memory_mb))
+        finally:
+            self._running.pop()
+
+    def current_function(self) -> str | None:
+        """The logical id of the function whose handler is running now, None between
+        invocations."""
+        return self._running[-1] if self._running else None
 
     @contextlib.contextmanager
     def acting_as(self, principal: str) -> Iterator[None]:

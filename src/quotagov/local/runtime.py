@@ -23,6 +23,9 @@ Slack. It then plays the part of Lambda and its triggers:
   to the target function (asynchronous invocation: the template's
   ``EventInvokeConfig`` retries, then its ``OnFailure`` SQS destination).
 - Schedules: ``rate(...)`` rules fire on virtual clock ticks during :meth:`advance_to`.
+- IAM: what each function's code calls is kept by IAM action in
+  :attr:`LocalRuntime.action_log` (:mod:`.actions`), to hold against the template's
+  grants; :meth:`LocalRuntime.cold_start` gives every function a new instance.
 
 One invocation runs at a time (the runtime holds a lock, like a function with a
 reserved concurrency of one), which keeps moto's in-memory backends consistent when
@@ -54,6 +57,7 @@ from quotagov.clock import ManualClock
 from quotagov.deploy.template import load_template
 from quotagov.governance.audit.review import ChainReport
 from quotagov.local import api_gateway, reads
+from quotagov.local.actions import ActionLog, ActionRecordingBatch
 from quotagov.local.api_gateway import ApiResponse
 from quotagov.local.cloudtrail import CloudTrailRecordingBatch
 from quotagov.local.delivery import Deliveries
@@ -162,6 +166,10 @@ class LocalRuntime:
         self.routes: list[ApiRoute] = []
         self.slack: Any = None
         self.batch: Any = None
+        self.recording_batch: Any = None
+        self._settings: Settings | None = None
+        #: Every AWS call each function's code made, by IAM action (:mod:`.actions`).
+        self.action_log = ActionLog(self._invoker.current_function)
         self.policy_text = self.options.policy.read_text(encoding="utf-8")
         self.walkthrough: dict[str, Any] = json.loads(
             self.options.walkthrough.read_text(encoding="utf-8")
@@ -234,6 +242,7 @@ class LocalRuntime:
 
         self._mock = mock_aws()
         self._mock.start()
+        self._watch_boto3_calls()
         from quotagov.local.fake_slack import FakeSlack
 
         self.slack = FakeSlack(token=self.options.slack_bot_token).start()
@@ -241,8 +250,8 @@ class LocalRuntime:
             self._provision()
             if self.options.simulated_batch:
                 self._build_batch()
-            else:
-                wiring.override(Settings.from_env(), clock=self.clock)
+            self._settings = Settings.from_env()
+            self._wire()
         except BaseException:
             self.stop()  # leave no moto patch, thread or environment change behind
             raise
@@ -315,8 +324,41 @@ class LocalRuntime:
             emit=self._deliveries.emit,
         )
         self.recording_batch = recording
-        settings = Settings.from_env()
-        wiring.override(settings, clock=self.clock, batch=recording)
+
+    def _wire(self) -> None:
+        """Fresh dependencies for every function (the settings read at start), with the
+        runtime's clock and, when simulated, its Batch (calls recorded in
+        :attr:`action_log`)."""
+        values: dict[str, Any] = {"clock": self.clock}
+        if self.recording_batch is not None:
+            values["batch"] = ActionRecordingBatch(self.recording_batch, self.action_log)
+        wiring.override(self._settings, **values)
+
+    def _watch_boto3_calls(self) -> None:
+        """Record the functions' boto3 calls in :attr:`action_log`: moto gives every
+        local command a fresh default boto3 session, which the functions' clients come
+        from; its botocore ``before-parameter-build`` event names each operation and
+        its parameters."""
+        import boto3
+
+        if boto3.DEFAULT_SESSION is None:
+            boto3.setup_default_session()
+        session = boto3.DEFAULT_SESSION
+        assert session is not None
+        session.events.register("before-parameter-build", self.action_log.on_botocore_call)
+
+    def cold_start(self) -> None:
+        """Start every function cold, as new Lambda instances would: the next invocations
+        build their dependencies afresh (clients, caches such as the audit writer's
+        vouched chain heads). The stack's state, the clock and Batch stay as they are.
+
+        Raises:
+            RuntimeError: the runtime is not started.
+        """
+        if self._mock is None:
+            raise RuntimeError("the local runtime is not started")
+        with self._lock:
+            self._wire()
 
     # -- invoking handlers -------------------------------------------------------------
 

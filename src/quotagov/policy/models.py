@@ -182,7 +182,7 @@ class Team(_Model):
         members: who may submit for the team.
         classes: workload classes the team may use.
         directLevels: priority levels the team may set itself (at submission, or by an
-            escalation applied at once).
+            escalation that needs no approval).
         approvalLevels: levels the team may request by escalation, approved in Slack.
         approvers: Slack user ids who may approve this team's escalations, in addition
             to the share's approvers.

@@ -67,7 +67,10 @@ def decide_disposition(
         DispositionConflictError: nothing pending, or decided differently already.
 
     A Batch failure while submitting the successor does not raise: the decision is kept
-    (``applying``), the outcome carries ``error``, and the same call finishes it.
+    (``applying``), the outcome carries ``error``, and the same call finishes it. With
+    ``deps.handoff`` (the Slack function) no Batch call is made at all: the decision,
+    and the same decision repeated while it is ``applying``, is sent to the apply
+    function, which submits the successor.
     """
     name = choice.removeprefix(ACTION_ID_PREFIX)
     if name not in CHOICES:
@@ -115,8 +118,28 @@ def _decided_before(
         )
     steps.audit(job, current, deps)  # idempotent re-assertion, see events.on_job_state
     if current.status is DispositionStatus.APPLYING:
+        if deps.handoff is not None:
+            # The recording side (the Slack function) never calls Batch: the apply
+            # function takes the lease and submits the successor.
+            return _hand_off(job, current, deps, changed=False)
         return steps.resume(job, current, deps, report=True)
     return DispositionOutcome.of(job.pk, current, changed=False)
+
+
+def _hand_off(
+    job: JobRecord, disposition: DispositionRecord, deps: DispositionDeps, *, changed: bool
+) -> DispositionOutcome:
+    """Send the decided disposition to the apply function (``deps.handoff``); a failed
+    send is reported in the outcome's ``error`` (the decision stays recorded)."""
+    assert deps.handoff is not None
+    try:
+        deps.handoff.send(disposition_message(job.pk))
+    except HandoffError as error:
+        # Recorded, not lost: an ``applying`` disposition without a lease is taken
+        # over by the owner's next click or POST /jobs/{jobId}/disposition.
+        logger.warning("disposition of %s recorded, hand-off failed: %s", job.pk, error)
+        return DispositionOutcome.of(job.pk, disposition, changed=changed, error=str(error))
+    return DispositionOutcome.of(job.pk, disposition, changed=changed)
 
 
 def _record_decision(
@@ -126,14 +149,7 @@ def _record_decision(
     (or, with a hand-off, send it to the apply function, which does the last two)."""
     steps.audit(job, moved, deps)
     if deps.handoff is not None:
-        try:
-            deps.handoff.send(disposition_message(job.pk))
-        except HandoffError as error:
-            # Recorded, not lost: an ``applying`` disposition without a lease is taken
-            # over by the owner's next click or POST /jobs/{jobId}/disposition.
-            logger.warning("disposition of %s recorded, hand-off failed: %s", job.pk, error)
-            return DispositionOutcome.of(job.pk, moved, changed=True, error=str(error))
-        return DispositionOutcome.of(job.pk, moved, changed=True)
+        return _hand_off(job, moved, deps, changed=True)
     if moved.status is DispositionStatus.ABANDONED:
         outcome = DispositionOutcome.of(job.pk, moved, changed=True)
     else:

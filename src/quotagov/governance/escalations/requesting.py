@@ -1,4 +1,4 @@
-"""The request use case: a checked request is applied at once or asked for in Slack.
+"""The request use case: a checked request is accepted without approval or asked for in Slack.
 
 - A level in the team's ``directLevels`` needs no approval and uses no budget: the
   team may set it itself (:func:`~.applying.apply_direct`). Where a hand-off is wired

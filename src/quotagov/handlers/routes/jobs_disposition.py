@@ -51,7 +51,6 @@ class DispositionRequest(BaseModel):
     responses=api_contract.responses(
         400,
         401,
-        403,
         404,
         409,
         415,

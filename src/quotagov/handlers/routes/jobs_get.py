@@ -32,7 +32,6 @@ router = Router()  # type: ignore[no-untyped-call]
     responses=api_contract.responses(
         400,
         401,
-        403,
         404,
         s200=api_contract.ok(
             api_contract.JobView,
