@@ -128,148 +128,142 @@ def test_the_live_runtime_answers_only_documented_codes(document: dict[str, Any]
     import io
 
     from quotagov.local.demo_story import ALICE, DAVE, Demo
-    from quotagov.local.runtime import LocalRuntime, RuntimeOptions
     from quotagov.local.slack_clicks import signed_form
     from quotagov.local.stack import ACCOUNT_ID
+    from support.runtime import quiet_runtime
 
     mallory = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/mallory"
     seen: dict[tuple[str, str], set[int]] = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        runtime = LocalRuntime(RuntimeOptions(extra_env={"POWERTOOLS_LOG_LEVEL": "ERROR"}))
-        runtime.start()
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            demo = Demo(runtime, echo=None)
+    with quiet_runtime() as runtime, contextlib.redirect_stdout(io.StringIO()):
+        demo = Demo(runtime, echo=None)
 
-            def call(method: str, path: str, **kwargs: Any) -> int:
-                response = runtime.api(method, path, **kwargs)
-                found = runtime.route(method, path)
-                assert found is not None, (method, path)
-                seen.setdefault((method.lower(), found[0].path), set()).add(response.status)
-                return response.status
+        def call(method: str, path: str, **kwargs: Any) -> int:
+            response = runtime.api(method, path, **kwargs)
+            found = runtime.route(method, path)
+            assert found is not None, (method, path)
+            seen.setdefault((method.lower(), found[0].path), set()).add(response.status)
+            return response.status
 
-            def submit(principal: str, name: str, **kwargs: Any) -> str:
-                response = demo.submit(principal, name, **kwargs)
-                seen.setdefault(("post", "/jobs"), set()).add(response.status)
-                return str(demo.submissions[name]["submissionId"])
+        def submit(principal: str, name: str, **kwargs: Any) -> str:
+            response = demo.submit(principal, name, **kwargs)
+            seen.setdefault(("post", "/jobs"), set()).add(response.status)
+            return str(demo.submissions[name]["submissionId"])
 
-            bg = submit(
-                ALICE,
-                "bg-1",
-                team="research",
-                workload_class="exploratory",
-                share="background",
-                run_seconds=3600,
-                checkpoint_interval=300,
-            )
-            med = submit(
-                DAVE,
-                "med-1",
-                team="applied",
-                workload_class="scheduled",
-                share="medium",
-                run_seconds=3600,
-                level="low",
-            )
-            submit(  # refused by the policy: 422
-                DAVE,
-                "eval",
-                team="applied",
-                workload_class="scheduled",
-                share="background",
-                run_seconds=60,
-            )
-            submit(  # not a member of the team: 403
-                mallory,
-                "sneak",
-                team="research",
-                workload_class="exploratory",
-                share="background",
-                run_seconds=60,
-            )
-            submit(  # the same clientRequestId, another request: 409
-                ALICE,
-                "bg-1",
-                team="research",
-                workload_class="exploratory",
-                share="background",
-                run_seconds=60,
-            )
-            call("POST", "/jobs", principal=ALICE, body={})
-            call("POST", "/jobs", principal=ALICE, body="x", headers={"Content-Type": "text/plain"})
-            runtime.advance(60)
+        bg = submit(
+            ALICE,
+            "bg-1",
+            team="research",
+            workload_class="exploratory",
+            share="background",
+            run_seconds=3600,
+            checkpoint_interval=300,
+        )
+        med = submit(
+            DAVE,
+            "med-1",
+            team="applied",
+            workload_class="scheduled",
+            share="medium",
+            run_seconds=3600,
+            level="low",
+        )
+        submit(  # refused by the policy: 422
+            DAVE,
+            "eval",
+            team="applied",
+            workload_class="scheduled",
+            share="background",
+            run_seconds=60,
+        )
+        submit(  # not a member of the team: 403
+            mallory,
+            "sneak",
+            team="research",
+            workload_class="exploratory",
+            share="background",
+            run_seconds=60,
+        )
+        submit(  # the same clientRequestId, another request: 409
+            ALICE,
+            "bg-1",
+            team="research",
+            workload_class="exploratory",
+            share="background",
+            run_seconds=60,
+        )
+        call("POST", "/jobs", principal=ALICE, body={})
+        call("POST", "/jobs", principal=ALICE, body="x", headers={"Content-Type": "text/plain"})
+        runtime.advance(60)
 
-            call("GET", "/jobs", principal=ALICE, query={"team": ["research"]})
-            call("GET", "/jobs", principal=ALICE, query={"team": ["applied"]})
-            call("GET", "/jobs", principal=ALICE, query={"team": ["research"], "limit": ["x"]})
-            call("GET", f"/jobs/{bg}", principal=ALICE)
-            call("GET", f"/jobs/{bg}", principal=mallory)
-            call("GET", "/jobs/no-such-job", principal=ALICE)
-            call("GET", "/jobs/bad.id", principal=ALICE)
+        call("GET", "/jobs", principal=ALICE, query={"team": ["research"]})
+        call("GET", "/jobs", principal=ALICE, query={"team": ["applied"]})
+        call("GET", "/jobs", principal=ALICE, query={"team": ["research"], "limit": ["x"]})
+        call("GET", f"/jobs/{bg}", principal=ALICE)
+        call("GET", f"/jobs/{bg}", principal=mallory)
+        call("GET", "/jobs/no-such-job", principal=ALICE)
+        call("GET", "/jobs/bad.id", principal=ALICE)
 
-            disposition = f"/jobs/{bg}/disposition"
-            call("POST", disposition, principal=ALICE, body={"choice": "resubmit"})
-            call("POST", disposition, principal=mallory, body={"choice": "resubmit"})
-            call("POST", disposition, principal=ALICE, body={"choice": "later"})
-            call(
-                "POST",
-                disposition,
-                principal=ALICE,
-                body="x",
-                headers={"Content-Type": "text/plain"},
-            )
+        disposition = f"/jobs/{bg}/disposition"
+        call("POST", disposition, principal=ALICE, body={"choice": "resubmit"})
+        call("POST", disposition, principal=mallory, body={"choice": "resubmit"})
+        call("POST", disposition, principal=ALICE, body={"choice": "later"})
+        call(
+            "POST",
+            disposition,
+            principal=ALICE,
+            body="x",
+            headers={"Content-Type": "text/plain"},
+        )
 
-            reason = {"reason": "a deadline"}
-            direct = call(
-                "POST",
-                f"/jobs/{med}/escalations",
-                principal=DAVE,
-                body={"level": "standard"} | reason,
-            )
-            pending = call(
-                "POST", f"/jobs/{bg}/escalations", principal=ALICE, body={"level": "high"} | reason
-            )
-            call(
-                "POST",
-                f"/jobs/{bg}/escalations",
-                principal=mallory,
-                body={"level": "high"} | reason,
-            )
-            call(
-                "POST",
-                "/jobs/no-such-job/escalations",
-                principal=ALICE,
-                body={"level": "high"} | reason,
-            )
-            call("POST", f"/jobs/{bg}/escalations", principal=ALICE, body={"level": 7})
-            call(
-                "POST",
-                f"/jobs/{bg}/escalations",
-                principal=ALICE,
-                body="[" * 100_000 + "]" * 100_000,
-            )
-            call(
-                "POST",
-                f"/jobs/{bg}/escalations",
-                principal=ALICE,
-                body="x",
-                headers={"Content-Type": "text/plain"},
-            )
+        reason = {"reason": "a deadline"}
+        direct = call(
+            "POST",
+            f"/jobs/{med}/escalations",
+            principal=DAVE,
+            body={"level": "standard"} | reason,
+        )
+        pending = call(
+            "POST", f"/jobs/{bg}/escalations", principal=ALICE, body={"level": "high"} | reason
+        )
+        call(
+            "POST",
+            f"/jobs/{bg}/escalations",
+            principal=mallory,
+            body={"level": "high"} | reason,
+        )
+        call(
+            "POST",
+            "/jobs/no-such-job/escalations",
+            principal=ALICE,
+            body={"level": "high"} | reason,
+        )
+        call("POST", f"/jobs/{bg}/escalations", principal=ALICE, body={"level": 7})
+        call(
+            "POST",
+            f"/jobs/{bg}/escalations",
+            principal=ALICE,
+            body="[" * 100_000 + "]" * 100_000,
+        )
+        call(
+            "POST",
+            f"/jobs/{bg}/escalations",
+            principal=ALICE,
+            body="x",
+            headers={"Content-Type": "text/plain"},
+        )
 
-            now = runtime.clock.now()
-            unknown = {
-                "type": "block_actions",
-                "user": {"id": "U0ERIN"},
-                "actions": [{"action_id": "escalation_approve", "value": "no-such-escalation"}],
-            }
-            body, headers = signed_form(unknown, runtime.signing_secret, now)
-            call("POST", "/slack/interactions", body=body, headers=headers)
-            body, headers = signed_form(unknown, "not-the-secret", now)
-            call("POST", "/slack/interactions", body=body, headers=headers)
-            body, headers = signed_form({"type": "block_actions"}, runtime.signing_secret, now)
-            call("POST", "/slack/interactions", body=body, headers=headers)
-    finally:
-        runtime.stop()
+        now = runtime.clock.now()
+        unknown = {
+            "type": "block_actions",
+            "user": {"id": "U0ERIN"},
+            "actions": [{"action_id": "escalation_approve", "value": "no-such-escalation"}],
+        }
+        body, headers = signed_form(unknown, runtime.signing_secret, now)
+        call("POST", "/slack/interactions", body=body, headers=headers)
+        body, headers = signed_form(unknown, "not-the-secret", now)
+        call("POST", "/slack/interactions", body=body, headers=headers)
+        body, headers = signed_form({"type": "block_actions"}, runtime.signing_secret, now)
+        call("POST", "/slack/interactions", body=body, headers=headers)
 
     assert (direct, pending) == (202, 201)  # as deployed: the direct level is handed over
     undocumented = {

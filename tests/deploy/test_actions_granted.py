@@ -45,7 +45,8 @@ from quotagov.deploy.template import (
 )
 from quotagov.local.actions import ActionCall
 from quotagov.local.demo_story import DAVE, Demo
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov.local.runtime import LocalRuntime
+from support.runtime import quiet_runtime
 
 pytestmark = pytest.mark.slow  # the whole local runtime plays the demo
 
@@ -139,10 +140,7 @@ def _not_granted(template: dict[str, Any], calls: list[ActionCall]) -> list[tupl
 @pytest.fixture(scope="module")
 def calls() -> Iterator[list[ActionCall]]:
     """Every Batch and KMS call of the demo, then of a cold audit writer's append."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        runtime = LocalRuntime(RuntimeOptions(extra_env={"POWERTOOLS_LOG_LEVEL": "ERROR"}))
-        runtime.start()
-    try:
+    with quiet_runtime() as runtime:
         with contextlib.redirect_stdout(io.StringIO()):
             demo = Demo(runtime, echo=None)
             result = demo.run()
@@ -168,8 +166,6 @@ def calls() -> Iterator[list[ActionCall]]:
             for c in runtime.action_log.calls
             if c.action.split(":", 1)[0] in CHECKED
         ]
-    finally:
-        runtime.stop()
 
 
 def _key_id(runtime: LocalRuntime, key: str) -> str:
