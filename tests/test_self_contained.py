@@ -20,7 +20,10 @@ import functools
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,26 +139,27 @@ def _report(offences: list[str]) -> str:
     return f"{len(offences)} reference(s) outside the repository:\n" + "\n".join(offences)
 
 
-def test_no_tracked_file_cites_a_document_outside_the_repository() -> None:
-    offences = []
-    for path in tracked_files():
-        text = text_of(path)
-        if text is not None:
-            offences += citation_offences(path, text)
-    assert offences == [], _report(offences)
+@functools.cache
+def tracked_texts() -> tuple[tuple[str, str], ...]:
+    """``(path, text)`` of every tracked text file, read once for all the checks."""
+    found = ((path, text_of(path)) for path in tracked_files())
+    return tuple((path, text) for path, text in found if text is not None)
 
 
-def test_no_tracked_file_names_a_relative_path_outside_the_repository() -> None:
-    offences = []
-    for path in tracked_files():
-        text = text_of(path)
-        if text is not None:
-            offences += path_offences(path, text)
+@pytest.mark.parametrize(
+    "offences_of",
+    [citation_offences, path_offences],
+    ids=["cites a document outside", "names a relative path outside"],
+)
+def test_no_tracked_file_points_outside_the_repository(
+    offences_of: Callable[[str, str], list[str]],
+) -> None:
+    offences = [line for path, text in tracked_texts() for line in offences_of(path, text)]
     assert offences == [], _report(offences)
 
 
 def test_the_files_read_include_code_tests_docs_and_the_readme() -> None:
-    read = {p for p in tracked_files() if text_of(p) is not None}
+    read = {path for path, _ in tracked_texts()}
     assert {"README.md", "template.yaml", "Makefile", "pyproject.toml"} <= read
     assert any(p.startswith("docs/") for p in read)
     assert any(p.startswith("src/quotagov/") for p in read)
