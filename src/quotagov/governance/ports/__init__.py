@@ -35,6 +35,7 @@ from quotagov.governance.ports.batch import (
 from quotagov.governance.ports.chat import ChatError, ChatNotifier, PostedMessage
 from quotagov.governance.ports.escalations import (
     BudgetSpentError,
+    CardUpdate,
     EscalationConflictError,
     EscalationRepository,
     GovernedJob,
@@ -84,6 +85,7 @@ __all__ = [
     "DigestSigner",
     "DigestState",
     "DigestStore",
+    "CardUpdate",
     "EscalationConflictError",
     "EscalationRepository",
     "GovernedJob",
