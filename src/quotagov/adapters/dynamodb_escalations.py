@@ -493,7 +493,7 @@ class EscalationsTable:
     def card_updates_due(self) -> list[CardUpdate]:
         """Every pending card update (``byStatus`` = ``CARD_UPDATE``), oldest first."""
         paginator = self.client.get_paginator("query")
-        found = []
+        found: list[CardUpdate] = []
         for page in paginator.paginate(
             TableName=self.table_name,
             IndexName=STATUS_INDEX,

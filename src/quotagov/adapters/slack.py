@@ -52,7 +52,9 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
         super().__init__(max_retry_count=max_retry_count)
         self.max_wait = max_wait
 
-    def _can_retry(self, *, state: Any, request: Any, response: Any = None, error: Any = None) -> bool:
+    def _can_retry(
+        self, *, state: Any, request: Any, response: Any = None, error: Any = None
+    ) -> bool:
         if not super()._can_retry(state=state, request=request, response=response, error=error):
             return False
         for name, values in response.headers.items():

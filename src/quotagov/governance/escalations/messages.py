@@ -16,7 +16,6 @@ alarmed). A decided card never keeps live Approve/Deny buttons for longer than t
 from __future__ import annotations
 
 import logging
-
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,9 +67,7 @@ def request_message(deps: EscalationDeps, escalation: Escalation) -> CardMessage
     """
     return CardMessage(
         request_text(escalation),
-        request_blocks(
-            escalation, level_names(deps.policy), approvers_of(deps.policy, escalation)
-        ),
+        request_blocks(escalation, level_names(deps.policy), approvers_of(deps.policy, escalation)),
     )
 
 

@@ -133,8 +133,7 @@ def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
             ],
         ),
         section(
-            _REASON_HEADING
-            + quote(escalation.reason, MAX_SECTION_TEXT - len(_REASON_HEADING))
+            _REASON_HEADING + quote(escalation.reason, MAX_SECTION_TEXT - len(_REASON_HEADING))
         ),
         *(section(text) for text in _if_approved(escalation)),
     ]
