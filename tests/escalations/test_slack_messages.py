@@ -79,7 +79,8 @@ def test_outcome_shows_decider_and_drops_buttons() -> None:
     )
     blocks = outcome_blocks(decided, LEVELS)
     assert not [b for b in blocks if b["type"] == "actions"]
-    assert blocks[-1]["text"]["text"].startswith(
+    assert blocks[0]["text"]["text"] == "Priority escalation denied"
+    assert blocks[1]["text"]["text"].startswith(
         ":no_entry: *Denied* by <@U0CAROL> at <!date^1764548200^"
     )
 

@@ -194,3 +194,67 @@ def test_preemptions_outside_the_digest_window_get_their_own_message(slack: Fake
         assert "preempted 3 times" in first.text and first.edits == 2
         assert "Lost work in all: 300 s" in first.text
         assert "was preempted at" in second.text and second.edits == 0
+
+
+def test_a_preemption_told_after_the_job_failed_says_it_failed(slack: FakeSlack) -> None:
+    with build_world(_policy()) as world:
+        _wire(world, slack)
+        submission, events = _exhausted(world)
+        assert events[-1]["detail"]["status"] == "FAILED"
+
+        _deliver([events[-1]])  # the earlier events come late (or never)
+
+        first_post = slack.calls_to("chat.postMessage")[0].params["text"]
+        assert "waits RUNNABLE" not in first_post
+        assert first_post.endswith(
+            "The job has since failed (Batch status FAILED); it will not restart."
+        )
+        assert [e.kind for e in _log().entries(submission)][:3] == [
+            "preempted",
+            "preempted",
+            "failed",
+        ]
+        assert not any("waits RUNNABLE" in m.text for m in _dms(slack))
+
+
+def test_preemption_messages_state_the_jobs_real_state() -> None:
+    job = JobRecord(
+        pk="sub-9",
+        state=SubmissionState.SUBMITTED,
+        team="research",
+        workloadClass="exploratory",
+        priorityLevel="standard",
+        jobName="bg-9",
+        principal="arn:aws:sts::111122223333:assumed-role/researcher/alice",
+        quotaShareName="background",
+        schedulingPriority=10,
+        checkpointIntervalSeconds=600,
+    )
+
+    def told(status: str | None, retries_left: int | None) -> str:
+        event = preempted(
+            job,
+            attempt_key="1",
+            stopped_at=START,
+            run_seconds=900.0,
+            lost_seconds=300.0,
+            kind="cross-share",
+            retries_left=retries_left,
+            status_now=status,
+        )
+        return event.text.split(" s). ")[-1]
+
+    assert told("RUNNABLE", None) == "It waits RUNNABLE and restarts when capacity frees up."
+    assert told(None, 2) == (
+        "It waits RUNNABLE and restarts when capacity frees up "
+        "(Batch tolerates 2 more preemption(s))."
+    )
+    assert told("RUNNING", 0) == (
+        "The job has since restarted (Batch status RUNNING); one more preemption and Batch "
+        "fails it."
+    )
+    assert told("SUCCEEDED", None) == "The job has since finished (Batch status SUCCEEDED)."
+    assert told("FAILED", -1) == (
+        "That exceeded its preemptionRetriesBeforeTermination, so Batch failed the job; "
+        "it will not restart."
+    )

@@ -19,6 +19,9 @@ from quotagov.local.fake_slack import sign_event
 from quotagov.local.loopback import LoopbackGuard, NonLoopbackError, is_loopback
 from quotagov.local.runtime import LocalRuntime, RuntimeOptions
 
+#: What the expiry schedule answers when nothing is due (no request, no card update).
+NOTHING_DUE = {"expired": [], "cardsUpdated": [], "cardsStillFailing": [], "cardsParked": []}
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: What ``sam local generate-event cloudwatch scheduled-event`` writes: no ``version``.
@@ -64,12 +67,12 @@ def test_the_submit_worker_leaves_out_records_it_cannot_report(runtime: LocalRun
 def test_the_expiry_schedule_runs_on_every_event_shape(
     runtime: LocalRuntime, event: dict[str, Any]
 ) -> None:
-    assert _invoke(runtime, "EscalationExpiryFunction", event) == {"expired": []}
+    assert _invoke(runtime, "EscalationExpiryFunction", event) == NOTHING_DUE
 
 
 def test_the_shipped_scheduled_event_still_runs(runtime: LocalRuntime) -> None:
     event = json.loads((ROOT / "events/escalation_expiry-scheduled.json").read_text())
-    assert _invoke(runtime, "EscalationExpiryFunction", event) == {"expired": []}
+    assert _invoke(runtime, "EscalationExpiryFunction", event) == NOTHING_DUE
 
 
 # -- loopback only ------------------------------------------------------------------------

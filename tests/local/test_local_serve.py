@@ -257,7 +257,7 @@ def test_slack_click_command_denies_over_http(
     assert capsys.readouterr().out.startswith("applied: ")
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
-    assert "DENIED by U0CAROL" in message["text"]
+    assert "DENIED by <@U0CAROL>" in message["text"]
     status, view = call(base_url, "GET", f"/jobs/{job}", headers=as_alice())
     assert (view["priorityLevel"], view["batch"]["schedulingPriority"]) == ("standard", 10)
     # the decided message has no buttons left

@@ -5,7 +5,10 @@ secondary index ``byStatus`` on ``status`` (S) + ``expiresAt`` (N). Budget count
 live in the same table under ``pk = "budget#<team>#<periodStart>"``; they carry no
 ``status`` so the index never sees them. So do the per-job locks,
 ``pk = "open#<jobId>"`` with ``escalationId``: the one open escalation (PENDING,
-APPROVED or APPLY_FAILED) of a job.
+APPROVED or APPLY_FAILED) of a job. A card whose ``chat.update`` failed has a pending
+card update, ``pk = "card#<escalationId>"`` with ``status`` ``CARD_UPDATE`` (retried) or
+``CARD_PARKED`` (given up), ``expiresAt`` = its first failure, ``attempts``, ``error``:
+the ``byStatus`` index finds them under those statuses, apart from the escalations.
 
 Races: a new PENDING request is written in one ``TransactWriteItems`` with the budget
 counter's conditional increment (``count < limit``) and the conditional put of the
@@ -26,7 +29,12 @@ from botocore.exceptions import ClientError
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
-from quotagov.governance.ports import BudgetSpentError, EscalationConflictError, OpenEscalationError
+from quotagov.governance.ports import (
+    BudgetSpentError,
+    CardUpdate,
+    EscalationConflictError,
+    OpenEscalationError,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,6 +43,11 @@ STATUS_INDEX = "byStatus"
 
 #: Prefix of the per-job lock items: ``pk = OPEN_PREFIX + jobId``.
 OPEN_PREFIX = "open#"
+#: Prefix of the pending card updates: ``pk = CARD_PREFIX + escalationId``.
+CARD_PREFIX = "card#"
+#: ``status`` of a card update still retried, and of one given up.
+CARD_PENDING = "CARD_UPDATE"
+CARD_PARKED = "CARD_PARKED"
 
 #: Escalation field -> DynamoDB attribute name.
 _ATTRIBUTES: dict[str, str] = {
@@ -445,6 +458,86 @@ class EscalationsTable:
         ):
             for item in page.get("Items", []):
                 yield item_to_escalation(item)
+
+    # -- pending card updates ---------------------------------------------------
+
+    def note_card_update_failed(self, escalation_id: str, error: str, now: float) -> CardUpdate:
+        """One more failed ``chat.update`` of ``escalation_id``'s card (``UpdateItem``,
+        creating the item at the first failure; a parked one stays parked)."""
+        answer = self.client.update_item(
+            TableName=self.table_name,
+            Key={"pk": {"S": CARD_PREFIX + escalation_id}},
+            UpdateExpression=(
+                "SET #status = if_not_exists(#status, :pending), "
+                "#first = if_not_exists(#first, :now), #error = :error, #id = :id "
+                "ADD #attempts :one"
+            ),
+            ExpressionAttributeNames={
+                "#status": "status",
+                "#first": "expiresAt",
+                "#error": "error",
+                "#id": "escalationId",
+                "#attempts": "attempts",
+            },
+            ExpressionAttributeValues={
+                ":pending": {"S": CARD_PENDING},
+                ":now": {"N": repr(float(now))},
+                ":error": {"S": error or "unknown"},
+                ":id": {"S": escalation_id},
+                ":one": {"N": "1"},
+            },
+            ReturnValues="ALL_NEW",
+        )
+        return _card_update(answer["Attributes"])
+
+    def card_updates_due(self) -> list[CardUpdate]:
+        """Every pending card update (``byStatus`` = ``CARD_UPDATE``), oldest first."""
+        paginator = self.client.get_paginator("query")
+        found: list[CardUpdate] = []
+        for page in paginator.paginate(
+            TableName=self.table_name,
+            IndexName=STATUS_INDEX,
+            KeyConditionExpression="#status = :status",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":status": {"S": CARD_PENDING}},
+        ):
+            found.extend(_card_update(item) for item in page.get("Items", []))
+        return found
+
+    def card_updated(self, escalation_id: str) -> None:
+        """Delete the pending card update of ``escalation_id`` (none: nothing happens)."""
+        self.client.delete_item(
+            TableName=self.table_name, Key={"pk": {"S": CARD_PREFIX + escalation_id}}
+        )
+
+    def park_card_update(self, escalation_id: str) -> None:
+        """``CARD_UPDATE`` -> ``CARD_PARKED`` (only an existing pending update)."""
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": CARD_PREFIX + escalation_id}},
+                UpdateExpression="SET #status = :parked",
+                ConditionExpression="#status = :pending",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={
+                    ":parked": {"S": CARD_PARKED},
+                    ":pending": {"S": CARD_PENDING},
+                },
+            )
+        except ClientError as failure:
+            if failure.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+
+def _card_update(item: Mapping[str, Any]) -> CardUpdate:
+    """A :class:`CardUpdate` from its low-level DynamoDB item."""
+    return CardUpdate(
+        escalation_id=item["escalationId"]["S"],
+        attempts=int(item["attempts"]["N"]),
+        error=item.get("error", {}).get("S", ""),
+        first_failed_at=float(item["expiresAt"]["N"]),
+        parked=item["status"]["S"] == CARD_PARKED,
+    )
 
 
 def create_escalations_table(client: DynamoDBClient, table_name: str) -> None:

@@ -9,8 +9,13 @@ with ``urljoin``, so it must end with ``/`` (slack_sdk's source,
 ``slack_sdk/web/internal_utils.py``).
 
 Rate limiting: ``chat.postMessage`` allows about one message per second per channel;
-the client carries slack_sdk's ``RateLimitErrorRetryHandler`` so HTTP 429 answers are
-retried after ``Retry-After`` instead of failing the request.
+the client carries slack_sdk's ``RateLimitErrorRetryHandler`` (as
+:class:`BoundedRateLimitRetryHandler`) so HTTP 429 answers are retried after
+``Retry-After`` (Slack, "Rate limits", https://docs.slack.dev/apis/web-api/rate-limits)
+instead of failing the request, at most twice and only when Slack asks to wait at most
+:data:`MAX_RETRY_AFTER_SECONDS`: a longer wait would outlast the Lambda function, so
+the call fails with ``ratelimited`` and its caller's own retry takes over (a card
+update is retried by the scheduled run, :mod:`quotagov.governance.escalations.messages`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,37 @@ from slack_sdk.webhook import WebhookClient
 from quotagov.governance.ports import ChatError, PostedMessage
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
+
+#: The longest ``Retry-After`` (seconds) a call waits out in-process; Slack asking for
+#: longer fails the call with ``ratelimited`` (the functions time out at 30 s).
+MAX_RETRY_AFTER_SECONDS = 10
+
+
+class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
+    """slack_sdk's ``RateLimitErrorRetryHandler`` (retries HTTP 429 after waiting
+    ``Retry-After`` seconds), except when ``Retry-After`` exceeds ``max_wait`` seconds.
+
+    Args:
+        max_retry_count: retries of one call (not counting the first attempt).
+        max_wait: the longest ``Retry-After`` waited out, seconds.
+    """
+
+    def __init__(self, max_retry_count: int = 2, max_wait: int = MAX_RETRY_AFTER_SECONDS) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait = max_wait
+
+    def _can_retry(
+        self, *, state: Any, request: Any, response: Any = None, error: Any = None
+    ) -> bool:
+        if not super()._can_retry(state=state, request=request, response=response, error=error):
+            return False
+        for name, values in response.headers.items():
+            if name.lower() == "retry-after":
+                try:
+                    return int(values[0]) <= self.max_wait
+                except (ValueError, IndexError, TypeError):
+                    return True
+        return True
 
 
 @dataclass(frozen=True)
@@ -97,7 +133,7 @@ def build_web_client(
         token=token,
         base_url=url,
         timeout=5,
-        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=max_rate_limit_retries)],
+        retry_handlers=[BoundedRateLimitRetryHandler(max_retry_count=max_rate_limit_retries)],
     )
 
 

@@ -2,6 +2,10 @@
 
 PENDING requests whose ``expiresAt`` has passed become EXPIRED (conditional write, so
 a click racing the schedule is decided exactly once) and their Slack messages say so.
+Then every card whose ``chat.update`` failed (Slack 429s beyond slack_sdk's retries,
+timeouts) is updated again with its escalation's state now; one that failed
+``MAX_CARD_UPDATE_ATTEMPTS`` (12) times is parked, counted in ``CardUpdatesParked``
+and alarmed (:mod:`quotagov.governance.escalations.messages`).
 
 Retrying APPLY_FAILED requests (``UpdateServiceJob``) is not done here: only
 ``ApplyDecisionsFunction`` may call ``UpdateServiceJob``, and its own 5-minute
@@ -17,8 +21,8 @@ runs the housekeeping: the full event, one without ``version`` (what
 or ``aws lambda invoke`` without payload). Only its ``id`` and ``time`` are read, for
 the logs (:func:`_tick`; no model, so no pydantic at cold start). Returns the ids.
 
-Metrics (:func:`quotagov.handlers.metrics.emit`): ``EscalationsExpired`` (count per
-run).
+Metrics (:func:`quotagov.handlers.metrics.emit`): ``EscalationsExpired``,
+``CardUpdatesRetried`` (cards shown at last) and ``CardUpdatesParked`` (count per run).
 """
 
 from __future__ import annotations
@@ -52,9 +56,18 @@ def _tick(event: Any) -> dict[str, str | None]:
 def handler(event: Any, context: LambdaContext) -> dict[str, Any]:
     """Expire overdue requests; returns their ids (any event shape, see the module)."""
     tick = _tick(event)
-    expired = services().escalations.expire_due()
-    result = {"expired": [e.escalation_id for e in expired]}
+    escalations = services().escalations
+    expired = escalations.expire_due()
+    cards = escalations.retry_card_updates()
+    result = {
+        "expired": [e.escalation_id for e in expired],
+        "cardsUpdated": cards.updated,
+        "cardsStillFailing": cards.failed,
+        "cardsParked": cards.parked,
+    }
     emit("EscalationsExpired", MetricUnit.Count, len(expired))
+    emit("CardUpdatesRetried", MetricUnit.Count, len(cards.updated))
+    emit("CardUpdatesParked", MetricUnit.Count, len(cards.parked))
     logger.info(
         "escalation housekeeping",
         extra={"scheduledAt": tick["time"], "eventId": tick["id"], **result},

@@ -132,6 +132,7 @@ class FakeSlack:
         self._response_urls: dict[str, tuple[str, str]] = {}
         self._response_url_uses: dict[str, int] = {}
         self._failures: dict[str, list[str]] = {}
+        self._rate_limits: dict[str, list[int]] = {}
         self._seq = itertools.count(1)
         self._base_ts = int(time.time())
         self._server: ThreadingHTTPServer | None = None
@@ -222,6 +223,27 @@ class FakeSlack:
         with self._lock:
             self._failures.setdefault(method, []).append(error)
 
+    def rate_limit_next(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` answer HTTP 429 with
+        ``Retry-After: retry_after`` (seconds) and ``{"ok": false, "error": "ratelimited"}``,
+        as Slack does when a method's rate limit is exceeded (Slack, "Rate limits",
+        https://docs.slack.dev/apis/web-api/rate-limits)."""
+        with self._lock:
+            self._rate_limits.setdefault(method, []).extend([retry_after] * times)
+
+    def take_rate_limit(self, method: str, params: dict[str, Any]) -> int | None:
+        """Server side: the ``Retry-After`` seconds of an injected 429 for this call
+        (recorded as a failed call), or None."""
+        with self._lock:
+            queued = self._rate_limits.get(method)
+            if not queued:
+                return None
+            retry_after = queued.pop(0)
+            self._calls.append(
+                FakeSlackCall(method, params, {"ok": False, "error": "ratelimited"}, None)
+            )
+            return retry_after
+
     # -- request processing (called from the server threads) -------------------
 
     def _next_ts(self) -> str:
@@ -255,8 +277,10 @@ class FakeSlack:
         if self._channels is not None and channel not in self._channels:
             return "channel_not_found"
         text = params.get("text") or ""
+        if len(str(text)) > MAX_TEXT:
+            return "msg_too_long"
         blocks = _blocks(params.get("blocks"))
-        if blocks is None:
+        if blocks is None or _over_limit(blocks):
             return "invalid_blocks"
         if not text and not blocks:
             return "no_text"
@@ -330,6 +354,29 @@ class FakeSlack:
         return 200, "ok"
 
 
+#: Slack's limits the fake enforces, as Slack would refuse the message (characters):
+#: the fallback ``text`` (``msg_too_long``), a section's text and each of its fields,
+#: a header's text (``invalid_blocks``). Block Kit reference:
+#: https://docs.slack.dev/reference/block-kit/blocks/section-block and
+#: https://docs.slack.dev/reference/block-kit/blocks/header-block.
+MAX_TEXT = 40000
+_BLOCK_TEXT_LIMITS = {"section": 3000, "header": 150}
+_FIELD_LIMIT = 2000
+
+
+def _over_limit(blocks: list[dict[str, Any]]) -> bool:
+    """True when a block's text (or a section field) is longer than Slack allows."""
+    for block in blocks:
+        limit = _BLOCK_TEXT_LIMITS.get(str(block.get("type")))
+        text = block.get("text")
+        if limit and isinstance(text, dict) and len(str(text.get("text", ""))) > limit:
+            return True
+        for item in block.get("fields") or []:
+            if isinstance(item, dict) and len(str(item.get("text", ""))) > _FIELD_LIMIT:
+                return True
+    return False
+
+
 def _blocks(raw: Any) -> list[dict[str, Any]] | None:
     """Blocks as sent (a list, or a JSON string in form posts); None when malformed."""
     if raw is None or raw == "":
@@ -386,6 +433,16 @@ def _make_handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 token = _bearer(self.headers.get("Authorization"))
                 if token is None and isinstance(params.get("token"), str):
                     token = params.pop("token")
+                retry_after = fake.take_rate_limit(method, params)
+                if retry_after is not None:
+                    body = json.dumps({"ok": False, "error": "ratelimited"}).encode()
+                    self.send_response(HTTPStatus.TOO_MANY_REQUESTS)
+                    self.send_header("Retry-After", str(retry_after))
+                    self.send_header("Content-Type", "application/json; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 self._json(fake.handle_api(method, params, token))
             elif self.path.startswith("/actions/"):
                 status, answer = fake.handle_response_url(self.path[len("/actions/") :], params)

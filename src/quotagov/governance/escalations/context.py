@@ -29,6 +29,12 @@ MAX_APPLY_ATTEMPTS = 5
 #: that died (Lambda's longest timeout is 900 s); the retry run takes it over.
 STALE_APPROVAL_SECONDS = 900
 
+#: How many failed ``chat.update`` calls (each after slack_sdk's own retries of HTTP
+#: 429, which wait ``Retry-After``) a card gets before its update is parked: the
+#: scheduled run (every 5 minutes) retries it, so a card is retried for about an hour
+#: before the ``CardUpdatesParked`` alarm asks a person to look.
+MAX_CARD_UPDATE_ATTEMPTS = 12
+
 
 def new_escalation_id() -> str:
     """A fresh escalation id: ``esc-`` and 32 hex digits."""

@@ -5,7 +5,10 @@
   (every deployed function that takes requests) it is stored APPROVED and handed to
   the apply function, which alone calls ``UpdateServiceJob``; without one it is applied
   in-process (status APPLIED, ``direct``). Either way it is audited.
-- Any other level gets an impact preview, then is stored PENDING with
+- Any other level gets an impact preview and its Slack request card is built (within
+  Slack's limits by construction, :mod:`quotagov.governance.slack.blocks`; built
+  BEFORE anything is stored, so a card that cannot be built changes nothing: no
+  PENDING request, no budget unit, no job lock), then it is stored PENDING with
   ``expiresAt = now + escalationExpirySeconds`` after taking one unit of the team's
   ``escalationBudget`` and the job's lock (:func:`~.job_lock.open_pending`), and is
   posted to the quota share's ``approvalChannel`` (else ``APPROVAL_CHANNEL``). When
@@ -39,11 +42,10 @@ from quotagov.governance.escalations.errors import (
     audited_status,
 )
 from quotagov.governance.escalations.job_lock import free_job, open_pending
-from quotagov.governance.escalations.messages import channel_for, level_names
+from quotagov.governance.escalations.messages import CardMessage, channel_for, request_message
 from quotagov.governance.ports import BatchError, ChatError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.escalations import BudgetSpentError
-from quotagov.governance.slack.escalations import request_blocks, request_text
 
 
 def request_escalation(deps: EscalationDeps, request: EscalationRequest) -> Escalation:
@@ -70,10 +72,12 @@ def request_escalation(deps: EscalationDeps, request: EscalationRequest) -> Esca
     try:
         if checked.direct:
             return apply_direct(deps, escalation)
-        pending, key = hold_pending(deps, checked, escalation, budget.count, budget.periodSeconds)
+        pending, key, card = hold_pending(
+            deps, checked, escalation, budget.count, budget.periodSeconds
+        )
     except EscalationRefusedError as error:
         raise refuse(deps, request_of(escalation), error) from None
-    return ask(deps, pending, key)
+    return ask(deps, pending, key, card)
 
 
 def refuse(
@@ -142,17 +146,18 @@ def hold_pending(
     escalation: Escalation,
     budget: int,
     period_seconds: int,
-) -> tuple[Escalation, str]:
-    """Compute the impact preview, then store ``escalation`` PENDING with one budget
-    unit and the job's lock, and audit ``EscalationRequested``.
+) -> tuple[Escalation, str, CardMessage]:
+    """Compute the impact preview and build the request card, then store
+    ``escalation`` PENDING with one budget unit and the job's lock, and audit
+    ``EscalationRequested``.
 
     Returns:
-        The stored escalation (with its preview) and its budget key.
+        The stored escalation (with its preview), its budget key and its card.
 
     Raises:
         EscalationUnavailableError: Batch could not be read for the preview.
-        EscalationPolicyRefusedError: the budget is spent, or the job has an open
-            escalation.
+        EscalationPolicyRefusedError: the budget is spent, the job has an open
+            escalation, or the card cannot be built (nothing was stored).
     """
     try:
         description = deps.batch.describe_service_job(jobId=escalation.batch_job_id)
@@ -162,6 +167,12 @@ def hold_pending(
             f"Batch is unavailable for the impact preview: {error}"
         ) from None
     escalation = escalation.with_changes(preview=preview)
+    try:
+        card = request_message(deps, escalation)
+    except ValueError as error:
+        raise EscalationPolicyRefusedError(
+            f"the approval request cannot be shown in Slack ({error}); nothing was stored"
+        ) from None
     key = budget_key(escalation.team, escalation.created_at, period_seconds)
     try:
         open_pending(deps, escalation, key, budget)
@@ -185,11 +196,12 @@ def hold_pending(
         preview=preview.to_dict(),
         expiresAt=escalation.expires_at,
     )
-    return escalation, key
+    return escalation, key, card
 
 
-def ask(deps: EscalationDeps, pending: Escalation, key: str) -> Escalation:
-    """Post the PENDING request to its approval channel and record where.
+def ask(deps: EscalationDeps, pending: Escalation, key: str, card: CardMessage) -> Escalation:
+    """Post the PENDING request's ``card`` (built before it was stored) to its approval
+    channel and record where.
 
     Returns:
         ``pending`` with ``channel`` and ``ts``.
@@ -200,9 +212,7 @@ def ask(deps: EscalationDeps, pending: Escalation, key: str) -> Escalation:
     """
     channel = channel_for(deps, pending)
     try:
-        posted = deps.chat.post(
-            channel, request_text(pending), request_blocks(pending, level_names(deps.policy))
-        )
+        posted = deps.chat.post(channel, card.text, card.blocks)
     except ChatError as error:
         withdraw(deps, pending, key, channel, error)
         raise EscalationUnavailableError(

@@ -143,6 +143,12 @@ class Escalations:
         """
         return messages.update_message(self.deps, escalation)
 
+    def retry_card_updates(self) -> messages.CardRetries:
+        """Show the current state in every card whose last ``chat.update`` failed;
+        park those that failed :data:`~.context.MAX_CARD_UPDATE_ATTEMPTS` times
+        (:func:`~.messages.retry_card_updates`)."""
+        return messages.retry_card_updates(self.deps)
+
     def expire_due(self) -> list[Escalation]:
         """Move every PENDING request past its expiry to EXPIRED; returns those moved."""
         return housekeeping.expire_due(self.deps)

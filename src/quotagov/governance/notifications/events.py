@@ -82,8 +82,14 @@ def preempted(
     beneficiary: str | None = None,
     beneficiary_share: str | None = None,
     retries_left: int | None = None,
+    status_now: str | None = None,
 ) -> OwnerEvent:
     """The job was preempted (one attempt stopped by Batch).
+
+    What the message says comes next follows the job's real state: the Batch status
+    the job is in now (``status_now``, from the same folded events) decides it, so a
+    job that has already failed, finished or restarted is never told it "waits
+    RUNNABLE".
 
     Args:
         attempt_key: the attempt's stable key (``startedAt`` ms, else its ARN), which
@@ -97,6 +103,9 @@ def preempted(
         retries_left: ``preemptionRetriesBeforeTermination`` minus the preemptions so
             far, this one included: 0 = the next preemption fails the job, negative =
             this one did; None = unlimited.
+        status_now: the job's Batch status after the events that told of this
+            preemption (``RUNNABLE``, ``RUNNING``, ``FAILED``, ...); None = not known,
+            read as RUNNABLE (where Batch puts a preempted job).
     """
     why = _kind_words(kind, beneficiary, beneficiary_share)
     if lost_seconds is None:
@@ -110,20 +119,7 @@ def preempted(
     else:
         whole = seconds(lost_seconds)
         lost = f"It does not checkpoint, so the whole attempt ({whole}) is lost."
-    if retries_left is None:
-        nxt = "It waits RUNNABLE and restarts when capacity frees up."
-    elif retries_left > 0:
-        nxt = (
-            "It waits RUNNABLE and restarts when capacity frees up "
-            f"(Batch tolerates {retries_left} more preemption(s))."
-        )
-    elif retries_left == 0:
-        nxt = (
-            "It waits RUNNABLE and restarts when capacity frees up; "
-            "one more preemption and Batch fails it."
-        )
-    else:
-        nxt = "That exceeded its preemptionRetriesBeforeTermination, so Batch fails the job."
+    nxt = _after_preemption(retries_left, status_now)
     text = f"Your job {job.jobName} was preempted at {utc(stopped_at)} ({why}). {lost} {nxt}"
     line = f"{utc(stopped_at)}: {why}; lost {seconds(lost_seconds or 0)}"
     return OwnerEvent(
@@ -139,6 +135,34 @@ def preempted(
         },
         digest_line=line,
     )
+
+
+#: Batch statuses of a job that is running again (handed to SageMaker or beyond).
+_RESTARTED = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
+
+
+def _after_preemption(retries_left: int | None, status_now: str | None) -> str:
+    """What comes after a preemption, as the job's state now makes true."""
+    if status_now == "FAILED":
+        if retries_left is not None and retries_left < 0:
+            return (
+                "That exceeded its preemptionRetriesBeforeTermination, so Batch failed the "
+                "job; it will not restart."
+            )
+        return "The job has since failed (Batch status FAILED); it will not restart."
+    if status_now == "SUCCEEDED":
+        return "The job has since finished (Batch status SUCCEEDED)."
+    if retries_left is not None and retries_left < 0:
+        return "That exceeded its preemptionRetriesBeforeTermination, so Batch fails the job."
+    if status_now in _RESTARTED:
+        now = f"The job has since restarted (Batch status {status_now})"
+    else:
+        now = "It waits RUNNABLE and restarts when capacity frees up"
+    if retries_left is None:
+        return f"{now}."
+    if retries_left > 0:
+        return f"{now} (Batch tolerates {retries_left} more preemption(s))."
+    return f"{now}; one more preemption and Batch fails it."
 
 
 def digest_text(job_name: str, lines: Sequence[str], lost_total: float, span: float) -> str:

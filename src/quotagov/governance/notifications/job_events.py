@@ -63,7 +63,9 @@ def owner_events(
     ]
     retries = job.preemptionRetriesBeforeTermination
     for attempt in sorted(fresh, key=lambda a: a.stopped_at_ms or 0):
-        events.append(_preempted(job, attempt, summary, beneficiary_of, retries))
+        events.append(
+            _preempted(job, attempt, summary, beneficiary_of, retries, status_now=after.status)
+        )
     if after.status == "FAILED" and (before is None or before.status != "FAILED"):
         at_ms = after.stopped_at_ms or after.last_event_time_ms
         events.append(
@@ -83,6 +85,8 @@ def _preempted(
     summary: JobStateSummary,
     beneficiary_of: Callable[[str], Beneficiary | None],
     retries: int | None,
+    *,
+    status_now: str | None,
 ) -> OwnerEvent:
     record = next(
         (
@@ -113,4 +117,5 @@ def _preempted(
         beneficiary=beneficiary.job_name if beneficiary else (found.group(0) if found else None),
         beneficiary_share=beneficiary.quota_share_name if beneficiary else None,
         retries_left=retries_left,
+        status_now=status_now,
     )

@@ -35,6 +35,7 @@ from quotagov.governance.ports.batch import (
 from quotagov.governance.ports.chat import ChatError, ChatNotifier, PostedMessage
 from quotagov.governance.ports.escalations import (
     BudgetSpentError,
+    CardUpdate,
     EscalationConflictError,
     EscalationRepository,
     GovernedJob,
@@ -75,6 +76,7 @@ __all__ = [
     "BatchServerError",
     "BatchThrottledError",
     "BudgetSpentError",
+    "CardUpdate",
     "ChainHead",
     "ChainStore",
     "ChatError",

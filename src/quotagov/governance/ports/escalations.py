@@ -85,6 +85,29 @@ class GovernedJobs(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class CardUpdate:
+    """An escalation whose Slack message (its "card") does not show its current state
+    yet: the last ``chat.update`` failed and a scheduled run retries it.
+
+    Attributes:
+        escalation_id: the escalation whose card is out of date.
+        attempts: failed ``chat.update`` calls so far (each after slack_sdk's own 429
+            retries).
+        error: Slack's last error code (e.g. ``ratelimited``) or the transport fault.
+        first_failed_at: epoch seconds of the first failure.
+        parked: True once :data:`~quotagov.governance.escalations.context.MAX_CARD_UPDATE_ATTEMPTS`
+            attempts failed: no longer retried, counted in the ``CardUpdatesParked``
+            metric (alarmed).
+    """
+
+    escalation_id: str
+    attempts: int
+    error: str
+    first_failed_at: float
+    parked: bool = False
+
+
 class EscalationRepository(Protocol):
     """Storage of escalation requests (``EscalationsTable``; see the DynamoDB adapter)."""
 
@@ -136,6 +159,23 @@ class EscalationRepository(Protocol):
 
     def with_status(self, status: EscalationStatus) -> list[Escalation]:
         """Every escalation in ``status``."""
+        ...
+
+    def note_card_update_failed(self, escalation_id: str, error: str, now: float) -> CardUpdate:
+        """Record one more failed ``chat.update`` of the escalation's card (creating the
+        pending card update at the first); returns it after."""
+        ...
+
+    def card_updates_due(self) -> list[CardUpdate]:
+        """Every pending (not parked) card update."""
+        ...
+
+    def card_updated(self, escalation_id: str) -> None:
+        """The card shows the current state: forget its pending update (idempotent)."""
+        ...
+
+    def park_card_update(self, escalation_id: str) -> None:
+        """Stop retrying the card's update (kept, ``parked``, for the operators)."""
         ...
 
 

@@ -8,7 +8,15 @@ https://docs.slack.dev/reference/block-kit/block-elements/button-element, and
 "Confirmation dialog object",
 https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object):
 button text <= 75 chars, value <= 2000, confirm title <= 100, confirm text <= 300,
-section text <= 3000.
+section text <= 3000. The builders of :mod:`.blocks` bound every text themselves
+(escaped first, cut second), so a request whose reason is 2,000 characters of ``&``
+or whose names are all at their maximum length still makes a message Slack accepts;
+the whole multi-line reason sits in one block quote.
+
+Approvers (the quota share's and the team's ``approvers``, Slack user ids) are
+@-mentioned in the request message, so Slack notifies them; the fallback texts name
+people as mentions (``<@U...>``, which Slack shows as the person's name), never as
+bare user ids.
 
 Action ids: :data:`APPROVE_ACTION` and :data:`DENY_ACTION`, both starting with
 :data:`ACTION_PREFIX` (the Slack interactions handler dispatches on that prefix);
@@ -17,19 +25,24 @@ the button ``value`` is the escalation id.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.slack.blocks import (
+    MAX_SECTION_TEXT,
     Block,
     actions,
     button,
-    clip,
     escape,
+    escape_and_fit,
+    fallback_text,
     format_seconds,
     header,
+    quote,
     section,
 )
 
@@ -37,7 +50,12 @@ ACTION_PREFIX = "escalation_"
 APPROVE_ACTION = "escalation_approve"
 DENY_ACTION = "escalation_deny"
 
-_MAX_REASON = 1000
+#: The reason section's heading; the quoted reason gets the rest of the section's 3000.
+_REASON_HEADING = "*Reason*\n"
+#: A Slack user id (``U...``/``W...``): only such ids are written as mentions.
+_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+#: Approvers mentioned by name in a request (the rest as a count).
+MAX_MENTIONED_APPROVERS = 20
 #: A preview lists at most this many victims by name (the rest as a count), which keeps
 #: the section within Block Kit's 3000 characters with both previews shown.
 MAX_LISTED_VICTIMS = 8
@@ -50,22 +68,42 @@ def _when(epoch_seconds: float) -> str:
     return f"<!date^{int(epoch_seconds)}^{{date_short_pretty}} {{time}}|{moment}>"
 
 
+def mention(user_id: str) -> str:
+    """A Slack user id as a mention (``<@U123>``, shown as the person's name); anything
+    that is not a Slack user id in code style, escaped."""
+    if _SLACK_USER_ID.match(user_id):
+        return f"<@{user_id}>"
+    return f"`{escape_and_fit(user_id, 200)}`"
+
+
 def _who(escalation: Escalation) -> str:
     """The requester as a Slack mention, else their principal in code style."""
     if escalation.requester_slack_id:
-        return f"<@{escalation.requester_slack_id}>"
-    return f"`{escape(escalation.requester)}`"
+        return mention(escalation.requester_slack_id)
+    return f"`{escape_and_fit(escalation.requester, 500)}`"
+
+
+def approvers_line(approvers: Iterable[str]) -> str:
+    """``*Approvers*: <@U1>, <@U2>`` (sorted; at most :data:`MAX_MENTIONED_APPROVERS`,
+    the rest as a count), or a warning when the policy names none."""
+    ids = sorted(set(approvers))
+    if not ids:
+        return ":warning: *Approvers*: none named in the policy for this share or team."
+    named = ", ".join(mention(a) for a in ids[:MAX_MENTIONED_APPROVERS])
+    rest = len(ids) - MAX_MENTIONED_APPROVERS
+    return f"*Approvers*: {named}" + (f" and {rest} more" if rest > 0 else "")
 
 
 def preview_text(preview: ImpactPreview | None) -> str:
     """The impact preview as mrkdwn: the summary plus one line per preempted job."""
     if preview is None:
         return "_No impact preview._"
-    lines = [escape(clip(preview.summary, 400))]
+    lines = [escape_and_fit(preview.summary, 400)]
     for job in preview.preempted[:MAX_LISTED_VICTIMS]:
         kind = "in-share" if job.kind == "IN_SHARE" else "cross-share"
         lines.append(
-            f"• *{escape(job.job_name)}* (`{job.job_id}`, {escape(job.quota_share_name)}, "
+            f"• *{escape_and_fit(job.job_name, 128)}* (`{escape_and_fit(job.job_id, 64)}`, "
+            f"{escape_and_fit(job.quota_share_name, 128)}, "
             f"{kind} preemption): {format_seconds(job.unsaved_seconds)} of unsaved work"
         )
     rest = preview.preempted[MAX_LISTED_VICTIMS:]
@@ -77,7 +115,8 @@ def preview_text(preview: ImpactPreview | None) -> str:
 
 def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
     """The blocks both messages share: job, requester, share, expiry, priorities,
-    reason (clipped to 1000 characters) and the impact preview."""
+    the whole reason in one block quote (cut to the section's limit) and the impact
+    preview."""
     current = level_names.get(escalation.current_priority)
     current_text = f"{escalation.current_priority}" + (f" ({current})" if current else "")
     return [
@@ -93,7 +132,9 @@ def _facts(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
                 f"({escape(escalation.requested_level)})",
             ],
         ),
-        section(f"*Reason*\n>{escape(clip(escalation.reason, _MAX_REASON))}"),
+        section(
+            _REASON_HEADING + quote(escalation.reason, MAX_SECTION_TEXT - len(_REASON_HEADING))
+        ),
         *(section(text) for text in _if_approved(escalation)),
     ]
 
@@ -120,32 +161,49 @@ def _if_approved(escalation: Escalation) -> list[str]:
     ]
 
 
+def _requester_name(escalation: Escalation) -> str:
+    """The requester for a fallback text: a mention (shown as their name), else their
+    principal, escaped."""
+    if escalation.requester_slack_id:
+        return mention(escalation.requester_slack_id)
+    return escape_and_fit(escalation.requester, 500)
+
+
 def request_text(escalation: Escalation) -> str:
-    """Notification fallback text of the request message."""
-    return (
-        f"Priority escalation for {escalation.job_name}: {escalation.current_priority} -> "
-        f"{escalation.requested_priority} ({escalation.requested_level}), "
-        f"requested by {escalation.requester_slack_id or escalation.requester}"
+    """Notification fallback text of the request message (names as mentions, escaped,
+    at most :data:`~.blocks.MAX_FALLBACK_TEXT` characters)."""
+    return fallback_text(
+        f"Priority escalation for {escape_and_fit(escalation.job_name, 128)}: "
+        f"{escalation.current_priority} -> {escalation.requested_priority} "
+        f"({escape_and_fit(escalation.requested_level, 128)}), "
+        f"requested by {_requester_name(escalation)}"
     )
 
 
-def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
-    """Blocks of the request message with Approve / Deny buttons.
+def request_blocks(
+    escalation: Escalation, level_names: dict[int, str], approvers: Iterable[str] = ()
+) -> list[Block]:
+    """Blocks of the request message: the approvers @-mentioned, the facts, Approve /
+    Deny buttons.
 
     Args:
         escalation: the PENDING request (its ``preview`` decides the confirm dialog).
         level_names: ``schedulingPriority`` -> level name, to name the current level.
+        approvers: Slack user ids who may decide it (mentioned, so Slack notifies them).
+
+    Raises:
+        ValueError: the escalation id is longer than a button value may be (2000).
     """
     preview = escalation.preview
     confirm = None
     if preview is not None and preview.would_preempt:
         # the dialog allows 300 characters: two names (each at most 80), then a count
-        names = ", ".join(clip(job.job_name, 80) for job in preview.preempted[:2])
+        names = ", ".join(escape_and_fit(job.job_name, 80) for job in preview.preempted[:2])
         more = len(preview.preempted) - 2
         names += f" and {more} more" if more > 0 else ""
         confirm = (
             "Preempt running jobs?",
-            f"Approving stops {escape(names)} and loses "
+            f"Approving stops {names} and loses "
             f"{format_seconds(preview.unsaved_seconds)} of unsaved work.",
             "Approve and preempt",
             "Cancel",
@@ -156,15 +214,23 @@ def request_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[
     deny = button("Deny", DENY_ACTION, escalation.escalation_id, style="danger")
     return [
         header("Priority escalation request"),
+        section(approvers_line(approvers)),
         *_facts(escalation, level_names),
-        actions(f"escalation:{escalation.escalation_id}"[:255], [approve, deny]),
+        actions(f"escalation:{escalation.escalation_id}", [approve, deny]),
     ]
+
+
+def _decider(escalation: Escalation) -> str:
+    """Who decided, as a mention (quotagov by its name)."""
+    decider = escalation.decided_by
+    if decider and decider != QUOTAGOV_ACTOR:
+        return mention(decider)
+    return QUOTAGOV_ACTOR
 
 
 def _outcome_line(escalation: Escalation) -> str:
     """One mrkdwn line for the escalation's status, naming who decided and when."""
-    decider = escalation.decided_by
-    by = f"<@{decider}>" if decider and decider != QUOTAGOV_ACTOR else QUOTAGOV_ACTOR
+    by = _decider(escalation)
     at = f" at {_when(escalation.decided_at)}" if escalation.decided_at else ""
     status = escalation.status
     if status is EscalationStatus.APPLIED:
@@ -177,7 +243,7 @@ def _outcome_line(escalation: Escalation) -> str:
     if status is EscalationStatus.APPLY_FAILED:
         return (
             f":warning: *Approved* by {by}{at}, but UpdateServiceJob failed: "
-            f"`{escape(escalation.error or 'unknown error')}`. It will be retried."
+            f"`{escape_and_fit(escalation.error or 'unknown error', 500)}`. It will be retried."
         )
     if status is EscalationStatus.SUPERSEDED:
         return (
@@ -186,24 +252,38 @@ def _outcome_line(escalation: Escalation) -> str:
             f"the requested {escalation.requested_priority}. Nothing was changed."
         )
     if status is EscalationStatus.DENIED:
-        why = f" Not applied: `{escape(clip(escalation.error, 500))}`" if escalation.error else ""
+        why = f" Not applied: `{escape_and_fit(escalation.error, 500)}`" if escalation.error else ""
         return f":no_entry: *Denied* by {by}{at}.{why}"
     if status is EscalationStatus.EXPIRED:
         return f":hourglass: *Expired* at {_when(escalation.expires_at)} without a decision."
     return "Waiting for a decision."
 
 
+#: The outcome as the card's header says it, by status.
+_OUTCOME_HEADERS = {
+    EscalationStatus.APPLIED: "Priority escalation approved and applied",
+    EscalationStatus.APPROVED: "Priority escalation approved, applying",
+    EscalationStatus.APPLY_FAILED: "Priority escalation approved, apply failed",
+    EscalationStatus.SUPERSEDED: "Priority escalation approved, nothing to change",
+    EscalationStatus.DENIED: "Priority escalation denied",
+    EscalationStatus.EXPIRED: "Priority escalation expired",
+}
+
+
 def outcome_text(escalation: Escalation) -> str:
-    """Notification fallback text of the updated message."""
-    return f"Priority escalation for {escalation.job_name}: {escalation.status.value}" + (
-        f" by {escalation.decided_by}" if escalation.decided_by else ""
+    """Notification fallback text of the updated message (the decider as a mention)."""
+    by = f" by {_decider(escalation)}" if escalation.decided_by else ""
+    return fallback_text(
+        f"Priority escalation for {escape_and_fit(escalation.job_name, 128)}: "
+        f"{escalation.status.value}{by}"
     )
 
 
 def outcome_blocks(escalation: Escalation, level_names: dict[int, str]) -> list[Block]:
-    """Blocks of the message once decided: the facts, no buttons, the outcome and decider."""
+    """Blocks of the message once decided: a header and first section saying the
+    outcome and who decided, then the facts; no buttons."""
     return [
-        header("Priority escalation request"),
-        *_facts(escalation, level_names),
+        header(_OUTCOME_HEADERS.get(escalation.status, "Priority escalation request")),
         section(_outcome_line(escalation)),
+        *_facts(escalation, level_names),
     ]
