@@ -1,5 +1,5 @@
 """The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy,
-redrive.
+redrive, jobs.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -78,6 +78,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit",
     "report",
     "redrive",
+    "jobs",
 )
 
 
