@@ -1,5 +1,6 @@
 """The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy,
-redrive, jobs.
+redrive, jobs,
+slack-manifest.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -79,6 +80,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "redrive",
     "jobs",
+    "slack_manifest",
 )
 
 
