@@ -162,7 +162,8 @@ def test_a_model_trainer_reaches_the_simulated_batch_with_the_sdks_settings(
     runtime.advance(5)
 
     view = job.describe()
-    batch_id = (view.model_extra or {})["batchJobId"]
+    batch_id = view.batchJobId
+    assert batch_id is not None
     described = runtime.batch.describe_service_job(jobId=batch_id)
     payload = json.loads(described["serviceRequestPayload"])
     expected = queue.build(trainer(), inputs())["serviceRequestPayload"]

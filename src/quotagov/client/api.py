@@ -118,9 +118,8 @@ def current_status(view: JobView) -> str:
     """One word for where a submission is: Batch's status once submitted (``RUNNABLE``,
     ``RUNNING``, ``SUCCEEDED``, ...), else the submission's state (``QUEUED``,
     ``REFUSED``, ``FAILED``, ``SUBMITTED`` while Batch cannot be read)."""
-    batch = (view.model_extra or {}).get("batch")
-    if view.state == "SUBMITTED" and isinstance(batch, dict) and batch.get("status"):
-        return str(batch["status"])
+    if view.state == "SUBMITTED" and view.batch is not None and view.batch.status:
+        return view.batch.status
     return view.state
 
 
@@ -133,21 +132,22 @@ def is_final(view: JobView) -> bool:
 
 def waiting_of(view: JobView) -> Waiting:
     """The :class:`Waiting` of a job view."""
-    batch = (view.model_extra or {}).get("batch") or {}
-    waiting = batch.get("waiting") or {}
-    position = waiting.get("position") or {}
-    reason = waiting.get("reason") or {}
+    batch = view.batch
+    waiting = batch.waiting if batch is not None else None
+    position = waiting.position if waiting is not None else None
+    reason = waiting.reason if waiting is not None else None
     return Waiting(
         submission_id=view.submissionId,
         state=view.state,
-        status=batch.get("status"),
-        queue_position=position.get("queue"),
-        share_position=position.get("share"),
-        queue_length=position.get("queueLength"),
-        reason_code=reason.get("code"),
-        reason=reason.get("text"),
-        estimated_start_at=waiting.get("estimatedStartAt"),
-        error=waiting.get("error") or batch.get("error"),
+        status=batch.status if batch is not None else None,
+        queue_position=position.queue if position is not None else None,
+        share_position=position.share if position is not None else None,
+        queue_length=position.queueLength if position is not None else None,
+        reason_code=reason.code if reason is not None else None,
+        reason=reason.text if reason is not None else None,
+        estimated_start_at=waiting.estimatedStartAt if waiting is not None else None,
+        error=(waiting.error if waiting is not None else None)
+        or (batch.error if batch is not None else None),
     )
 
 
@@ -302,8 +302,7 @@ class Client:
                 last = key
                 yield view
             if is_final(view):
-                chain = (view.model_extra or {}).get("chain") or {}
-                successors = chain.get("successorIds") or []
+                successors = view.chain.successorIds if view.chain is not None else []
                 if not (follow and successors):
                     return
                 job_id = str(successors[-1])

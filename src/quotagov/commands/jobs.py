@@ -353,7 +353,7 @@ def show_text(view: Any) -> str:
     """The human form of a job view."""
     from quotagov.client import current_status
 
-    extra = view.model_extra or {}
+    extra = view.model_dump(mode="json")
     chain = extra.get("chain") or {}
     job_state = extra.get("jobState") or {}
     items: list[tuple[str, Any]] = [
