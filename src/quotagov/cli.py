@@ -1,5 +1,6 @@
 """The ``quotagov`` command: demo, serve, invoke, simulate, whatif, history, audit, policy,
-redrive.
+redrive, jobs,
+slack-manifest.
 
 Each subcommand lives in its own module under ``quotagov.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
@@ -78,6 +79,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit",
     "report",
     "redrive",
+    "jobs",
+    "slack_manifest",
 )
 
 

@@ -279,3 +279,35 @@ def test_the_live_runtime_answers_only_documented_codes(document: dict[str, Any]
         ("post", "/jobs/{jobId}/escalations"): [201, 202, 400, 415, 422],
         ("post", "/slack/interactions"): [200, 400, 401],
     }
+
+
+def test_the_job_view_documents_every_member_the_handler_answers(
+    document: dict[str, Any],
+) -> None:
+    """``GET /jobs/{jobId}`` answers through :class:`~quotagov.handlers.api_contract.JobView`
+    (the handler validates its view with it), so the document lists every member: the
+    waiting explanation, the job-state facts and the resubmission chain included."""
+    schemas = document["components"]["schemas"]
+    view = schemas["JobView"]["properties"]
+    assert {
+        "batch",
+        "chain",
+        "jobState",
+        "disposition",
+        "retryStrategy",
+        "timeoutConfig",
+        "tags",
+        "createdAt",
+        "schedulingPriority",
+    } <= set(view)
+    assert set(schemas["BatchView"]["properties"]) >= {"status", "frontOfShare", "waiting"}
+    assert set(schemas["Waiting"]["properties"]) >= {"position", "reason", "estimatedStartAt"}
+    assert set(schemas["Chain"]["properties"]) == {
+        "predecessorId",
+        "originalId",
+        "successorIds",
+        "resubmitCount",
+        "links",
+    }
+    submission = schemas["SubmissionRequest"]["properties"]
+    assert {"retryStrategy", "timeoutConfig", "tags"} <= set(submission)

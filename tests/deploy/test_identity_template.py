@@ -198,3 +198,25 @@ def test_the_public_slack_route_has_its_own_limit_below_the_stage() -> None:
     # the job routes' limits are not shared with the Slack route's
     assert all(route in settings for route in JOB_ROUTES)
     assert "/slack/interactions" not in RESOURCES["JwtApi"]["Properties"]["DefinitionBody"]["paths"]
+
+
+def test_both_apis_serve_the_same_job_routes() -> None:
+    """The Cognito (JWT) API declares in OpenAPI the job routes the IAM API's functions
+    declare as events: the same routes (``GET /jobs`` included), each to the same
+    function; only the Slack route is the IAM API's alone (Slack signs instead)."""
+    iam: dict[tuple[str, str], str] = {}
+    for name, resource in resources_of_type(TEMPLATE, FUNCTION_TYPE).items():
+        for event in (resource["Properties"].get("Events") or {}).values():
+            if event["Type"] == "Api" and event["Properties"].get("RestApiId") in (
+                None,
+                {"Ref": "Api"},
+            ):
+                iam[(event["Properties"]["Method"].upper(), event["Properties"]["Path"])] = name
+    jwt: dict[tuple[str, str], str] = {}
+    for path, operations in RESOURCES["JwtApi"]["Properties"]["DefinitionBody"]["paths"].items():
+        for method, operation in operations.items():
+            uri = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            jwt[(method.upper(), path)] = uri.split("${", 3)[-1].split(".Arn}")[0]
+    del iam[("POST", "/slack/interactions")]
+    assert jwt == iam
+    assert ("GET", "/jobs") in jwt

@@ -9,6 +9,7 @@ Shape (JSON, absent parts left out)::
       "reasons": ["..."],                              # REFUSED / FAILED
       "quotaShareName": "...", "schedulingPriority": 10,
       "preemptionRetriesBeforeTermination": 1,
+      "retryStrategy": {...}, "timeoutConfig": {...}, "tags": {...},  # when set
       "batchJobId": "...", "batchJobArn": "...",       # SUBMITTED
       "batch": {                                       # SUBMITTED: DescribeServiceJob
         "status": "RUNNABLE", "statusReason": "...", "schedulingPriority": 10,
@@ -139,6 +140,10 @@ def job_view(
     for name in ("quotaShareName", "schedulingPriority", "preemptionRetriesBeforeTermination"):
         value = getattr(record, name)
         if value is not None or record.state is SubmissionState.SUBMITTED:
+            view[name] = value
+    for name in ("retryStrategy", "timeoutConfig", "tags"):
+        value = getattr(record, name)
+        if value is not None:
             view[name] = value
     if record.batchJobId:
         view["batchJobId"] = record.batchJobId

@@ -98,6 +98,10 @@ class JobRecord(BaseModel):
         originalId: the first submission of the chain (None for an original).
         successorIds: submissions that resubmit this one, oldest first.
         resubmitCount: how many times the chain was resubmitted before this one.
+        retryStrategy, timeoutConfig: the ``SubmitServiceJob`` members the submitter set
+            (Batch's shapes: ``{attempts, evaluateOnExit}``, ``{attemptDurationSeconds}``),
+            sent with every submission of the chain; None when not set.
+        tags: the submitter's own service-job tags (quotagov adds its own beside them).
     """
 
     model_config = ConfigDict(extra="allow", validate_assignment=False)
@@ -132,6 +136,9 @@ class JobRecord(BaseModel):
     originalId: str | None = None
     successorIds: list[str] = Field(default_factory=list)
     resubmitCount: int = 0
+    retryStrategy: dict[str, Any] | None = None
+    timeoutConfig: dict[str, Any] | None = None
+    tags: dict[str, str] | None = None
 
     @property
     def submission_id(self) -> str:

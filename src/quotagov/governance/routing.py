@@ -216,6 +216,7 @@ def _class_faults(
             f"exceeds class {name!r} maximum of {workload_class.maxInstanceCount}"
         )
     faults += _role_faults(payload.RoleArn, name, workload_class, team_name, team)
+    faults += batch_settings_faults(request, name, workload_class)
     if workload_class.checkpointRequired:
         if not payload.checkpoints:
             faults.append(
@@ -229,6 +230,45 @@ def _class_faults(
                 "how often the job writes a checkpoint, in seconds"
             )
     return workload_class, faults
+
+
+#: Tag-key prefixes a submission may not set: ``quotagov:`` tags name the submission,
+#: team, class and level on the service job (the job-state handler and ``history
+#: export`` trust them), ``aws:`` is reserved by AWS (tagging best practices,
+#: https://docs.aws.amazon.com/tag-editor/latest/userguide/best-practices-and-strats.html).
+RESERVED_TAG_PREFIXES = ("quotagov:", "aws:")
+
+
+def batch_settings_faults(
+    request: SubmissionRequest, class_name: str, workload_class: WorkloadClass
+) -> list[str]:
+    """Faults of the Batch-level settings against the class's bounds and reserved tags.
+
+    ``retryStrategy.attempts`` at most ``maxRetryAttempts``;
+    ``timeoutConfig.attemptDurationSeconds`` at most ``maxAttemptDurationSeconds`` (when
+    the class sets one); no tag key starting with a :data:`RESERVED_TAG_PREFIXES` entry
+    (compared without case).
+    """
+    faults: list[str] = []
+    retry = request.retryStrategy
+    if retry is not None and retry.attempts > workload_class.maxRetryAttempts:
+        faults.append(
+            f"retryStrategy.attempts: {retry.attempts} exceeds class {class_name!r} maximum "
+            f"of {workload_class.maxRetryAttempts}"
+        )
+    timeout, longest = request.timeoutConfig, workload_class.maxAttemptDurationSeconds
+    if timeout is not None and longest is not None and timeout.attemptDurationSeconds > longest:
+        faults.append(
+            f"timeoutConfig.attemptDurationSeconds: {timeout.attemptDurationSeconds} s "
+            f"exceeds class {class_name!r} maximum of {longest} s"
+        )
+    for key in request.tags or {}:
+        if key.lower().startswith(RESERVED_TAG_PREFIXES):
+            faults.append(
+                f"tags.{key}: tag keys starting with "
+                f"{' or '.join(RESERVED_TAG_PREFIXES)} are reserved"
+            )
+    return faults
 
 
 def _role_faults(

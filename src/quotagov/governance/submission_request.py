@@ -10,8 +10,19 @@ Shape (JSON)::
       "quotaShareName": "background",       # optional; default: the first share that fits
       "checkpointIntervalSeconds": 600,     # required when the class requires checkpointing
       "clientRequestId": "sweep-017-try-1", # optional; retries with the same id are one submission
-      "serviceRequestPayload": {...}        # the SageMaker CreateTrainingJob request
+      "serviceRequestPayload": {...},       # the SageMaker CreateTrainingJob request (an
+                                            # object, or the JSON string Batch and the SDK use)
+      "retryStrategy": {"attempts": 2, "evaluateOnExit": [...]},  # optional, Batch's shape
+      "timeoutConfig": {"attemptDurationSeconds": 14400},          # optional, Batch's shape
+      "tags": {"ticket": "GOV-1234"}        # optional: the service job's own tags
     }
+
+``retryStrategy``, ``timeoutConfig`` and ``tags`` are the ``SubmitServiceJob`` members
+of the same names (AWS Batch API reference,
+https://docs.aws.amazon.com/batch/latest/APIReference/API_SubmitServiceJob.html): the
+SageMaker Python SDK's ``TrainingQueue`` sends them beside the training request. Their
+shape is checked here; the bounds each workload class allows (attempts, longest attempt)
+and the tag keys reserved to quotagov are policy rules (:mod:`quotagov.governance.routing`).
 
 The caller's identity is never part of the body: it comes from the API Gateway
 request context or the queue message's ``principal`` attribute.
@@ -27,9 +38,9 @@ service quotas page (``serviceRequestPayload`` at most 10 KiB); SageMaker
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: ``serviceRequestPayload`` size limit in bytes (AWS Batch service quotas: 10 KiB).
 MAX_PAYLOAD_BYTES = 10 * 1024
@@ -111,6 +122,53 @@ class TrainingJobRequest(BaseModel):
         return self.CheckpointConfig is not None
 
 
+#: ``retryStrategy.attempts`` Batch accepts for a service job (``SubmitServiceJob``).
+MAX_RETRY_ATTEMPTS = 10
+#: Most ``evaluateOnExit`` entries Batch accepts, and the longest ``onStatusReason`` glob.
+MAX_EVALUATE_ON_EXIT = 5
+MAX_STATUS_REASON_GLOB = 512
+#: Tags a submission may set: Batch's 50 per service job (key 1-128 characters, value
+#: at most 256) less the 5 quotagov sets itself.
+MAX_TAGS = 45
+
+
+class EvaluateOnExit(BaseModel):
+    """One ``retryStrategy.evaluateOnExit`` rule: ``RETRY`` or ``EXIT`` when the attempt's
+    status reason matches ``onStatusReason`` (a glob, at most 512 characters, that may end
+    with ``*``; SageMaker reasons read ``Received status from SageMaker: ...``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["RETRY", "EXIT"]
+    onStatusReason: str | None = Field(default=None, min_length=1, max_length=512)
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class RetryStrategy(BaseModel):
+    """``retryStrategy`` of ``SubmitServiceJob``: ``attempts`` (1-10) counts every
+    placement into ``RUNNABLE``, the first included; ``evaluateOnExit`` at most 5 rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = Field(ge=1, le=MAX_RETRY_ATTEMPTS)
+    evaluateOnExit: list[EvaluateOnExit] | None = Field(
+        default=None, max_length=MAX_EVALUATE_ON_EXIT
+    )
+
+
+class TimeoutConfig(BaseModel):
+    """``timeoutConfig`` of ``SubmitServiceJob``: Batch ends an attempt that runs longer
+    than ``attemptDurationSeconds`` (seconds, >= 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attemptDurationSeconds: int = Field(ge=1)
+
+
 class SubmissionRequest(BaseModel):
     """A submission: team, workload class, priority level and the training request.
 
@@ -123,7 +181,13 @@ class SubmissionRequest(BaseModel):
             estimate of work lost to preemption depends on it.
         clientRequestId: the caller's idempotency key (1-64 characters); the same
             caller retrying with the same key gets the same submission.
-        serviceRequestPayload: the ``CreateTrainingJob`` request (an object, not a string).
+        serviceRequestPayload: the ``CreateTrainingJob`` request: an object, or the JSON
+            string of one (what ``SubmitServiceJob`` and the SageMaker SDK carry).
+        retryStrategy, timeoutConfig: Batch's settings for the service job, within the
+            class's bounds (``maxRetryAttempts``, ``maxAttemptDurationSeconds``).
+        tags: the service job's own tags (at most 45, Batch's 50 less quotagov's own; key 1-128
+            characters, value at most 256); keys starting ``quotagov:`` or ``aws:`` are
+            refused.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -138,6 +202,44 @@ class SubmissionRequest(BaseModel):
     )
     clientRequestId: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
     serviceRequestPayload: TrainingJobRequest
+    retryStrategy: RetryStrategy | None = None
+    timeoutConfig: TimeoutConfig | None = None
+    tags: dict[str, str] | None = Field(default=None, max_length=MAX_TAGS)
+
+    @field_validator("serviceRequestPayload", mode="before")
+    @classmethod
+    def _decode_payload(cls, value: Any) -> Any:
+        """The JSON string form: decoded, and it must hold an object."""
+        if not isinstance(value, str):
+            return value
+        try:
+            decoded = json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"a string must be the request as JSON: {exc}") from None
+        if not isinstance(decoded, dict):
+            raise ValueError(f"the JSON string must hold an object, not {type(decoded).__name__}")
+        return decoded
+
+    @field_validator("tags")
+    @classmethod
+    def _tag_sizes(cls, tags: dict[str, str] | None) -> dict[str, str] | None:
+        for key, value in (tags or {}).items():
+            if not 1 <= len(key) <= 128:
+                raise ValueError(f"tag key {key[:40]!r} has {len(key)} characters, 1-128 allowed")
+            if len(value) > 256:
+                raise ValueError(f"tag {key!r}: value has {len(value)} characters, 256 allowed")
+        return tags
+
+    def batch_settings(self) -> dict[str, Any]:
+        """``retryStrategy``, ``timeoutConfig`` and ``tags`` as plain JSON values (None
+        for a member not set; ``evaluateOnExit`` members not set left out): what the
+        job record stores and ``SubmitServiceJob`` receives."""
+        retry, timeout = self.retryStrategy, self.timeoutConfig
+        return {
+            "retryStrategy": retry.model_dump(mode="json", exclude_none=True) if retry else None,
+            "timeoutConfig": timeout.model_dump(mode="json") if timeout else None,
+            "tags": dict(self.tags) if self.tags else None,
+        }
 
     @property
     def batch_job_name(self) -> str:

@@ -65,8 +65,95 @@ class SubmissionRefused(BaseModel):
     reasons: list[str] = Field(description="every reason, each starting with the field")
 
 
+class ChainLink(BaseModel):
+    """One submission of a resubmission chain (``chain.links``, original first)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    submissionId: str
+    state: str
+    quotaShareName: str | None = None
+
+
+class Chain(BaseModel):
+    """The resubmission chain a submission belongs to."""
+
+    predecessorId: str | None = Field(description="the submission this one resubmits")
+    originalId: str | None = Field(description="the first submission of the chain")
+    successorIds: list[str] = Field(description="submissions that resubmit this one, oldest first")
+    resubmitCount: int = Field(description="resubmissions of the chain before this one")
+    links: list[ChainLink] | None = Field(
+        default=None, description="every submission of the chain, original first"
+    )
+
+
+class FrontOfShare(BaseModel):
+    """The first RUNNABLE job of the job's quota share (``GetJobQueueSnapshot``)."""
+
+    atFront: bool
+    jobArn: str | None
+    earliestTimeAtPosition: int | None = Field(description="epoch milliseconds (Batch's unit)")
+
+
+class WaitPosition(BaseModel):
+    """Place among the first 100 RUNNABLE jobs (null when not among them)."""
+
+    queue: int | None
+    share: int | None
+    queueLength: int | None
+
+
+class WaitReason(BaseModel):
+    """Why it waits: a stable ``code`` and the same in words."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str = Field(
+        description="LARGER_THAN_ENVIRONMENT, NO_CAPACITY_LIMIT, LOWER_PRIORITY, DISPATCHING, "
+        "CAPACITY_LENT_OUT, SHARE_AT_LIMIT, BORROW_LIMIT_REACHED or BORROW_BLOCKED_BY_RESERVE"
+    )
+    text: str
+
+
+class Waiting(BaseModel):
+    """Why a RUNNABLE job waits (``quotagov.governance.waiting``), or why that could
+    not be told (``error`` alone)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    position: WaitPosition | None = None
+    reason: WaitReason | None = None
+    estimatedStartAt: float | None = Field(
+        default=None,
+        description="epoch seconds: the latest start if the jobs ahead run to "
+        "their limit; null when one has no limit",
+    )
+    estimate: dict[str, Any] | None = Field(
+        default=None, description="basis, computedAt (epoch seconds), computeSeconds"
+    )
+    error: str | None = None
+
+
+class BatchView(BaseModel):
+    """Batch's view of the service job (``DescribeServiceJob``), or ``error`` alone when
+    Batch could not be asked."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: str | None = Field(default=None, description="SUBMITTED ... SUCCEEDED, FAILED")
+    statusReason: str | None = None
+    schedulingPriority: int | None = Field(default=None, description="0-9999")
+    quotaShareName: str | None = None
+    frontOfShare: FrontOfShare | None = None
+    waiting: Waiting | None = Field(default=None, description="RUNNABLE jobs only")
+    error: str | None = None
+
+
 class JobView(BaseModel):
-    """200: a submission's record, Batch's view and its resubmission chain."""
+    """200: a submission's record, Batch's view and its resubmission chain
+    (:func:`quotagov.governance.job_view.job_view`). Members without a value for this
+    submission are left out; further record attributes (``submittedAt``,
+    ``requestedQuotaShareName``, ``clientRequestId``, ...) may follow."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -74,7 +161,37 @@ class JobView(BaseModel):
     state: str = Field(description="QUEUED, SUBMITTED, REFUSED or FAILED (the submission)")
     team: str
     jobName: str
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list, description="REFUSED or FAILED: every reason")
+    workloadClass: str | None = None
+    priorityLevel: str | None = None
+    principal: str | None = Field(default=None, description="the submitter")
+    source: str | None = Field(default=None, description="api or sqs")
+    createdAt: int | None = Field(default=None, description="epoch seconds")
+    updatedAt: int | None = Field(default=None, description="epoch seconds")
+    chain: Chain | None = None
+    quotaShareName: str | None = None
+    schedulingPriority: int | None = Field(default=None, description="0-9999")
+    preemptionRetriesBeforeTermination: int | None = Field(
+        default=None, description="null: unlimited"
+    )
+    retryStrategy: dict[str, Any] | None = Field(
+        default=None, description="as submitted: {attempts, evaluateOnExit}"
+    )
+    timeoutConfig: dict[str, Any] | None = Field(
+        default=None, description="as submitted: {attemptDurationSeconds}"
+    )
+    tags: dict[str, str] | None = Field(default=None, description="the submitter's own tags")
+    batchJobId: str | None = None
+    batchJobArn: str | None = None
+    batch: BatchView | None = Field(default=None, description="SUBMITTED: Batch's view")
+    jobState: dict[str, Any] | None = Field(
+        default=None,
+        description="what Batch's state-change events told: status, attempts, "
+        "preemptionCount, lost work, ... (the job-state handler)",
+    )
+    disposition: dict[str, Any] | None = Field(
+        default=None, description="after the preemption retries ran out: status, choices, ..."
+    )
 
 
 class JobSummary(BaseModel):

@@ -133,6 +133,11 @@ class WorkloadClass(_Model):
         executionRoles: SageMaker execution roles (IAM role ARNs, ``*`` as wildcard)
             the class's jobs may name in ``RoleArn``, besides their team's
             (:mod:`quotagov.policy.roles`).
+        maxRetryAttempts: the largest ``retryStrategy.attempts`` a submission may ask
+            Batch for (1-10, Batch's range; default 3). Each attempt is a new placement
+            into ``RUNNABLE`` on the class's shares.
+        maxAttemptDurationSeconds: the largest ``timeoutConfig.attemptDurationSeconds``
+            a submission may set (seconds; None: any).
     """
 
     checkpointRequired: bool
@@ -143,6 +148,8 @@ class WorkloadClass(_Model):
     instanceTypes: list[str] = Field(min_length=1)
     maxInstanceCount: int = Field(default=1, ge=1)
     executionRoles: list[str] = Field(default_factory=list)
+    maxRetryAttempts: int = Field(default=3, ge=1, le=10)
+    maxAttemptDurationSeconds: int | None = Field(default=None, ge=1)
     description: str = ""
 
 

@@ -100,6 +100,7 @@ def _record_for(
         clientToken=client_token_for(submission_id),
         requestedQuotaShareName=request.quotaShareName,
         clientRequestId=request.clientRequestId,
+        **request.batch_settings(),
         createdAt=now,
         updatedAt=now,
         source=source,
@@ -200,6 +201,9 @@ REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
     ("requestedQuotaShareName", "quotaShareName"),
     ("checkpointIntervalSeconds", "checkpointIntervalSeconds"),
     ("serviceRequestPayload", "serviceRequestPayload"),
+    ("retryStrategy", "retryStrategy"),
+    ("timeoutConfig", "timeoutConfig"),
+    ("tags", "tags"),
 )
 
 

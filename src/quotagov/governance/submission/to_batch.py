@@ -67,6 +67,9 @@ def request_of(record: JobRecord) -> SubmissionRequest:
             "checkpointIntervalSeconds": record.checkpointIntervalSeconds,
             "clientRequestId": record.clientRequestId,
             "serviceRequestPayload": json.loads(record.serviceRequestPayload),
+            "retryStrategy": record.retryStrategy,
+            "timeoutConfig": record.timeoutConfig,
+            "tags": record.tags,
         }
     )
 
@@ -79,7 +82,9 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
     class sets no limit) come from the record's routing; ``clientToken`` is the
     record's deterministic token; tags name the submission, team, class, priority level
     and, when declared, the checkpoint interval in seconds (``quotagov history export``
-    reads them back).
+    reads them back), beside the submitter's own ``tags`` (whose keys may not start with
+    ``quotagov:``: routing refuses them). The submitter's ``retryStrategy`` and
+    ``timeoutConfig`` are passed as they were stored.
     """
     request: dict[str, Any] = {
         "jobName": record.jobName,
@@ -90,6 +95,7 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
         "schedulingPriority": record.schedulingPriority,
         "clientToken": record.clientToken,
         "tags": {
+            **(record.tags or {}),
             SUBMISSION_TAG: record.pk,
             "quotagov:team": record.team,
             "quotagov:workloadClass": record.workloadClass,
@@ -99,6 +105,10 @@ def service_job_request(record: JobRecord, job_queue: str) -> dict[str, Any]:
         request["tags"]["quotagov:priorityLevel"] = record.priorityLevel
     if record.checkpointIntervalSeconds is not None:
         request["tags"][CHECKPOINT_TAG] = str(record.checkpointIntervalSeconds)
+    if record.retryStrategy is not None:
+        request["retryStrategy"] = record.retryStrategy
+    if record.timeoutConfig is not None:
+        request["timeoutConfig"] = record.timeoutConfig
     if record.preemptionRetriesBeforeTermination is not None:
         request["preemptionConfiguration"] = {
             "preemptionRetriesBeforeTermination": record.preemptionRetriesBeforeTermination

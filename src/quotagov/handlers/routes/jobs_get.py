@@ -65,4 +65,6 @@ def get_job(
         job_queue=svc.settings.job_queue,
         waiting=svc.wait_explainer,
     )
-    return json_response(200, view)
+    # the documented model is the answer's: a view it does not describe fails here
+    answer = api_contract.JobView.model_validate(view)
+    return json_response(200, answer.model_dump(mode="json", exclude_unset=True))
