@@ -42,7 +42,7 @@ def test_medians_and_ranges_over_seeds() -> None:
 
 def test_delta_against_the_first_and_the_verdict() -> None:
     # baseline: p95 wait 1000 s, utilization 50 %, 0 lost; candidate: 780 s, 62 %,
-    # 3.6 instance-hours lost in one week (12960 s), research p95 completion 100 -> 78
+    # 3.6 instance-hours lost in one week (12960 s: 0.5 a day), research p95 completion 100 -> 78
     policies = with_deltas(
         {
             "today": aggregate([_run(1000, 0.5, 0, 100)]),
@@ -58,7 +58,7 @@ def test_delta_against_the_first_and_the_verdict() -> None:
     assert lines["today"] == "today: the baseline the others are compared with"
     assert lines["wider"] == (
         "wider vs today: p95 completion -22 % for research; p95 wait -22 %; "
-        "3.6 instance-h lost per week more; utilization 50 % -> 62 %"
+        "0.5 instance-h lost per day more; utilization 50 % -> 62 %"
     )
 
 
