@@ -184,9 +184,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     history = read_history(args.history, maps=parse_maps(args.map))
     from quotagov.commands.workload_options import loop_options
 
-    document = calibrate(
-        history, policy, parse_capacity(args.capacity) or None, loop_options(args)
-    )
+    document = calibrate(history, policy, parse_capacity(args.capacity) or None, loop_options(args))
     written = write_calibration(document, args.out)
     for line in fidelity_lines(document):
         print(line)

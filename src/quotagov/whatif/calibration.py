@@ -194,7 +194,7 @@ def read_history(path: str | Path, *, maps: Mapping[str, Placement]) -> History:
             if a.get("startedAt") is not None
         ]
         interval = _seconds(item.get("checkpointIntervalSeconds")) or None
-        finished = [
+        finished: list[Mapping[str, Any]] = [
             {"startedAt": s, "stoppedAt": e - t0} for s, e in attempts if e is not None
         ]
         running = bool(attempts) and attempts[-1][1] is None
@@ -254,9 +254,10 @@ def _action(
     params = dict(item.get("requestParameters") or {})
     kind = str(item.get("eventName"))
     if kind == "UpdateQuotaShare":
-        share = params.pop("quotaShareName", None) or str(
-            params.pop("quotaShareArn", "")
-        ).rsplit("/", 1)[-1]
+        share = (
+            params.pop("quotaShareName", None)
+            or str(params.pop("quotaShareArn", "")).rsplit("/", 1)[-1]
+        )
         if not share:
             faults.append(f"{where}, field requestParameters: no quotaShareArn")
             return None, None
@@ -345,8 +346,12 @@ def compare(history: History, run: GovernedRun) -> dict[str, Any]:
         "observedSeconds": history.end,
         "startErrorSeconds": _spread(starts),
         "endErrorSeconds": _spread(ends),
-        "samePreemptions": _share(sum(1 for r in rows if r["preemptions"][0] == r["preemptions"][1]), n),
-        "sameFinalState": _share(sum(1 for r in rows if r["finalState"][0] == r["finalState"][1]), n),
+        "samePreemptions": _share(
+            sum(1 for r in rows if r["preemptions"][0] == r["preemptions"][1]), n
+        ),
+        "sameFinalState": _share(
+            sum(1 for r in rows if r["finalState"][0] == r["finalState"][1]), n
+        ),
         "exact": not differing,
         "worst": differing[:WORST],
         "rows": rows,
@@ -380,8 +385,8 @@ def _diverges_at(row: Mapping[str, Any], end: float) -> float:
     history)."""
     for a, b in ((row["startHistory"], row["startReplay"]), (row["endHistory"], row["endReplay"])):
         if a != b:
-            return min(x for x in (a, b) if x is not None)
-    return row["endHistory"] if row["endHistory"] is not None else end
+            return float(min(x for x in (a, b) if x is not None))
+    return float(row["endHistory"]) if row["endHistory"] is not None else end
 
 
 def _order_by_divergence(rows: list[dict[str, Any]]) -> None:
@@ -416,16 +421,23 @@ def _reason(seen: Observed, job: WorkloadJob, view: Any, history: History, run: 
             f"its schedulingPriority ended at {seen.schedulingPriority}, the replay's is "
             f"{view.schedulingPriority}: an UpdateServiceJob the history does not carry"
         )
-    if seen.status == "FAILED" and seen.statusReason and view.status != "FAILED":
-        if "TerminateServiceJob" not in calls:
-            return (
-                f"it failed ({seen.statusReason}) and the replay's did not: a "
-                "TerminateServiceJob (or a failure) the history does not carry"
-            )
+    if (
+        seen.status == "FAILED"
+        and seen.statusReason
+        and view.status != "FAILED"
+        and "TerminateServiceJob" not in calls
+    ):
+        return (
+            f"it failed ({seen.statusReason}) and the replay's did not: a "
+            "TerminateServiceJob (or a failure) the history does not carry"
+        )
     if view.firstStartedAt is None and seen.firstStartedAt is not None:
         return "it never started in the replay: " + (view.statusReason or "held RUNNABLE")
     if view.quotaShareName != job.quotaShareName:
-        return f"the policy routes it to {view.quotaShareName!r}, Batch ran it in {job.quotaShareName!r}"
+        return (
+            f"the policy routes it to {view.quotaShareName!r}, Batch ran it in "
+            f"{job.quotaShareName!r}"
+        )
     return UNEXPLAINED
 
 
@@ -470,13 +482,19 @@ def fidelity_lines(doc: Mapping[str, Any]) -> list[str]:
             for label, key in (("start", "startErrorSeconds"), ("end", "endErrorSeconds"))
             if row[key]
         )
-        states = "" if row["finalState"][0] == row["finalState"][1] else (
-            f", {row['finalState'][0]} in the history, {row['finalState'][1]} replayed"
+        states = (
+            ""
+            if row["finalState"][0] == row["finalState"][1]
+            else (f", {row['finalState'][0]} in the history, {row['finalState'][1]} replayed")
         )
-        preempt = "" if row["preemptions"][0] == row["preemptions"][1] else (
-            f", preemptions {row['preemptions'][0]} -> {row['preemptions'][1]}"
+        preempt = (
+            ""
+            if row["preemptions"][0] == row["preemptions"][1]
+            else (f", preemptions {row['preemptions'][0]} -> {row['preemptions'][1]}")
         )
-        lines.append(f"{row['jobName']}: {errors or 'same times'}{states}{preempt}: {row['reason']}")
+        lines.append(
+            f"{row['jobName']}: {errors or 'same times'}{states}{preempt}: {row['reason']}"
+        )
     return lines
 
 

@@ -277,7 +277,9 @@ class _UsedSeries:
                 a = edge
                 i += 1
         widths = [edges[i + 1] - edges[i] for i in range(bins)]
-        return [[edges[i], round(sums[i] / widths[i], 6) if widths[i] else 0.0] for i in range(bins)]
+        return [
+            [edges[i], round(sums[i] / widths[i], 6) if widths[i] else 0.0] for i in range(bins)
+        ]
 
 
 def _quantiles(values: Sequence[float], points: int = PLOT_POINTS) -> list[float]:

@@ -183,6 +183,12 @@ def calibration_plot(document: Mapping[str, Any]) -> bytes:
         if xs:
             left.scatter(xs, ys, marker=marker, label=label, alpha=0.7)
             top = max(top, *xs, *ys)
+    for row in document["worst"]:  # name the jobs that differ, where they first do
+        if row.get("startHistory") is not None and row.get("startReplay") is not None:
+            at = (_hours(row["startHistory"]), _hours(row["startReplay"]))
+            left.annotate(
+                row["jobName"], at, textcoords="offset points", xytext=(5, -10), fontsize=8
+            )
     left.plot([0, top or 1], [0, top or 1], color="grey", ls="--", lw=1, label="exact")
     left.set_xlabel("in the history (hours from the first submission)")
     left.set_ylabel("in the replay (hours)")
@@ -244,7 +250,9 @@ def sweep_plot(document: Mapping[str, Any]) -> bytes:
         ax.plot([], [], "s", color="C0", label="beaten on both by another setting")
         ax.legend()
     ax.set_xlabel(f"lenders' p95 wait (hours; {', '.join(document['lenders']) or 'none'})")
-    ax.set_ylabel(f"borrowers' p95 completion (hours; {', '.join(document['borrowers']) or 'none'})")
+    ax.set_ylabel(
+        f"borrowers' p95 completion (hours; {', '.join(document['borrowers']) or 'none'})"
+    )
     axes = ", ".join(a["path"] for a in document["axes"])
     ax.set_title(f"Sweep of {axes} ({document['seeds']} seed(s); bars: min..max)")
     ax.grid(True, alpha=0.3)

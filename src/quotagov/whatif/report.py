@@ -193,7 +193,9 @@ def verdict(name: str, entry: Mapping[str, Any], base_name: str, base: Mapping[s
         parts.append(f"p95 wait {wait['percent']:+.0f} %" + (" (within noise)" if noise else ""))
     elif wait["change"] is not None:
         parts.append(f"p95 wait {human_duration(wait['change'])} more")
-    window, per = rate_window(max(entry.get("durationSeconds") or 0, base.get("durationSeconds") or 0))
+    window, per = rate_window(
+        max(entry.get("durationSeconds") or 0, base.get("durationSeconds") or 0)
+    )
     lost, unit = lost_rate(entry, window)
     lost_base, _ = lost_rate(base, window)
     if lost is not None and lost_base is not None:

@@ -117,9 +117,7 @@ def resolve(document: Mapping[str, Any], path: str) -> tuple[str | int, ...]:
                     options = ", ".join(".".join(map(str, n)) for n in nested)
                     raise OptionError([f"--sweep {path}: {parts[i]!r} is ambiguous ({options})"])
             known = _known(node)
-            raise OptionError(
-                [f"--sweep {path}: no {'.'.join(parts[i:])!r} here (known: {known})"]
-            )
+            raise OptionError([f"--sweep {path}: no {'.'.join(parts[i:])!r} here (known: {known})"])
         node, key, i = step
         keys.append(key)
     if isinstance(node, bool) or not isinstance(node, int | float):
@@ -133,7 +131,13 @@ def _known(node: Any) -> str:
     if isinstance(node, dict):
         return ", ".join(map(str, node)) or "nothing"
     if isinstance(node, list):
-        names = [str(item.get(k)) for item in node if isinstance(item, dict) for k in NAME_KEYS if k in item]
+        names = [
+            str(item.get(k))
+            for item in node
+            if isinstance(item, dict)
+            for k in NAME_KEYS
+            if k in item
+        ]
         return ", ".join(names) or "nothing"
     return "nothing: a value"
 
@@ -273,12 +277,7 @@ def pareto(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
             out.append(False)
             continue
         beaten = any(
-            j != i
-            and a is not None
-            and b is not None
-            and a <= x
-            and b <= y
-            and (a < x or b < y)
+            j != i and a is not None and b is not None and a <= x and b <= y and (a < x or b < y)
             for j, (a, b) in enumerate(points)
         )
         out.append(not beaten)
@@ -324,11 +323,12 @@ def dask_runner(address: str) -> Runner:
                 ["--scheduler: needs the distributed extra (pip install 'quotagov[distributed]')"]
             ) from exc
         try:
-            client = Client(address, timeout=10, set_as_default=False)
+            client = Client(address, timeout=10, set_as_default=False)  # type: ignore[no-untyped-call]
         except (OSError, TimeoutError) as exc:
             raise OptionError([f"--scheduler {address}: cannot connect ({exc})"]) from exc
         with client:
-            return _in_order(client.get_executor(pure=False), tasks)
+            executor = client.get_executor(pure=False)  # type: ignore[no-untyped-call]
+            return _in_order(executor, tasks)
 
     return run
 
