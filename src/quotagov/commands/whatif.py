@@ -36,7 +36,10 @@ def register(subparsers: Any) -> None:
         "whatif",
         help="compare governance policies on a workload (report, plots)",
         description="Replay a workload under each governance policy, governance rules in "
-        "the loop, and compare waits, completion, utilization and lost work.",
+        "the loop, and compare waits, completion, utilization and lost work. With --sweep: "
+        "one policy over a grid of settings. 'quotagov whatif calibrate HISTORY --policy "
+        "FILE --out DIR': replay a history under the policy in force and compare it job by "
+        "job with what happened.",
     )
     add_workload_arguments(p)
     p.add_argument(
@@ -322,8 +325,10 @@ def lead_lines(report: dict[str, Any]) -> list[str]:
         lines += [f"  {regression_line(r)}" for r in found[:LEAD_REGRESSIONS]]
         if len(found) > LEAD_REGRESSIONS:
             lines.append(f"  ... {len(found) - LEAD_REGRESSIONS} more in report.json")
-    elif len(report["policies"]) > 1:
+    elif len(report["policies"]) > 1 and report["workload"]["seeds"] > 1:
         lines.append("No regression beyond noise against the baseline.")
+    elif len(report["policies"]) > 1:
+        lines.append("No regression against the baseline (one seed: noise not measured).")
     if lines:
         lines.append("")
     return lines

@@ -292,7 +292,7 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
 REGRESSION_FIGURES: tuple[tuple[tuple[str, ...], str, int], ...] = (
     (("completionSeconds", "p95"), "p95 completion", 1),
     (("waitSeconds", "p95"), "p95 wait", 1),
-    (("lostInstanceSeconds",), "lost instance-seconds", 1),
+    (("lostInstanceSeconds",), "lost work", 1),
     (("failedJobs",), "failed jobs", 1),
     (("refusedJobs",), "refused jobs", 1),
     (("goodput",), "goodput", -1),
