@@ -58,8 +58,9 @@ def test_the_table_names_the_extras_pyproject_declares() -> None:
     assert [r.split("[")[0] for r in extras["local"]] == ["moto"]
     assert extras["plot"] == ["matplotlib>=3.8"]
     # dev brings every extra, so the suite runs every command and builds the docs
-    assert "quotagov[local,plot,docs,sagemaker]" in extras["dev"]
+    assert "quotagov[local,plot,docs,sagemaker,distributed]" in extras["dev"]
     assert extras["sagemaker"] == ["sagemaker-train>=1.27,<2"]
+    assert extras["distributed"] == ["dask[distributed]>=2024.1"]
     # every module of the table is installed here (the dev extras)
     assert missing_modules(LOCAL.modules + PLOT.modules) == []
 

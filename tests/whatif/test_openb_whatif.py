@@ -85,7 +85,7 @@ def test_whatif_compares_two_policies_on_the_sample(
     printed = capsys.readouterr().out
     assert code == 0
     report = json.loads((out / "report.json").read_text())
-    assert set(report) == {"workload", "policies", "verdicts"}
+    assert set(report) == {"workload", "warnings", "regressions", "policies", "verdicts"}
     assert report["workload"]["jobs"] > 0
     assert list(report["policies"]) == ["today", "candidate"]
     for entry in report["policies"].values():

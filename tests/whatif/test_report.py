@@ -42,7 +42,7 @@ def test_medians_and_ranges_over_seeds() -> None:
 
 def test_delta_against_the_first_and_the_verdict() -> None:
     # baseline: p95 wait 1000 s, utilization 50 %, 0 lost; candidate: 780 s, 62 %,
-    # 3.6 instance-hours lost in one week (12960 s), research p95 completion 100 -> 78
+    # 3.6 instance-hours lost in one week (12960 s: 0.5 a day), research p95 completion 100 -> 78
     policies = with_deltas(
         {
             "today": aggregate([_run(1000, 0.5, 0, 100)]),
@@ -58,7 +58,7 @@ def test_delta_against_the_first_and_the_verdict() -> None:
     assert lines["today"] == "today: the baseline the others are compared with"
     assert lines["wider"] == (
         "wider vs today: p95 completion -22 % for research; p95 wait -22 %; "
-        "3.6 instance-h lost per week more; utilization 50 % -> 62 %"
+        "0.5 instance-h lost per day more; utilization 50 % -> 62 %"
     )
 
 
@@ -142,3 +142,114 @@ def test_the_environment_is_named_once_when_the_policies_agree() -> None:
     assert _one_or_each(differ) == differ
     assert _environment({"ml.g5.xlarge": 2}) == "2 x ml.g5.xlarge"
     assert _environment(differ) == "a: 2 x ml.g5.xlarge; b: 3 x ml.g5.xlarge"
+
+
+def test_a_constant_load_gives_a_constant_used_capacity_series() -> None:
+    # 10 instances held the whole run, on an end that 200 bins do not divide evenly:
+    # the old binning lost whole stretches to rounding (145 of 200 bins at 0)
+    from quotagov.whatif import Workload
+    from support.whatif import wjob
+
+    workload = Workload("constant", (wjob("big", "r", "exp", 0, 4799.3, count=10),))
+    from quotagov.policy.validation import parse_policy
+
+    data = small_policy(exp_shares=("bg",), action="resubmit").model_dump(
+        mode="json", exclude_none=True
+    )
+    data["workloadClasses"]["exp"]["maxInstanceCount"] = 10
+    data["quotaShares"][0]["capacityLimits"][0]["maxCapacity"] = 10
+    policy = parse_policy(data)
+    report, series = run_whatif(
+        WhatIf(policies={"p": policy}, workload=workload, capacity={"ml.g5.xlarge": 12}, workers=1)
+    )
+    used = report["policies"]["p"]["usedCapacity"]
+    assert len(used) == 200
+    assert {mean for _, mean in used} == {10}
+    assert used[0][0] == 0 and used[1][0] == pytest.approx(4799.3 / 200)
+    assert series["p"]["usedCapacity"] == used
+
+
+def test_binning_keeps_every_piece_of_a_step_function() -> None:
+    from quotagov.whatif.governed import _UsedSeries
+
+    s = _UsedSeries({})
+    s.steps = [(0.0, 10), (0.3, 4), (2.9, 0)]
+    # 3 bins of 1 s: 10 x 0.3 + 4 x 0.7; 4 x 1; 4 x 0.9 + 0 x 0.1
+    assert s.binned(3.0, 3) == [[0.0, 5.8], [1.0, 4.0], [2.0, 3.6]]
+    assert s.binned(0, 3) == []
+
+
+def _blocks(team_p95: float, wait_p95: float = 100, lost: float = 0) -> dict[str, Any]:
+    run = _run(wait_p95, 0.5, lost, team_p95)
+    run["durationSeconds"] = 80 * 60
+    return run
+
+
+def test_regressions_beyond_noise_come_first_worst_first() -> None:
+    policies = with_deltas(
+        {"today": aggregate([_blocks(420)]), "wider": aggregate([_blocks(4141, wait_p95=110)])}
+    )
+    from quotagov.whatif.report import regression_line, regressions
+
+    found = regressions(policies, seeds=1)
+    # p95 completion +886 % for the team, the share and the total; p95 wait +10 %
+    assert [(r["scope"], r["label"], round(r["percent"])) for r in found] == [
+        ("total", "p95 completion", 886),
+        ("team", "p95 completion", 886),
+        ("share", "p95 completion", 886),
+        ("total", "p95 wait", 10),
+        ("team", "p95 wait", 10),
+        ("share", "p95 wait", 10),
+    ]
+    assert regression_line(found[1]) == (
+        "wider vs today: team research p95 completion 7 m -> 1 h 9 m "
+        "(+886 %; not measured (1 seed))"
+    )
+    # a better policy has none; with seeds, overlapping ranges are noise, not regressions
+    assert (
+        regressions(
+            with_deltas({"a": aggregate([_blocks(420)]), "b": aggregate([_blocks(400)])}), 1
+        )
+        == []
+    )
+    noisy = with_deltas(
+        {
+            "today": aggregate([_blocks(400), _blocks(500)]),
+            "other": aggregate([_blocks(450), _blocks(560)]),
+        }
+    )
+    assert [r for r in regressions(noisy, seeds=2) if r["label"] == "p95 completion"] == []
+
+
+def test_verdicts_scale_to_the_span_of_the_run() -> None:
+    # an 80-minute scenario: lost work over the run, never per week
+    policies = with_deltas(
+        {"today": aggregate([_blocks(420)]), "other": aggregate([_blocks(420, lost=1800)])}
+    )
+    line = verdicts(policies)["other"]
+    assert "0.5 instance-h lost over the run (1 h 20 m) more" in line
+    assert "per week" not in line and "per day" not in line
+    from quotagov.whatif.report import rate_window
+
+    assert rate_window(3 * 86400) == (86400.0, "per day")
+    assert rate_window(30 * 86400) == (604800.0, "per week")
+
+
+def test_limits_that_the_environment_cannot_hold_are_warned() -> None:
+    from quotagov.whatif.report import limit_warnings
+
+    assert limit_warnings(
+        {"today": {"ml.g5.xlarge": 24}, "fits": {"ml.g5.xlarge": 3}},
+        {"today": {"ml.g5.xlarge": 3}, "fits": {"ml.g5.xlarge": 3}},
+    ) == [
+        "policy 'today': its quota shares' capacity limits total 24 x ml.g5.xlarge on an "
+        "environment of 3: the shares cannot all hold their limits at once"
+    ]
+    assert limit_warnings(
+        {"p": {"ml.g5.xlarge": 2}}, {"p": {"ml.g5.xlarge": 3, "ml.p4d.24xlarge": 1}}
+    ) == [
+        "policy 'p': its quota shares' capacity limits total 2 x ml.g5.xlarge on an "
+        "environment of 3: 1 instance(s) beyond every share's limit",
+        "policy 'p': its quota shares' capacity limits total 0 x ml.p4d.24xlarge on an "
+        "environment of 1: 1 instance(s) beyond every share's limit",
+    ]

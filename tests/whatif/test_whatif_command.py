@@ -133,3 +133,41 @@ def test_the_terminal_summary_counts_refusals_by_reason(
         "  renamed: 1 x team: unknown team 'release'\n"
         "Left out by the import: none\n"
     ) in out
+
+
+def test_warnings_and_regressions_come_before_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # background may not borrow: research's bg-2 waits an hour for bg-1; the environment
+    # of 4 has one instance beyond the policies' 3 of limits
+    no_borrow = tmp_path / "no-borrow.yaml"
+    no_borrow.write_text(
+        POLICY.read_text().replace(
+            "strategy: LEND_AND_BORROW, borrowLimit: -1",
+            "strategy: LEND_AND_BORROW, borrowLimit: 0",
+        )
+    )
+    code = main(
+        ["whatif", str(WALKTHROUGH), *MAPS, "--policy", f"today={POLICY}",
+         "--policy", f"nob={no_borrow}", "--capacity", "ml.g5.xlarge=4",
+         "--out", str(tmp_path / "o"), "--workers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == (
+        "WARNING policy 'today': its quota shares' capacity limits total 3 x ml.g5.xlarge on "
+        "an environment of 4: 1 instance(s) beyond every share's limit"
+    )
+    assert lines[3:6] == [
+        "REGRESSIONS (9, worst first)",
+        "  nob vs today: total p95 wait 0 s -> 1 h (from 0; not measured (1 seed))",
+        "  nob vs today: team research p95 wait 0 s -> 1 h (from 0; not measured (1 seed))",
+    ]
+    assert "  nob vs today: team research p95 completion 1 h -> 2 h 5 m (+108 %; " in "\n".join(
+        lines
+    )
+    table = next(i for i, line in enumerate(lines) if line.startswith("figure"))
+    assert table > 12
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert len(report["warnings"]) == 2 and len(report["regressions"]) == 9
+    assert "Regressions (9, worst first)" in (tmp_path / "o" / "report.html").read_text()

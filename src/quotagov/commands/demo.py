@@ -8,6 +8,11 @@ of what happened and why (see :mod:`quotagov.local.demo_story` for the timeline)
 Slack DMs), ``waiting`` (a waiting job's position, reason and estimated start) and
 ``audit``.
 
+``--history-out FILE`` writes, after the story, the queue's history as
+``quotagov history export`` writes it, plus the ``apiCall`` lines of the Batch calls
+CloudTrail recorded (priority changes, share updates): the input of
+``quotagov whatif calibrate``.
+
 Exit code 0 only when every step happened as expected; otherwise 1, with the failed
 checks on stderr.
 """
@@ -35,6 +40,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--template", type=Path, default=None, help="SAM template (template.yaml)")
     parser.add_argument("--logs", action="store_true", help="show the handlers' own logs on stderr")
+    parser.add_argument(
+        "--history-out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="after the story, write the queue's history (JSON lines, for whatif calibrate)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -57,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             demo.echo = lambda line: print(line, file=sys.__stdout__, flush=True)
         with contextlib.redirect_stdout(sink):
             result = demo.run()
+        if args.history_out is not None:
+            write_history(runtime, args.history_out)
     finally:
         with contextlib.redirect_stdout(sink):
             runtime.stop()
@@ -70,3 +84,20 @@ def run(args: argparse.Namespace) -> int:
     for failure in result.failures:
         print(f"FAILED: {failure}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def write_history(runtime: Any, out: Path) -> None:
+    """The local runtime's queue history to ``out``: one line per service job
+    (:func:`~quotagov.governance.history.export_history` on the simulated Batch), then
+    one ``apiCall`` line per recorded call that changed a job or a share
+    (:func:`~quotagov.governance.history.api_call_line`)."""
+    from quotagov.governance.history import api_call_line, export_history
+
+    with out.open("w", encoding="utf-8") as handle:
+        export_history(runtime.batch, runtime.job_queue, handle, sleep=lambda _: None)
+        for envelope in runtime.published:
+            if envelope.get("detail-type") != "AWS API Call via CloudTrail":
+                continue
+            line = api_call_line(envelope["detail"])
+            if line is not None:
+                handle.write(json.dumps(line, sort_keys=True) + "\n")

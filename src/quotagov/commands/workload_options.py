@@ -113,7 +113,9 @@ def add_workload_arguments(p: argparse.ArgumentParser, *, positional: bool = Tru
     )
 
 
-def _format_of(args: argparse.Namespace) -> str:
+def format_of(args: argparse.Namespace) -> str:
+    """The workload format: ``--format``, else by the file name (``.jsonl``/``.ndjson``
+    history, ``.csv`` openb, anything else scenario)."""
     if args.format:
         return str(args.format)
     name = str(args.workload).lower()
@@ -139,7 +141,7 @@ def load_workload(args: argparse.Namespace, policies: Iterable[Any]) -> Any:
     faults = placement_faults(maps, policies)
     if faults:
         raise OptionError(faults)
-    fmt = _format_of(args)
+    fmt = format_of(args)
     if fmt == "scenario":
         return importers.from_scenario(args.workload, maps=maps)
     if fmt == "history":

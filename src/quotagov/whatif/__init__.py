@@ -11,8 +11,10 @@ Pure Python, no AWS imports (``tests/test_architecture.py``). Modules, one conce
   dispositions, thrash guard, refusals) on the local scheduler;
 - :mod:`.perturb`: the seeds' perturbed copies; :mod:`.runner`: every run in a
   process pool and the report files; :mod:`.report`: aggregation over seeds, deltas,
-  verdicts, the comparison table; :mod:`.plots`, :mod:`.html`: the PNG plots and the
-  page; :mod:`.errors`: every error.
+  regressions, limit warnings, verdicts, the comparison table; :mod:`.calibration`: a
+  history replayed under the policy in force and compared job by job; :mod:`.sweep`: a
+  grid of settings on a process pool or a Dask cluster; :mod:`.plots`, :mod:`.html`:
+  the PNG plots and the page; :mod:`.errors`: every error.
 
 The metrics are :mod:`quotagov.scheduler.metrics`' (the same as ``quotagov simulate``).
 """

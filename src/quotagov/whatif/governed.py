@@ -42,7 +42,9 @@ action in ``actions`` (time, kind, job, successor, share, why).
 
 from __future__ import annotations
 
+import bisect
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -104,6 +106,9 @@ class LoopOptions:
         startup_seconds: SCHEDULED/STARTING time of every attempt (scheduler option).
         queueing: ``STRICT_FIFO`` or ``BEST_EFFORT_FIFO`` (scheduler option).
         series_bins: points of the used-capacity-over-time series.
+        dispositions: False to leave out the controller's dispositions and thrash
+            guard (the replay of a history, whose successors are its own jobs:
+            :mod:`.calibration`).
     """
 
     decision_delay_seconds: float = 3600.0
@@ -112,6 +117,7 @@ class LoopOptions:
     startup_seconds: float = 0.0
     queueing: Literal["STRICT_FIFO", "BEST_EFFORT_FIFO"] = "STRICT_FIFO"
     series_bins: int = 200
+    dispositions: bool = True
 
 
 @dataclass(slots=True)
@@ -248,20 +254,32 @@ class _UsedSeries:
             self.steps.append((t.at, self.used))
 
     def binned(self, end: float, bins: int) -> list[list[float]]:
-        """``[[bin middle time, mean instances held in the bin], ...]`` over ``[0, end]``."""
+        """``[[bin start seconds, mean instances held in the bin], ...]`` over ``[0, end]``.
+
+        The ``bins`` edges are ``end * i / bins``; each step of the step function adds
+        ``instances x seconds`` to every bin it overlaps, found by bisection on the
+        edges, so a piece always lands in the bin that holds it (a load held the whole
+        run gives the same mean in every bin). Means are rounded to 6 places.
+        """
         if end <= 0 or bins < 1:
             return []
-        width = end / bins
+        edges = [end * i / bins for i in range(bins)] + [end]
         sums = [0.0] * bins
         steps = [*self.steps, (end, 0)]
         for (t0, used), (t1, _) in itertools.pairwise(steps):
             a, b = max(0.0, t0), min(end, t1)
-            while a < b and used:
-                i = min(bins - 1, int(a / width))
-                edge = min(b, (i + 1) * width)
+            if not used or b <= a:
+                continue
+            i = min(bins - 1, bisect.bisect_right(edges, a) - 1)
+            while a < b and i < bins:
+                edge = min(b, edges[i + 1])
                 sums[i] += used * (edge - a)
-                a = edge if edge > a else b
-        return [[(i + 0.5) * width, s / width] for i, s in enumerate(sums)]
+                a = edge
+                i += 1
+        widths = [edges[i + 1] - edges[i] for i in range(bins)]
+        return [
+            [edges[i], round(sums[i] / widths[i], 6) if widths[i] else 0.0] for i in range(bins)
+        ]
 
 
 def _quantiles(values: Sequence[float], points: int = PLOT_POINTS) -> list[float]:
@@ -351,7 +369,7 @@ class GovernedRun:
             quotaShareName=routed,
             instanceType=job.instanceType,
             instanceCount=job.instanceCount,
-            runSeconds=run_seconds,
+            runSeconds=run_seconds if math.isfinite(run_seconds) else None,
             schedulingPriority=priority,
             preemptionRetriesBeforeTermination=retries,
             checkpointIntervalSeconds=job.checkpointIntervalSeconds,
@@ -369,7 +387,7 @@ class GovernedRun:
 
     def _on_transition(self, t: Transition) -> None:
         info = self.jobs.get(t.jobName)
-        if info is None or t.kind is None:
+        if info is None or t.kind is None or not self.options.dispositions:
             return
         info.preempted_at.append(t.at)
         if t.to == "FAILED" and t.reason == REASON_RETRIES_EXHAUSTED:
@@ -536,8 +554,10 @@ class GovernedRun:
 
     # -- running ---------------------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
-        """Submit the workload, run until nothing is pending, return :attr:`result`."""
+    def run(self, horizon: float | None = None) -> dict[str, Any]:
+        """Submit the workload, run until nothing is pending (or to ``horizon`` seconds),
+        return :attr:`result`. A job whose ``runSeconds`` is ``math.inf`` never
+        completes by itself (a job still running when a history was exported)."""
         for job in self.workload.jobs:
             refused = self._submit(
                 job, job.name, job.submittedAt, job.quotaShareName, 0, job.name, job.runSeconds
@@ -547,7 +567,7 @@ class GovernedRun:
         for action in self.workload.actions:
             self._replay(action)
         with cyclic_gc_paused():
-            self.engine.run()  # listeners see every transition; none is kept
+            self.engine.run(horizon)  # listeners see every transition; none is kept
             self.result = self._result()
         return self.result
 
@@ -627,7 +647,7 @@ class GovernedRun:
                 "actions": self.actions,
                 "scenarioActions": self.scenario_actions,
                 "series": {
-                    "usedOverTime": self.series.binned(end, self.options.series_bins),
+                    "usedCapacity": self.series.binned(end, self.options.series_bins),
                     "waitQuantiles": _quantiles(all_waits),
                     "completionByTeam": {t: _quantiles(c) for t, c in sorted(completions.items())},
                     "lostByShare": {n: shares[n]["lostInstanceSeconds"] for n in share_names},

@@ -13,7 +13,7 @@ from typing import Any
 
 from quotagov.durations import human_duration
 from quotagov.whatif.plots import PLOT_FILES
-from quotagov.whatif.report import comparison_rows
+from quotagov.whatif.report import comparison_rows, regression_line
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -23,6 +23,9 @@ td:first-child,th:first-child{text-align:left}
 th{background:#f3f3f3}
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
 .v{font-family:monospace}
+.lead{border:3px solid #c0392b;background:#fdecea;padding:.5em 1em;margin:1em 0}
+.lead h2{color:#c0392b;margin:.2em 0}
+.warn{border:3px solid #d68910;background:#fef5e7;padding:.5em 1em;margin:1em 0}
 """
 
 _CAPTIONS = {
@@ -81,6 +84,35 @@ def _environment(capacity: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} x {t}" for t, n in capacity.items())
 
 
+def _lead(report: Mapping[str, Any]) -> list[str]:
+    """The warnings and every regression beyond noise, in boxes before anything else."""
+    out: list[str] = []
+    warnings = report.get("warnings") or []
+    if warnings:
+        out.append("<div class='warn'><h2>Policy limits and environment disagree</h2><ul>")
+        out += [f"<li>{html.escape(w)}</li>" for w in warnings]
+        out.append("</ul></div>")
+    found = report.get("regressions") or []
+    if found:
+        out.append(f"<div class='lead'><h2>Regressions ({len(found)}, worst first)</h2><ul>")
+        out += [f"<li class='v'>{html.escape(regression_line(r))}</li>" for r in found]
+        out.append("</ul></div>")
+    return out
+
+
+def _fidelity(fidelity: Mapping[str, Any] | None) -> list[str]:
+    """The calibration figures of the history the report was made from."""
+    if not fidelity:
+        return []
+    from quotagov.whatif.calibration import fidelity_lines
+
+    return [
+        "<h2>Fidelity (the replay against what happened)</h2><ul>",
+        *(f"<li>{html.escape(line)}</li>" for line in fidelity_lines(fidelity)),
+        "</ul>",
+    ]
+
+
 def render(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
     """The HTML page of a what-if ``report`` (see :mod:`.report`) with its ``plots``."""
     workload = report["workload"]
@@ -98,6 +130,8 @@ def render(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
         f"{seeds} seed(s)"
         + (" (figures are medians, [min..max] over the seeds)" if seeds > 1 else "")
         + f". Left out by the import: {html.escape(notes)}.</p>",
+        *_lead(report),
+        *_fidelity(report.get("fidelity")),
         "<h2>Verdict</h2><ul>",
         *(f"<li class='v'>{html.escape(v)}</li>" for v in report["verdicts"].values()),
         "</ul><h2>Comparison</h2>",

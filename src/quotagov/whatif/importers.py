@@ -440,6 +440,10 @@ def run_seconds_of(attempts: list[Mapping[str, Any]], interval: float | None) ->
 def from_history(path: str | Path, *, maps: Mapping[str, Placement]) -> Workload:
     """Import a JSON-lines job history (``quotagov history export``).
 
+    Its ``apiCall`` lines (a job's priority changed, a share updated after submission)
+    are counted in ``notes["apiCallsNotReplayed"]``: a comparison routes every job as
+    each policy would; ``quotagov whatif calibrate`` (:mod:`.calibration`) replays them.
+
     Raises:
         WorkloadError: a line that is not JSON or lacks a field, an untagged job whose
             share is not mapped (line and field named).
@@ -452,6 +456,9 @@ def from_history(path: str | Path, *, maps: Mapping[str, Placement]) -> Workload
         where = f"line {number}"
         if isinstance(item, Exception) or not isinstance(item, dict):
             faults.add(f"{where}: not a JSON object")
+            continue
+        if item.get("record") == "apiCall":  # a share's or job's change: see calibration
+            notes["apiCallsNotReplayed"] = notes.get("apiCallsNotReplayed", 0) + 1
             continue
         job = _history_job(item, where, maps, faults, notes)
         if job is not None:

@@ -75,8 +75,14 @@ def used_capacity(series: Mapping[str, Mapping[str, Any]], capacity: int) -> byt
     """Mean instances held per time bin, per policy, and the environment's size."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, s in series.items():
-        points = s["usedOverTime"]
-        ax.plot([_hours(p[0]) for p in points], [p[1] for p in points], label=name, lw=1.2)
+        points = s["usedCapacity"]  # [bin start seconds, mean instances]
+        ax.step(
+            [_hours(p[0]) for p in points],
+            [p[1] for p in points],
+            where="post",
+            label=name,
+            lw=1.2,
+        )
     ax.axhline(capacity, color="grey", ls="--", lw=1, label=f"environment ({capacity})")
     ax.set_xlabel("time (hours)")
     ax.set_ylabel("instances held")
@@ -158,4 +164,96 @@ def overview(plots: Mapping[str, bytes], verdict_lines: Sequence[str]) -> bytes:
         ax.imshow(matplotlib.image.imread(io.BytesIO(plots[name]), format="png"))
         ax.axis("off")
     fig.suptitle("\n".join(verdict_lines), fontsize=9, family="monospace", x=0.01, ha="left")
+    return _png(fig)
+
+
+def calibration_plot(document: Mapping[str, Any]) -> bytes:
+    """Calibration (:mod:`.calibration`): each job's start and end, replay against history
+    (hours; on the diagonal when the replay matches), and the signed errors (seconds)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    rows = document["rows"]
+    top = 0.0
+    for key, label, marker in (("start", "first start", "o"), ("end", "end", "x")):
+        xs, ys = [], []
+        for row in rows:
+            happened, replayed = row.get(f"{key}History"), row.get(f"{key}Replay")
+            if happened is not None and replayed is not None:
+                xs.append(_hours(happened))
+                ys.append(_hours(replayed))
+        if xs:
+            left.scatter(xs, ys, marker=marker, label=label, alpha=0.7)
+            top = max(top, *xs, *ys)
+    for row in document["worst"]:  # name the jobs that differ, where they first do
+        if row.get("startHistory") is not None and row.get("startReplay") is not None:
+            at = (_hours(row["startHistory"]), _hours(row["startReplay"]))
+            left.annotate(
+                row["jobName"], at, textcoords="offset points", xytext=(5, -10), fontsize=8
+            )
+    left.plot([0, top or 1], [0, top or 1], color="grey", ls="--", lw=1, label="exact")
+    left.set_xlabel("in the history (hours from the first submission)")
+    left.set_ylabel("in the replay (hours)")
+    left.set_title("Each job, replay against history")
+    left.grid(True, alpha=0.3)
+    left.legend()
+    errors = {
+        "start": [r["startErrorSeconds"] for r in rows if r["startErrorSeconds"] is not None],
+        "end": [r["endErrorSeconds"] for r in rows if r["endErrorSeconds"] is not None],
+    }
+    if any(errors.values()):
+        right.hist([errors["start"], errors["end"]], bins=30, label=["start", "end"])
+        right.legend()
+    else:
+        _nothing(right, "no job to compare")
+    exact = " (every job exact)" if document["exact"] else ""
+    right.set_title(f"Error, replay minus history{exact}")
+    right.set_xlabel("seconds")
+    right.set_ylabel("jobs")
+    right.grid(True, alpha=0.3)
+    return _png(fig)
+
+
+def sweep_plot(document: Mapping[str, Any]) -> bytes:
+    """The sweep's trade-off: lenders' p95 wait (x, hours) against borrowers' p95
+    completion (y, hours), one point per setting with its [min..max] over the seeds as
+    error bars, the Pareto front drawn and its settings marked."""
+    fig, ax = plt.subplots(figsize=(8, 5))
+    rows = [
+        r
+        for r in document["settings"]
+        if r["lenderWaitP95"] is not None and r["borrowerCompletionP95"] is not None
+    ]
+    if not rows:
+        _nothing(ax, "no setting has both figures (no LEND or no LEND_AND_BORROW share?)")
+    for r in rows:
+        x, y = _hours(r["lenderWaitP95"]), _hours(r["borrowerCompletionP95"])
+        rx, ry = r["range"]["lenderWaitP95"], r["range"]["borrowerCompletionP95"]
+        ax.errorbar(
+            [x],
+            [y],
+            xerr=[[x - _hours(rx[0])], [_hours(rx[1]) - x]] if rx else None,
+            yerr=[[y - _hours(ry[0])], [_hours(ry[1]) - y]] if ry else None,
+            fmt="o" if r["pareto"] else "s",
+            color="C3" if r["pareto"] else "C0",
+            ms=8 if r["pareto"] else 6,
+            capsize=3,
+            alpha=0.9,
+        )
+        label = ", ".join(f"{k.rsplit('.', 1)[-1]}={v:g}" for k, v in r["setting"].items())
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    front = sorted(
+        (_hours(r["lenderWaitP95"]), _hours(r["borrowerCompletionP95"]))
+        for r in rows
+        if r["pareto"]
+    )
+    if front:
+        ax.plot(*zip(*front, strict=True), color="C3", lw=1.5, label="Pareto front")
+        ax.plot([], [], "s", color="C0", label="beaten on both by another setting")
+        ax.legend()
+    ax.set_xlabel(f"lenders' p95 wait (hours; {', '.join(document['lenders']) or 'none'})")
+    ax.set_ylabel(
+        f"borrowers' p95 completion (hours; {', '.join(document['borrowers']) or 'none'})"
+    )
+    axes = ", ".join(a["path"] for a in document["axes"])
+    ax.set_title(f"Sweep of {axes} ({document['seeds']} seed(s); bars: min..max)")
+    ax.grid(True, alpha=0.3)
     return _png(fig)

@@ -3,13 +3,18 @@
 ``report.json`` (written by :mod:`.runner`) is::
 
     {"workload": {"jobs": N, ..., "seeds": K, "capacity": {...}, "options": {...}},
+     "warnings": ["policy 'x': its quota shares' capacity limits total 24 x ..."],
+     "regressions": [{policy, against, scope, name, figure, label, before, after,
+                      change, percent, noise}],          # worst first
      "policies": {NAME: {"total": M, "shares": {SHARE: M}, "teams": {TEAM: M},
                          "durationSeconds": s, "refusals": {reason: n},
                          "adminActions": n, "scenarioActions": [{at, type, ...,
                                                                  outcome, reason}],
+                         "usedCapacity": [[bin start s, mean instances], ...],
                          "delta": {"total": D, "shares": {...}, "teams": {...}},
                          "spread": {"total": R, ...}}},      # spread only when K > 1
-     "verdicts": {NAME: "one line"}}
+     "verdicts": {NAME: "one line"},
+     "fidelity": {...}}                  # only for a history, see :mod:`.calibration`
 
 Each ``M`` is a :func:`quotagov.scheduler.metrics.metrics_block` (``total`` adds
 ``dispositions``); with ``K > 1`` seeds every number of ``M`` is the **median** over
@@ -18,8 +23,10 @@ compared figures (:data:`COMPARED`), ``{"change": this - first, "percent": chang
 over |first| x 100}`` (``percent`` null when the first is 0 or null). ``refusals``
 counts jobs per refusal reason (with seeds, the largest count over the seeds);
 ``adminActions`` counts the controller's actions and ``scenarioActions`` lists the
-scenario's admin actions as replayed (applied or skipped, and why), both of the first
-run.
+scenario's admin actions as replayed (applied or skipped, and why), and
+``usedCapacity`` the instances held over time (``LoopOptions.series_bins`` bins of
+equal width), all three of the first run. ``warnings`` (:func:`limit_warnings`) and
+``regressions`` (:func:`regressions`) are what the terminal and the page show first.
 """
 
 from __future__ import annotations
@@ -115,15 +122,32 @@ def with_deltas(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]
     return policies
 
 
-def lost_per_week(entry: Mapping[str, Any]) -> tuple[float | None, str]:
-    """Work lost per week of the run, in GPU-hours (when known) else instance-hours."""
+def rate_window(duration: float) -> tuple[float | None, str]:
+    """How a rate is stated for a run of ``duration`` seconds: ``(seconds, label)``.
+
+    Scaled to the workload's span, so a short run is never extrapolated to weeks:
+    under 2 days the figure is the run's total (``(None, "over the run (1 h 20 m)")``),
+    under 3 weeks per day, else per week.
+    """
+    if duration < 2 * 86400:
+        return None, f"over the run ({human_duration(duration)})"
+    if duration < 3 * _SECONDS_PER_WEEK:
+        return 86400.0, "per day"
+    return float(_SECONDS_PER_WEEK), "per week"
+
+
+def lost_rate(entry: Mapping[str, Any], window: float | None) -> tuple[float | None, str]:
+    """Work lost per ``window`` seconds of the run (None: the run's total), in GPU-hours
+    (when every instance type's GPUs are known) else instance-hours."""
     duration = entry.get("durationSeconds") or 0
     total = entry["total"]
+    lost, unit = total.get("lostGpuSeconds"), "GPU-h"
+    if lost is None:
+        lost, unit = total["lostInstanceSeconds"], "instance-h"
     if not duration:
-        return None, "instance-h"
-    if total.get("lostGpuSeconds") is not None:
-        return total["lostGpuSeconds"] / duration * _SECONDS_PER_WEEK / 3600, "GPU-h"
-    return total["lostInstanceSeconds"] / duration * _SECONDS_PER_WEEK / 3600, "instance-h"
+        return None, unit
+    scale = window / duration if window is not None else 1.0
+    return lost * scale / 3600, unit
 
 
 def _pct(value: float | None) -> str:
@@ -146,7 +170,8 @@ def verdict(name: str, entry: Mapping[str, Any], base_name: str, base: Mapping[s
 
     Example: ``candidate vs today: p95 completion -22 % for research, +4 % for applied;
     p95 wait -31 %; 3.1 GPU-h lost per week more; utilization 71 % -> 78 %``.
-    A change whose seed ranges overlap is marked ``(within noise)``.
+    A change whose seed ranges overlap is marked ``(within noise)``; lost work is stated
+    per the :func:`rate_window` of the longer run (the run's total under 2 days).
     """
     if entry is base:
         return f"{name}: the baseline the others are compared with"
@@ -168,12 +193,15 @@ def verdict(name: str, entry: Mapping[str, Any], base_name: str, base: Mapping[s
         parts.append(f"p95 wait {wait['percent']:+.0f} %" + (" (within noise)" if noise else ""))
     elif wait["change"] is not None:
         parts.append(f"p95 wait {human_duration(wait['change'])} more")
-    lost, unit = lost_per_week(entry)
-    lost_base, _ = lost_per_week(base)
+    window, per = rate_window(
+        max(entry.get("durationSeconds") or 0, base.get("durationSeconds") or 0)
+    )
+    lost, unit = lost_rate(entry, window)
+    lost_base, _ = lost_rate(base, window)
     if lost is not None and lost_base is not None:
         diff = lost - lost_base
         more = "more" if diff >= 0 else "less"
-        parts.append(f"{abs(diff):.1f} {unit} lost per week {more}")
+        parts.append(f"{abs(diff):.1f} {unit} lost {per} {more}")
     parts.append(
         f"utilization {_pct(base['total']['utilization'])} -> {_pct(entry['total']['utilization'])}"
     )
@@ -257,3 +285,143 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
+
+
+#: Figures a regression is looked for in: (path in a metrics block, label, +1 when a
+#: higher value is worse, -1 when a lower one is).
+REGRESSION_FIGURES: tuple[tuple[tuple[str, ...], str, int], ...] = (
+    (("completionSeconds", "p95"), "p95 completion", 1),
+    (("waitSeconds", "p95"), "p95 wait", 1),
+    (("lostInstanceSeconds",), "lost work", 1),
+    (("failedJobs",), "failed jobs", 1),
+    (("refusedJobs",), "refused jobs", 1),
+    (("goodput",), "goodput", -1),
+)
+#: A change smaller than this (percent of the baseline's value) is not a regression.
+REGRESSION_MIN_PERCENT = 5.0
+
+
+def _at(block: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        block = block.get(key) if isinstance(block, dict) else None
+    return block
+
+
+def regressions(policies: Mapping[str, Mapping[str, Any]], seeds: int) -> list[dict[str, Any]]:
+    """Every figure of every team, share and total that got worse than the baseline
+    (the first policy) beyond noise, worst first.
+
+    A change is a regression when it goes the bad way (:data:`REGRESSION_FIGURES`), by
+    at least :data:`REGRESSION_MIN_PERCENT` of the baseline's value (any change from
+    0), and, with ``seeds > 1``, when the two policies' ``[min..max]`` ranges over the
+    seeds do not overlap (``noise: "beyond noise"``); with one seed the noise is not
+    measured (``noise: "not measured (1 seed)"``).
+
+    Returns:
+        ``[{policy, against, scope ("team"|"share"|"total"), name, figure, label,
+        before, after, change, percent}]``, sorted by ``percent`` (a change from 0
+        first), then by ``change``.
+    """
+    names = list(policies)
+    base_name = names[0]
+    base = policies[base_name]
+    out: list[dict[str, Any]] = []
+    for name in names[1:]:
+        entry = policies[name]
+        scopes: list[tuple[str, str, tuple[str, ...]]] = [("total", "total", ("total",))]
+        scopes += [("team", t, ("teams", t)) for t in entry["teams"]]
+        scopes += [("share", s, ("shares", s)) for s in entry["shares"]]
+        for scope, group, where in scopes:
+            for path, label, worse in REGRESSION_FIGURES:
+                after = _at(entry, (*where, *path))
+                before = _at(base, (*where, *path))
+                if not isinstance(after, int | float) or not isinstance(before, int | float):
+                    continue
+                change = after - before
+                if change * worse <= 0:
+                    continue
+                percent = change / abs(before) * 100 if before else None
+                if percent is not None and abs(percent) < REGRESSION_MIN_PERCENT:
+                    continue
+                if seeds > 1 and _overlaps(entry, base, (*where[:1], *where[1:], *path)):
+                    continue
+                out.append(
+                    {
+                        "policy": name,
+                        "against": base_name,
+                        "scope": scope,
+                        "name": group,
+                        "figure": ".".join(path),
+                        "label": label,
+                        "before": before,
+                        "after": after,
+                        "change": change,
+                        "percent": percent,
+                        "noise": "beyond noise" if seeds > 1 else "not measured (1 seed)",
+                    }
+                )
+    out.sort(
+        key=lambda r: (
+            -(float("inf") if r["percent"] is None else abs(r["percent"])),
+            -abs(r["change"]),
+        )
+    )
+    return out
+
+
+def _figure_text(value: float, figure: str) -> str:
+    if figure.endswith(("p95", "p50")):
+        return human_duration(value)
+    if figure == "lostInstanceSeconds":
+        return f"{value / 3600:.1f} instance-h"
+    if figure == "goodput":
+        return f"{value * 100:.1f} %"
+    return f"{value:g}"
+
+
+def regression_line(r: Mapping[str, Any]) -> str:
+    """``candidate vs today: team research p95 completion 12 m -> 1 h 58 m (+886 %)``."""
+    where = "total" if r["scope"] == "total" else f"{r['scope']} {r['name']}"
+    pct = "from 0" if r["percent"] is None else f"{r['percent']:+.0f} %"
+    return (
+        f"{r['policy']} vs {r['against']}: {where} {r['label']} "
+        f"{_figure_text(r['before'], r['figure'])} -> {_figure_text(r['after'], r['figure'])} "
+        f"({pct}; {r['noise']})"
+    )
+
+
+def limit_warnings(
+    limits: Mapping[str, Mapping[str, int]], capacities: Mapping[str, Mapping[str, int]]
+) -> list[str]:
+    """Where a policy's capacity limits and the environment disagree.
+
+    Args:
+        limits: per policy, the sum of its quota shares' ``maxCapacity`` per instance
+            type (instances).
+        capacities: per policy, the environment it ran on (instances per type).
+
+    Returns:
+        One line per instance type where they disagree: limits that total more than
+        the environment holds (the shares cannot all hold their limits at once: a
+        limit is what a share may use without borrowing, see
+        https://docs.aws.amazon.com/batch/latest/APIReference/API_QuotaShareCapacityLimit.html),
+        or less (instances beyond every share's limit).
+    """
+    lines: list[str] = []
+    for name, total in limits.items():
+        env = capacities.get(name, {})
+        for unit in sorted({*total, *env}):
+            want, have = total.get(unit, 0), env.get(unit, 0)
+            if want > have:
+                lines.append(
+                    f"policy {name!r}: its quota shares' capacity limits total {want} x {unit} "
+                    f"on an environment of {have}: the shares cannot all hold their limits "
+                    f"at once"
+                )
+            elif want < have:
+                lines.append(
+                    f"policy {name!r}: its quota shares' capacity limits total {want} x {unit} "
+                    f"on an environment of {have}: {have - want} instance(s) beyond every "
+                    f"share's limit"
+                )
+    return lines

@@ -23,9 +23,15 @@ from typing import Any
 
 from quotagov.policy.models import Policy
 from quotagov.whatif.errors import OptionError
-from quotagov.whatif.governed import LoopOptions, run_policy
+from quotagov.whatif.governed import LoopOptions, default_capacity, run_policy
 from quotagov.whatif.perturb import perturbed
-from quotagov.whatif.report import aggregate, verdicts, with_deltas
+from quotagov.whatif.report import (
+    aggregate,
+    limit_warnings,
+    regressions,
+    verdicts,
+    with_deltas,
+)
 from quotagov.whatif.workload import Workload
 
 #: Called with (runs done, runs in all).
@@ -134,9 +140,13 @@ def run_whatif(
         policies[name] = aggregate(runs)
         policies[name]["adminActions"] = len(runs[0]["actions"])
         policies[name]["scenarioActions"] = runs[0]["scenarioActions"]
+        policies[name]["usedCapacity"] = runs[0]["series"]["usedCapacity"]
         series[name] = runs[0]["series"]
         capacities[name] = runs[0]["capacity"]
     with_deltas(policies)
+    warnings = limit_warnings(
+        {n: default_capacity(p) for n, p in config.policies.items()}, capacities
+    )
     workload = {
         **config.workload.summary(),
         "seeds": config.seeds,
@@ -147,7 +157,13 @@ def run_whatif(
             "runNoise": config.run_noise if config.seeds > 1 else 0,
         },
     }
-    report = {"workload": workload, "policies": policies, "verdicts": verdicts(policies)}
+    report = {
+        "workload": workload,
+        "warnings": warnings,
+        "regressions": regressions(policies, config.seeds),
+        "policies": policies,
+        "verdicts": verdicts(policies),
+    }
     return report, series
 
 

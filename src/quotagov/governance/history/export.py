@@ -22,6 +22,13 @@ One line per job (seconds since the epoch, floats)::
      "submittedAt", "startedAt", "stoppedAt", "attempts": [{"startedAt", "stoppedAt"}],
      "preemptions", "checkpointIntervalSeconds"}
 
+plus ``statusReason`` (why a job ended as it did: ``RETRIES_EXHAUSTED``, a terminate
+call's reason). Lines of another kind carry ``"record"``: ``"apiCall"`` lines
+(:func:`api_call_line`) are the mutating Batch calls that change a job or a share after
+submission (``UpdateServiceJob``, ``UpdateQuotaShare``, ``TerminateServiceJob``), from
+CloudTrail's record of them; the local runtime writes them (``quotagov demo
+--history-out``), the AWS export does not read CloudTrail yet.
+
 ``team``, ``workloadClass``, ``priorityLevel`` and ``checkpointIntervalSeconds`` come
 from quotagov's tags, and only for a job quotagov submitted (it carries
 ``quotagov:submissionId``, in ``submissionId``): a job submitted around quotagov gets
@@ -32,6 +39,7 @@ count come from the payload's ``ResourceConfig``.
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -76,6 +84,7 @@ def history_line(job: Mapping[str, Any]) -> dict[str, Any]:
         "jobId": job.get("jobId"),
         "submissionId": submission or None,
         "status": job.get("status"),
+        "statusReason": job.get("statusReason"),
         "team": tags.get("quotagov:team"),
         "workloadClass": tags.get("quotagov:workloadClass"),
         "priorityLevel": tags.get("quotagov:priorityLevel"),
@@ -92,6 +101,33 @@ def history_line(job: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "preemptions": (job.get("preemptionSummary") or {}).get("preemptedAttemptCount", 0),
         "checkpointIntervalSeconds": float(interval) if interval else None,
+    }
+
+
+#: The calls :func:`api_call_line` keeps: the ones that change a submitted job or a share.
+REPLAYED_CALLS = ("UpdateServiceJob", "UpdateQuotaShare", "TerminateServiceJob")
+
+
+def api_call_line(detail: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The history line of one CloudTrail record of a Batch call, or None to leave out.
+
+    ``detail`` is a CloudTrail record (the ``detail`` of an EventBridge ``AWS API Call
+    via CloudTrail`` event: ``eventName``, ``eventTime`` ISO 8601, ``requestParameters``,
+    ``errorCode`` on a refused call; AWS CloudTrail User Guide, "CloudTrail record
+    contents",
+    https://docs.aws.amazon.com/awscloudtrail/latest/userguide/cloudtrail-event-reference-record-contents.html).
+    Kept: the successful calls of :data:`REPLAYED_CALLS`, as
+    ``{"record": "apiCall", "eventName", "eventTime" (epoch seconds), "requestParameters"}``.
+    """
+    name = detail.get("eventName")
+    if name not in REPLAYED_CALLS or detail.get("errorCode"):
+        return None
+    when = datetime.datetime.fromisoformat(str(detail["eventTime"]).replace("Z", "+00:00"))
+    return {
+        "record": "apiCall",
+        "eventName": name,
+        "eventTime": when.timestamp(),
+        "requestParameters": dict(detail.get("requestParameters") or {}),
     }
 
 
