@@ -44,15 +44,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 TYPES = ["ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.trn1.32xlarge", "ml.c5.4xlarge"]
 CAPACITY = {TYPES[0]: 96, TYPES[1]: 48, TYPES[2]: 24, TYPES[3]: 32, TYPES[4]: 128}
 STRATEGIES = ["LEND_AND_BORROW", "LEND", "RESERVE", "LEND_AND_BORROW"]
 BORROW_LIMITS = [-1, 50, 100, 200]
 RUN_SECONDS = [300, 900, 1800, 2400, 3600, 5400]
+SEED = 7
 
 
 def classic_trace(n_jobs: int, seed: int, queueing: str, load: float) -> dict[str, Any]:
@@ -150,8 +150,7 @@ def classic_trace(n_jobs: int, seed: int, queueing: str, load: float) -> dict[st
     }
 
 
-@dataclass(frozen=True)
-class Mix:
+class Mix(NamedTuple):
     """The parameters of a generated shape (see :func:`mixed_trace`).
 
     Attributes:
@@ -186,14 +185,9 @@ WIDE = Mix(
     burst_max=1,
     run_seconds=(120, 600, 1800, 3600, 7200, 14400),
 )
-CUTS = Mix(**{**WIDE.__dict__, "cuts_per_job": 1 / 500, "updates_per_job": 1 / 100})
-BURSTS = Mix(
-    **{
-        **WIDE.__dict__,
-        "in_share_every": 2,
-        "burst_max": 200,
-        "run_seconds": (60, 60, 300, 900, 3600, 28800),
-    }
+CUTS = WIDE._replace(cuts_per_job=1 / 500, updates_per_job=1 / 100)
+BURSTS = WIDE._replace(
+    in_share_every=2, burst_max=200, run_seconds=(60, 60, 300, 900, 3600, 28800)
 )
 
 
@@ -307,6 +301,15 @@ def mixed_trace(
     }
 
 
+def build_trace(
+    n_jobs: int, seed: int = SEED, queueing: str = "STRICT_FIFO", shape: str = "classic"
+) -> dict[str, Any]:
+    """The scenario of ``shape`` with ``n_jobs`` jobs from ``seed``, at the offered load
+    of ``queueing``'s series (:data:`SERIES`)."""
+    load = next(load for q, load, _ in SERIES if q == queueing)
+    return SHAPES[shape](n_jobs, seed, queueing, load)
+
+
 Builder = Callable[[int, int, str, float], dict[str, Any]]
 
 #: Shape name -> scenario builder ``(n_jobs, seed, queueing, load)``.
@@ -322,7 +325,6 @@ SERIES = [
     ("STRICT_FIFO", 0.9, [100_000, 1_000_000]),
     ("BEST_EFFORT_FIFO", 1.5, [100_000]),
 ]
-SEED = 7
 
 
 def _child(shape: str, n_jobs: int, queueing: str, load: float, digest: bool) -> None:
@@ -405,6 +407,7 @@ def main() -> None:
     parser.add_argument("--shape", action="append", choices=sorted(SHAPES), help="repeatable")
     parser.add_argument("--only", choices=("STRICT_FIFO", "BEST_EFFORT_FIFO"))
     parser.add_argument("--max-jobs", type=int, default=1_000_000, help="skip larger sizes")
+    parser.add_argument("--sizes", help="comma-separated job counts instead of the series' own")
     parser.add_argument("--check", action="store_true", help="compare output digests only")
     parser.add_argument("--jobs", type=int, default=5_000, help="the size --check runs")
     args = parser.parse_args()
@@ -418,6 +421,8 @@ def main() -> None:
     for queueing, load, sizes in SERIES:
         if args.only and queueing != args.only:
             continue
+        if args.sizes:
+            sizes = [int(n) for n in args.sizes.split(",")]
         for shape in shapes:
             for n in sizes:
                 if n > args.max_jobs:
