@@ -186,9 +186,7 @@ WIDE = Mix(
     run_seconds=(120, 600, 1800, 3600, 7200, 14400),
 )
 CUTS = WIDE._replace(cuts_per_job=1 / 500, updates_per_job=1 / 100)
-BURSTS = WIDE._replace(
-    in_share_every=2, burst_max=200, run_seconds=(60, 60, 300, 900, 3600, 28800)
-)
+BURSTS = WIDE._replace(in_share_every=2, burst_max=200, run_seconds=(60, 60, 300, 900, 3600, 28800))
 
 
 def mixed_trace(
@@ -396,8 +394,13 @@ def check(base: str, here: str, shapes: list[str], n_jobs: int) -> int:
 def main() -> None:
     """Run every series on each code base and print the figures side by side."""
     if len(sys.argv) >= 6 and sys.argv[1] == "--child":
-        _child(sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]),
-               "--digest" in sys.argv[6:])
+        _child(
+            sys.argv[2],
+            int(sys.argv[3]),
+            sys.argv[4],
+            float(sys.argv[5]),
+            "--digest" in sys.argv[6:],
+        )
         return
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     here = str(Path(__file__).resolve().parents[1] / "src")
