@@ -311,9 +311,12 @@ def _best_effort(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "options": {**doc["options"], "queueing": "BEST_EFFORT_FIFO"}}
 
 
-@pytest.mark.slow  # two 2000-job traces, each simulated twice
-def test_speed_shortcuts_do_not_change_a_2000_job_trace() -> None:
-    """The benchmark's trace (20 shares, mixed everything) at 2,000 jobs, both queueings."""
+@pytest.mark.slow  # two traces per shape, each simulated twice
+@pytest.mark.parametrize("shape", ["classic", "wide", "cuts", "bursts"])
+def test_speed_shortcuts_do_not_change_a_benchmark_shape(shape: str) -> None:
+    """Each workload shape of the benchmark (20 shares, mixed types, counts, priorities,
+    capacity cuts, bursts) at 1,500 jobs, both queueings: the output with every
+    shortcut switched off is the same text."""
     import importlib.util
     from pathlib import Path
 
@@ -323,6 +326,6 @@ def test_speed_shortcuts_do_not_change_a_2000_job_trace() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     for queueing in ("BEST_EFFORT_FIFO", "STRICT_FIFO"):
-        trace = module.build_trace(2000, seed=2000, queueing=queueing)
+        trace = module.build_trace(1500, seed=2000, queueing=queueing, shape=shape)
         scenario = validate_scenario(trace, allow_unschedulable=True)
         assert dump_output(simulate(scenario)) == _plain(scenario), queueing

@@ -95,11 +95,17 @@ def _num_text(value: float | None) -> str:
     return repr(round(value, 6))
 
 
+def _is_plain(value: str) -> bool:
+    """Whether ``json.dumps`` writes ``value`` as it is between quotes (printable ASCII
+    without ``"`` or backslash)."""
+    return value.isascii() and value.isprintable() and '"' not in value and "\\" not in value
+
+
 def _str_text(value: str | None) -> str:
     """``json.dumps`` of a string (or None), quoting plain ASCII text directly."""
     if value is None:
         return "null"
-    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+    if _is_plain(value):
         return '"' + value + '"'
     return json.dumps(value)
 
@@ -196,6 +202,9 @@ def stream_output(
     spool = tempfile.TemporaryFile("w+", encoding="utf-8") if transitions else None  # noqa: SIM115 (closed in the finally below)
     write_batch = spool.write if spool is not None else None
     terminal = TERMINAL_STATES
+    # every job is registered before the run: when no name needs escaping (the common
+    # case), a transition quotes its job's name as it is
+    plain_names = all(_is_plain(name) for name in engine.job_names())
 
     def record(t: Transition) -> None:
         nonlocal count, settled
@@ -206,7 +215,9 @@ def stream_output(
                 last_at[0] = at
                 last_at[1] = _AT + _num_text(at)
             batch.append(
-                f"{last_at[1]}{from_text[t[2]]}{_str_text(t[1])}{reason_to_text[t[4], t[3]]}"
+                f'{last_at[1]}{from_text[t[2]]}"{t[1]}"{reason_to_text[t[4], t[3]]}'
+                if plain_names
+                else f"{last_at[1]}{from_text[t[2]]}{_str_text(t[1])}{reason_to_text[t[4], t[3]]}"
             )
             if len(batch) >= _BATCH:
                 write_batch("".join(batch))

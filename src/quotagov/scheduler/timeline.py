@@ -119,13 +119,29 @@ class Timeline:
         and the scheduling pass runs, unless every event at that time was stale.
         ``pass_due`` is cleared before every pass.
         """
-        events = self._events
-        heappop = heapq.heappop
         if self.pass_due:
             first = self.next_time()
             if first is None or first > self.now:
                 self.pass_due = False
                 scheduling_pass()
+        self._run(t, handle, scheduling_pass, False)
+        if t > self.now:
+            self.now = t
+
+    def _run(
+        self,
+        t: float,
+        handle: Handler,
+        scheduling_pass: Callable[[], None],
+        each_time: bool,
+    ) -> None:
+        """Handle the events time by time up to and including ``t`` (``inf``: until
+        none is pending), each time followed by its pass; ``now`` ends at the last
+        event time handled. ``each_time``: as :meth:`advance` called for each event time
+        in turn (a pass that a listener called for during the last pass runs at that
+        pass's time, before the clock moves on)."""
+        events = self._events
+        heappop = heapq.heappop
         while True:
             sub = self._next_submission_time()
             if events and events[0][0] <= sub:
@@ -136,6 +152,10 @@ class Timeline:
                 break  # nothing pending
             if time > t:
                 break
+            if each_time and self.pass_due and time > self.now:
+                self.pass_due = False
+                scheduling_pass()
+                continue  # that pass may have added events
             self.now = time
             live = False
             while True:
@@ -156,15 +176,14 @@ class Timeline:
             if live or self.pass_due:
                 self.pass_due = False
                 scheduling_pass()
-        if t > self.now:
-            self.now = t
 
     def run_until_idle(self, handle: Handler, scheduling_pass: Callable[[], None]) -> None:
         """:meth:`advance` to ``now``, then to each next event time until none is pending
-        (``now`` ends at the last event's time)."""
+        (``now`` ends at the last event's time).
+
+        One loop over the event times (as :meth:`advance` to each in turn would do: a
+        pass due at an event time runs after that time's events, so none is due
+        between two of them).
+        """
         self.advance(self.now, handle, scheduling_pass)
-        while True:
-            time = self.next_time()
-            if time is None:
-                return
-            self.advance(time, handle, scheduling_pass)
+        self._run(_INF, handle, scheduling_pass, True)
