@@ -145,8 +145,7 @@ def test_seven_faults_inside_refused_items_in_one_run(
         "equal to 1",
         "  priorityLevels[3].schedulingPriority: Input should be a valid integer, unable to "
         "parse string as an integer",
-        "  workloadClasses.scheduled.maxInstanceCount: Input should be greater than or "
-        "equal to 1",
+        "  workloadClasses.scheduled.maxInstanceCount: Input should be greater than or equal to 1",
         "  teams.research.escalationBudget.count: Input should be greater than or equal to 0",
         "  quotaShares[1].resourceSharingConfiguration.borrowLimit: only valid with strategy "
         "LEND_AND_BORROW, not LEND",

@@ -206,8 +206,7 @@ def _class_faults(policy: Policy, faulty: _Faulty) -> list[str]:
                 f"{where}: share {sname!r} has no capacity limit for instance type {t!r} "
                 f"of class {cname!r}"
                 for t in wclass.instanceTypes
-                if share.limit_for(t) is None
-                and not faulty.bad("share", sname, "capacityLimits")
+                if share.limit_for(t) is None and not faulty.bad("share", sname, "capacityLimits")
             ]
         disposition = wclass.onRetriesExhausted  # None: refused, reported already
         if (
@@ -357,9 +356,7 @@ def _partial_policy(data: Mapping[str, Any]) -> tuple[Policy, _Faulty]:
         value = item.get(key) if isinstance(item, Mapping) else None
         return value if isinstance(value, str) else None
 
-    def listed(
-        key: str, model: type[_M], name_key: str, kind: str, names: set[str]
-    ) -> list[_M]:
+    def listed(key: str, model: type[_M], name_key: str, kind: str, names: set[str]) -> list[_M]:
         kept: list[_M] = []
         faulty.positions[key] = []
         for i, item in enumerate(items(key)):
