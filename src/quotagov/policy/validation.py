@@ -299,9 +299,10 @@ _M = TypeVar("_M", bound=BaseModel)
 def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     """A validator for one field of ``model`` alone, with the field's constraints."""
     info = model.model_fields[name]
-    if not info.metadata:
-        return TypeAdapter(info.annotation)
-    return TypeAdapter(Annotated[info.annotation, *info.metadata])
+    annotation: Any = info.annotation
+    if info.metadata:
+        annotation = Annotated[annotation, *info.metadata]
+    return TypeAdapter(annotation)
 
 
 def _salvaged(model: type[_M], item: Any) -> tuple[_M | None, frozenset[str]]:
