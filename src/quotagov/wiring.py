@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from quotagov.governance.audit.chain import ChainWriter
     from quotagov.governance.audit.decisions import DecisionLog
     from quotagov.governance.audit.digests import DigestPublisher
+    from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
     from quotagov.governance.audit.review import DigestSource
     from quotagov.governance.audit.trail import AuditTrail
     from quotagov.governance.dispositions import DispositionDeps
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         VersionStore,
     )
     from quotagov.governance.ports.handoff import DecisionHandoff
+    from quotagov.governance.ports.policy_history import PolicyHistory
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
@@ -560,6 +562,29 @@ class Services:
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
+        )
+
+    @dependency()
+    def policy_history(self) -> PolicyHistory:
+        """The policy parameter's versions (SSM ``GetParameterHistory``)."""
+        from quotagov.adapters.ssm_policy_history import SsmPolicyHistory
+
+        return SsmPolicyHistory()
+
+    @dependency(cached=False)
+    def policy_parameter_audit(self) -> PolicyParameterAudit:
+        """The audit of changes to the policy parameter (``POLICY_PARAMETER``)."""
+        from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
+
+        settings = self.settings
+        return PolicyParameterAudit(
+            parameter=settings.require("policy_parameter"),
+            history=self.policy_history,
+            writer=self.audit_writer,
+            policy=self.policy,
+            clock=self.clock,
+            chat=self._alert_chat(),
+            platform_channel=settings.platform_channel,
         )
 
     def _alert_chat(self) -> ChatNotifier | None:
