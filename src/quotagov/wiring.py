@@ -15,6 +15,7 @@ start). Nothing under ``governance/``, ``policy/`` or ``scheduler/`` imports it.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -59,10 +60,33 @@ if TYPE_CHECKING:
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
     from quotagov.governance.waiting import WaitExplainer
-    from quotagov.policy.loading import FilePolicySource, SsmPolicySource
+    from quotagov.policy.loading import FilePolicySource, PolicyStamp, SsmPolicySource
     from quotagov.policy.models import Policy
 
 _T = TypeVar("_T")
+
+
+def _announce_policy(stamp: PolicyStamp) -> None:
+    """Record which policy this process now runs: ``policyVersion`` and ``policyDigest``
+    on every later log line of the function (Powertools Logger keys, shared by the
+    function's loggers of its service), and one ``PolicyLoaded`` metric with the
+    ``policyVersion`` dimension (once per process and version)."""
+    from aws_lambda_powertools import Logger
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    from quotagov.handlers.metrics import emit
+
+    service = os.environ.get("POWERTOOLS_SERVICE_NAME") or "quotagov"
+    Logger(service=service).append_keys(policyVersion=stamp.version, policyDigest=stamp.digest)
+    logging.getLogger(__name__).info(
+        "policy loaded: version %s, digest %s", stamp.version, stamp.digest
+    )
+    emit(
+        "PolicyLoaded",
+        MetricUnit.Count,
+        1,
+        policyVersion=str(stamp.version) if stamp.version is not None else f"file:{stamp.digest}",
+    )
 
 #: ``(response_url, text) -> None``: an ephemeral answer to the Slack user who clicked.
 SlackResponder = Callable[[str, str], None]
@@ -119,6 +143,7 @@ class Services:
         self.settings = settings or Settings.from_env()
         self._values: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._announced_policy: PolicyStamp | None = None
 
     @classmethod
     def names(cls) -> frozenset[str]:
@@ -197,8 +222,17 @@ class Services:
 
     @dependency(cached=False)
     def policy(self) -> Policy:
-        """The current policy (the source caches: SSM through Powertools, 300 s)."""
-        return self.policy_source.current()
+        """The current policy (the source caches: SSM through Powertools, 300 s).
+
+        The version loaded is announced (:func:`_announce_policy`) whenever it changes.
+        """
+        source = self.policy_source
+        policy = source.current()
+        stamp = getattr(source, "stamp", None)
+        if stamp is not None and stamp != self._announced_policy:
+            self._announced_policy = stamp
+            _announce_policy(stamp)
+        return policy
 
     # --- job records, submission queue, idempotency -----------------------------------
 
