@@ -88,6 +88,7 @@ def _announce_policy(stamp: PolicyStamp) -> None:
         policyVersion=str(stamp.version) if stamp.version is not None else f"file:{stamp.digest}",
     )
 
+
 #: ``(response_url, text) -> None``: an ephemeral answer to the Slack user who clicked.
 SlackResponder = Callable[[str, str], None]
 

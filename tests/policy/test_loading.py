@@ -92,7 +92,7 @@ def test_the_loaded_version_is_stamped_and_announced(
     import json
 
     svc = wiring.override(Settings(policy_parameter=PARAMETER))
-    svc.policy
+    _ = svc.policy
     source = svc.policy_source
     assert isinstance(source, SsmPolicySource)
     digest = hashlib.sha256(example_policy_text().encode()).hexdigest()[:12]
@@ -106,9 +106,9 @@ def test_the_loaded_version_is_stamped_and_announced(
         Overwrite=True,
     )
     source.current(force_fetch=True)
-    svc.policy  # cached value (version 2 was fetched above)
+    _ = svc.policy  # cached value (version 2 was fetched above)
     assert source.stamp.version == 2  # type: ignore[union-attr]
-    svc.policy  # unchanged: not announced again
+    _ = svc.policy  # unchanged: not announced again
     blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "_aws" in line]
     loaded = [b["policyVersion"] for b in blobs if "PolicyLoaded" in b]
     assert loaded == ["1", "2"]

@@ -52,7 +52,7 @@ def versioned_ssm_provider() -> Any:
     name -> (value, version). Values are still cached by Powertools."""
     from aws_lambda_powertools.utilities.parameters import SSMProvider
 
-    class VersionedSSMProvider(SSMProvider):  # type: ignore[misc]
+    class VersionedSSMProvider(SSMProvider):
         def __init__(self) -> None:
             super().__init__()
             self.versions: dict[str, tuple[str, int]] = {}
