@@ -20,6 +20,7 @@ from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.adapters.ssm_policy_history import SsmPolicyHistory
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import verify_chain
+from quotagov.governance.audit.review import describe_record
 from quotagov.handlers.audit_trail import handler
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
@@ -118,6 +119,14 @@ def test_a_caller_with_put_parameter_adding_herself_at_urgent_is_recorded_and_al
         },
     ]
     assert record["lookupErrors"] == []
+    assert describe_record(record).splitlines() == [
+        "#1 2026-05-04T10:20:00Z CHANGE PutParameter ssm-parameter /quotagov/policy",
+        f"    by {MALLORY}",
+        f"    team research: member {MALLORY} (Slack U0MAL) added",
+        "    team research: direct level urgent (90) added",
+        f"    ! MEMBER_ADDED [medium] {record['findings'][0]['message']}",
+        f"    ! DIRECT_LEVEL_RAISED [high] {record['findings'][1]['message']}",
+    ]
     assert verify_chain("ml-gov-queue", chains.records("ml-gov-queue")) == (1, None)
     (alert,) = slack.messages
     assert alert.channel == PLATFORM_CHANNEL
