@@ -69,8 +69,10 @@ _T = TypeVar("_T")
 def _announce_policy(stamp: PolicyStamp) -> None:
     """Record which policy this process now runs: ``policyVersion`` and ``policyDigest``
     on every later log line of the function (Powertools Logger keys, shared by the
-    function's loggers of its service), and one ``PolicyLoaded`` metric with the
-    ``policyVersion`` dimension (once per process and version)."""
+    function's loggers of its service), and, inside a Lambda function
+    (``AWS_LAMBDA_FUNCTION_NAME`` set), a log line and one ``PolicyLoaded`` metric with
+    the ``policyVersion`` dimension (once per process and version). Commands run
+    outside Lambda print nothing more: their output stays theirs."""
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.metrics import MetricUnit
 
@@ -78,6 +80,8 @@ def _announce_policy(stamp: PolicyStamp) -> None:
 
     service = os.environ.get("POWERTOOLS_SERVICE_NAME") or "quotagov"
     Logger(service=service).append_keys(policyVersion=stamp.version, policyDigest=stamp.digest)
+    if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        return
     logging.getLogger(__name__).info(
         "policy loaded: version %s, digest %s", stamp.version, stamp.digest
     )

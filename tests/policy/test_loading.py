@@ -84,13 +84,14 @@ def test_no_policy_setting_is_an_error() -> None:
 
 
 def test_the_loaded_version_is_stamped_and_announced(
-    ssm: object, capsys: pytest.CaptureFixture[str]
+    ssm: object, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each function says which policy it runs: the SSM version on its log lines and
     one ``PolicyLoaded`` metric per version."""
     import hashlib
     import json
 
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "JobsApiFunction")
     svc = wiring.override(Settings(policy_parameter=PARAMETER))
     _ = svc.policy
     source = svc.policy_source
