@@ -591,17 +591,24 @@ class Services:
         from quotagov.governance.audit.trail import AuditTrail
 
         settings = self.settings
+        policy = self.policy
         return AuditTrail(
             chains=self.audit_chains,
             versions=self.audit_versions,
             batch=self.batch,
-            policy=self.policy,
+            policy=policy,
+            policy_version=self.loaded_policy_version(),
             clock=self.clock,
             controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
         )
+
+    def loaded_policy_version(self) -> int | None:
+        """The SSM version of the policy last loaded through :attr:`policy` (None: a
+        file, or not loaded yet)."""
+        return self._announced_policy.version if self._announced_policy else None
 
     @dependency()
     def policy_history(self) -> PolicyHistory:
@@ -612,15 +619,24 @@ class Services:
 
     @dependency(cached=False)
     def policy_parameter_audit(self) -> PolicyParameterAudit:
-        """The audit of changes to the policy parameter (``POLICY_PARAMETER``)."""
+        """The audit of changes to the policy parameter (``POLICY_PARAMETER``; the chain of
+        ``JOB_QUEUE``). Built even when the parameter holds an invalid policy."""
         from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
+        from quotagov.policy import PolicyError
 
         settings = self.settings
+        try:
+            policy: Policy | None = self.policy
+        except PolicyError as exc:  # the change being audited may be what broke it
+            logging.getLogger(__name__).warning("policy not loaded: %s", exc)
+            policy = None
         return PolicyParameterAudit(
             parameter=settings.require("policy_parameter"),
             history=self.policy_history,
             writer=self.audit_writer,
-            policy=self.policy,
+            governed_queue=settings.job_queue,
+            policy=policy,
+            policy_version=self.loaded_policy_version(),
             clock=self.clock,
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,

@@ -23,9 +23,8 @@ from quotagov.governance.audit.chain import verify_chain
 from quotagov.governance.audit.review import describe_record
 from quotagov.handlers.audit_trail import handler
 from quotagov.local.fake_slack import FakeSlack
-from quotagov.policy import Policy
 from quotagov.settings import Settings
-from support.aws import REGION
+from support.aws import QUEUE_ARN, REGION
 from support.lambda_context import LambdaContext
 
 PARAMETER = "/quotagov/policy"
@@ -45,15 +44,20 @@ def wired(
     ssm: Any,
     chains: DynamoDBChainStore,
     versions: DynamoDBVersionStore,
-    policy: Policy,
     chat: SlackChatNotifier,
     clock: ManualClock,
 ) -> Iterator[None]:
+    """The audit function as deployed: it loads the policy from the parameter itself
+    (so it runs what the attacker wrote, or fails to load an invalid one)."""
     wiring.override(
-        Settings(audit_table=TABLE, platform_channel=PLATFORM_CHANNEL, policy_parameter=PARAMETER),
+        Settings(
+            audit_table=TABLE,
+            platform_channel=PLATFORM_CHANNEL,
+            policy_parameter=PARAMETER,
+            job_queue=QUEUE_ARN,
+        ),
         audit_chains=chains,
         audit_versions=versions,
-        policy=policy,
         policy_history=SsmPolicyHistory(ssm),
         chat=chat,
         clock=clock,
@@ -119,6 +123,7 @@ def test_a_caller_with_put_parameter_adding_herself_at_urgent_is_recorded_and_al
         },
     ]
     assert record["lookupErrors"] == []
+    assert record["loadedPolicyVersion"] == 2  # a cold function loaded what she wrote
     assert describe_record(record).splitlines() == [
         "#1 2026-05-04T10:20:00Z CHANGE PutParameter ssm-parameter /quotagov/policy",
         f"    by {MALLORY}",

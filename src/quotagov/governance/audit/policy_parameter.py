@@ -31,7 +31,8 @@ Record shape (plus the chain fields, :mod:`quotagov.governance.audit.chain`)::
      action: "PutParameter"|"DeleteParameter"|<operation>, resource: {type:
      "ssm-parameter", name}, jobQueue, policyVersion, previousVersion,
      error: {code, message}|null, difference: [policy_difference changes],
-     findings: [{code, severity, message}], lookupErrors: [str]}
+     findings: [{code, severity, message}], lookupErrors: [str],
+     loadedPolicyVersion: the version this function ran with (None: unknown)}
 """
 
 from __future__ import annotations
@@ -169,10 +170,15 @@ class PolicyParameterAudit:
         parameter: the policy parameter's name (``POLICY_PARAMETER``).
         history: its versions (``GetParameterHistory``).
         writer: the chain writer (the one audit writer's).
-        policy: the policy this function loaded (names the chain: its ``jobQueue``).
+        governed_queue: the deployment's governed queue (``JOB_QUEUE``): its chain
+            records the change. Empty: the previous version's ``jobQueue`` when it is
+            readable, else ``policy``'s.
+        policy: the policy this function loaded, or None when it could not (the
+            parameter holds an invalid policy: that change must still be recorded).
         clock: for ``recordedAt``.
         chat: where high findings are posted (None: not posted).
         platform_channel: the platform team's Slack channel id.
+        policy_version: the SSM version of ``policy`` (``loadedPolicyVersion``).
     """
 
     def __init__(
@@ -181,15 +187,19 @@ class PolicyParameterAudit:
         parameter: str,
         history: PolicyHistory,
         writer: ChainWriter,
-        policy: Policy,
+        policy: Policy | None,
         clock: Clock,
+        governed_queue: str = "",
         chat: ChatNotifier | None = None,
         platform_channel: str = "",
+        policy_version: int | None = None,
     ) -> None:
+        self._policy_version = policy_version
         self._parameter = parameter_name(parameter)
         self._history = history
         self._writer = writer
-        self._chain = queue_name(policy.jobQueue)
+        self._governed = queue_name(governed_queue) if governed_queue else ""
+        self._loaded_queue = queue_name(policy.jobQueue) if policy is not None else ""
         self._clock = clock
         self._chat = chat
         self._channel = platform_channel
@@ -198,7 +208,8 @@ class PolicyParameterAudit:
         """Record ``change`` once (per parameter version); post a high finding.
 
         Raises:
-            AuditEventError: the change is about another parameter.
+            AuditEventError: the change is about another parameter, or no governed
+                queue is known (``JOB_QUEUE`` unset and no readable policy).
             PolicyHistoryError: the history could not be read (retry later).
             ChainContentionError: the chain head kept moving (retry later).
         """
@@ -221,7 +232,7 @@ class PolicyParameterAudit:
             if version is not None and version > 1
             else None
         )
-        difference, findings = self._governance(change, before, after, errors)
+        difference, findings, chain = self._governance(change, before, after, errors)
         principal = change.principal or (after.modified_by if after else None)
         body: dict[str, Any] = {
             "recordType": "PolicyParameter",
@@ -237,7 +248,7 @@ class PolicyParameterAudit:
             },
             "action": change.action,
             "resource": {"type": "ssm-parameter", "name": self._parameter},
-            "jobQueue": self._chain,
+            "jobQueue": chain,
             "policyVersion": version,
             "previousVersion": before.version if before else None,
             "error": (
@@ -246,13 +257,14 @@ class PolicyParameterAudit:
             "difference": difference,
             "findings": findings,
             "lookupErrors": errors,
+            "loadedPolicyVersion": self._policy_version,
         }
         dedup = (
             f"policy-parameter:{self._parameter}:{version}"
             if version is not None and not change.error
             else f"event:{change.event_id}"
         )
-        appended = self._writer.append(self._chain, dedup, body)
+        appended = self._writer.append(chain, dedup, body)
         alerted = False
         if appended.created and any(f["severity"] == "high" for f in findings):
             alerted = self._alert(appended.record)
@@ -264,34 +276,50 @@ class PolicyParameterAudit:
         before: PolicyVersion | None,
         after: PolicyVersion | None,
         errors: list[str],
-    ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-        """The difference and findings from version V-1 to V (empty for an attempt)."""
+    ) -> tuple[list[dict[str, Any]], list[dict[str, str]], str]:
+        """The difference and findings from version V-1 to V (empty for an attempt), and
+        the chain: the governed queue of version V-1 when it is readable (a change that
+        moves ``jobQueue`` is recorded where the queue it leaves keeps its history), else
+        of the policy this function loaded."""
+        old: Policy | None = None
+        if before is not None and change.error is None:
+            try:
+                old = load_policy(before.text)
+            except PolicyError as exc:
+                errors.append(f"version {before.version} was invalid ({len(exc.faults)} faults)")
+        chain = self._governed or (queue_name(old.jobQueue) if old else self._loaded_queue)
+        if not chain:
+            raise AuditEventError(
+                "no governed queue to record the change in: JOB_QUEUE is not set and no "
+                "readable policy names one"
+            )
         if change.error is not None:
-            return [], []
+            return [], [], chain
         if change.action == "DeleteParameter":
-            return [], [
-                finding(
-                    "POLICY_DELETED",
-                    "high",
-                    f"the policy parameter {self._parameter} was deleted; functions that "
-                    "load the policy fail until it is put back",
-                )
-            ]
+            return (
+                [],
+                [
+                    finding(
+                        "POLICY_DELETED",
+                        "high",
+                        f"the policy parameter {self._parameter} was deleted; functions that "
+                        "load the policy fail until it is put back",
+                    )
+                ],
+                chain,
+            )
         if after is None:
-            return [], []
+            return [], [], chain
         try:
             new = load_policy(after.text)
         except PolicyError as exc:
-            return [], invalid_policy(exc.faults)
+            return [], invalid_policy(exc.faults), chain
         if before is None:
             errors.append(f"no version before {after.version}: compared with nothing")
-            return [], []
-        try:
-            old = load_policy(before.text)
-        except PolicyError as exc:
-            errors.append(f"version {before.version} was invalid ({len(exc.faults)} faults)")
-            return [], []
-        return policy_difference(old, new), policy_change_findings(old, new)
+            return [], [], chain
+        if old is None:
+            return [], [], chain
+        return policy_difference(old, new), policy_change_findings(old, new), chain
 
     def _alert(self, record: Mapping[str, Any]) -> bool:
         if self._chat is None or not self._channel:
