@@ -15,6 +15,7 @@ start). Nothing under ``governance/``, ``policy/`` or ``scheduler/`` imports it.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from quotagov.governance.audit.chain import ChainWriter
     from quotagov.governance.audit.decisions import DecisionLog
     from quotagov.governance.audit.digests import DigestPublisher
+    from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
     from quotagov.governance.audit.review import DigestSource
     from quotagov.governance.audit.trail import AuditTrail
     from quotagov.governance.dispositions import DispositionDeps
@@ -53,14 +55,43 @@ if TYPE_CHECKING:
         VersionStore,
     )
     from quotagov.governance.ports.handoff import DecisionHandoff
+    from quotagov.governance.ports.policy_history import PolicyHistory
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
     from quotagov.governance.waiting import WaitExplainer
-    from quotagov.policy.loading import FilePolicySource, SsmPolicySource
+    from quotagov.policy.loading import FilePolicySource, PolicyStamp, SsmPolicySource
     from quotagov.policy.models import Policy
 
 _T = TypeVar("_T")
+
+
+def _announce_policy(stamp: PolicyStamp) -> None:
+    """Record which policy this process now runs: ``policyVersion`` and ``policyDigest``
+    on every later log line of the function (Powertools Logger keys, shared by the
+    function's loggers of its service), and, inside a Lambda function
+    (``AWS_LAMBDA_FUNCTION_NAME`` set), a log line and one ``PolicyLoaded`` metric with
+    the ``policyVersion`` dimension (once per process and version). Commands run
+    outside Lambda print nothing more: their output stays theirs."""
+    from aws_lambda_powertools import Logger
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    from quotagov.handlers.metrics import emit
+
+    service = os.environ.get("POWERTOOLS_SERVICE_NAME") or "quotagov"
+    Logger(service=service).append_keys(policyVersion=stamp.version, policyDigest=stamp.digest)
+    if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        return
+    logging.getLogger(__name__).info(
+        "policy loaded: version %s, digest %s", stamp.version, stamp.digest
+    )
+    emit(
+        "PolicyLoaded",
+        MetricUnit.Count,
+        1,
+        policyVersion=str(stamp.version) if stamp.version is not None else f"file:{stamp.digest}",
+    )
+
 
 #: ``(response_url, text) -> None``: an ephemeral answer to the Slack user who clicked.
 SlackResponder = Callable[[str, str], None]
@@ -117,6 +148,7 @@ class Services:
         self.settings = settings or Settings.from_env()
         self._values: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._announced_policy: PolicyStamp | None = None
 
     @classmethod
     def names(cls) -> frozenset[str]:
@@ -195,8 +227,17 @@ class Services:
 
     @dependency(cached=False)
     def policy(self) -> Policy:
-        """The current policy (the source caches: SSM through Powertools, 300 s)."""
-        return self.policy_source.current()
+        """The current policy (the source caches: SSM through Powertools, 300 s).
+
+        The version loaded is announced (:func:`_announce_policy`) whenever it changes.
+        """
+        source = self.policy_source
+        policy = source.current()
+        stamp = getattr(source, "stamp", None)
+        if stamp is not None and stamp != self._announced_policy:
+            self._announced_policy = stamp
+            _announce_policy(stamp)
+        return policy
 
     # --- job records, submission queue, idempotency -----------------------------------
 
@@ -550,16 +591,55 @@ class Services:
         from quotagov.governance.audit.trail import AuditTrail
 
         settings = self.settings
+        policy = self.policy
         return AuditTrail(
             chains=self.audit_chains,
             versions=self.audit_versions,
             batch=self.batch,
-            policy=self.policy,
+            policy=policy,
+            policy_version=self.loaded_policy_version(),
             clock=self.clock,
             controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
+        )
+
+    def loaded_policy_version(self) -> int | None:
+        """The SSM version of the policy last loaded through :attr:`policy` (None: a
+        file, or not loaded yet)."""
+        return self._announced_policy.version if self._announced_policy else None
+
+    @dependency()
+    def policy_history(self) -> PolicyHistory:
+        """The policy parameter's versions (SSM ``GetParameterHistory``)."""
+        from quotagov.adapters.ssm_policy_history import SsmPolicyHistory
+
+        return SsmPolicyHistory()
+
+    @dependency(cached=False)
+    def policy_parameter_audit(self) -> PolicyParameterAudit:
+        """The audit of changes to the policy parameter (``POLICY_PARAMETER``; the chain of
+        ``JOB_QUEUE``). Built even when the parameter holds an invalid policy."""
+        from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
+        from quotagov.policy import PolicyError
+
+        settings = self.settings
+        try:
+            policy: Policy | None = self.policy
+        except PolicyError as exc:  # the change being audited may be what broke it
+            logging.getLogger(__name__).warning("policy not loaded: %s", exc)
+            policy = None
+        return PolicyParameterAudit(
+            parameter=settings.require("policy_parameter"),
+            history=self.policy_history,
+            writer=self.audit_writer,
+            governed_queue=settings.job_queue,
+            policy=policy,
+            policy_version=self.loaded_policy_version(),
+            clock=self.clock,
+            chat=self._alert_chat(),
+            platform_channel=settings.platform_channel,
         )
 
     def _alert_chat(self) -> ChatNotifier | None:

@@ -112,6 +112,7 @@ def test_submit_service_job_outside_quotagov_is_recorded_with_a_finding_and_aler
             {"code": "SUBMITTED_OUTSIDE_QUOTAGOV", "severity": "high", "message": message}
         ],
         "lookupErrors": [],
+        "loadedPolicyVersion": None,  # the policy was given, not loaded from SSM
         "chain": "ml-gov-queue",
         "seq": 1,
         "dedupKey": f"event:{call.eventID}",

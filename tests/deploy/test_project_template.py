@@ -159,6 +159,7 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_funct
         "batch:DescribeServiceJob",
         "kms:VerifyMac",
         "ssm:GetParameter",
+        "ssm:GetParameterHistory",
         "secretsmanager:GetSecretValue",
     }
 
@@ -305,7 +306,7 @@ def test_job_state_rule_matches_the_governed_queue_with_retries_and_dlq() -> Non
 
 
 def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
-    [rule] = [e for e in _events("AuditFunction").values() if e["Type"] == "EventBridgeRule"]
+    rule = _events("AuditFunction")["BatchPolicyChange"]
     pattern = rule["Properties"]["Pattern"]
     assert pattern["source"] == ["aws.batch"]
     assert pattern["detail-type"] == ["AWS API Call via CloudTrail"]
@@ -460,3 +461,21 @@ def test_jobs_api_may_read_the_environment_capacity_and_no_other_function_does()
     assert set(granted) == wanted
     for function in ("SubmitWorkerFunction", "JobStateFunction", "AuditFunction"):
         assert not wanted & {a for a, _t in _granted(function)}
+
+
+def test_policy_parameter_writes_reach_the_audit_function_which_alone_reads_history() -> None:
+    """``ssm:PutParameter`` cannot be refused by the stack: every write of the policy
+    parameter (by name or ARN) is routed to the audit writer, the only function that
+    may read the parameter's history (both sides of the change)."""
+    events = _properties("AuditFunction")["Events"]
+    pattern = events["PolicyParameterChange"]["Properties"]["Pattern"]
+    assert pattern["source"] == ["aws.ssm"]
+    assert pattern["detail"]["eventName"] == ["PutParameter", "DeleteParameter"]
+    assert pattern["detail"]["requestParameters"]["name"] == [
+        {"Ref": "PolicyParameter"},
+        {"suffix": {"Fn::Sub": ":parameter${PolicyParameter}"}},
+    ]
+    for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
+        history = {t for a, t in _granted(function) if a == "ssm:GetParameterHistory"}
+        assert ("PolicyParameter" in history) == (function == "AuditFunction"), function
+        assert history <= {"PolicyParameter", "AWS::Partition", "AWS::Region", "AWS::AccountId"}

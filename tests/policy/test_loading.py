@@ -81,3 +81,40 @@ def test_file_source_sees_edits_and_reports_missing_files(tmp_path: Path) -> Non
 def test_no_policy_setting_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="POLICY_PARAMETER"):
         policy_source("", "")
+
+
+def test_the_loaded_version_is_stamped_and_announced(
+    ssm: object, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each function says which policy it runs: the SSM version on its log lines and
+    one ``PolicyLoaded`` metric per version."""
+    import hashlib
+    import json
+
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "JobsApiFunction")
+    svc = wiring.override(Settings(policy_parameter=PARAMETER))
+    _ = svc.policy
+    source = svc.policy_source
+    assert isinstance(source, SsmPolicySource)
+    digest = hashlib.sha256(example_policy_text().encode()).hexdigest()[:12]
+    assert (source.stamp.version, source.stamp.digest) == (1, digest)  # type: ignore[union-attr]
+    boto3.client("ssm", region_name="eu-west-1").put_parameter(
+        Name=PARAMETER,
+        Value=example_policy_text().replace(
+            "escalationExpirySeconds: 3600", "escalationExpirySeconds: 1800"
+        ),
+        Type="String",
+        Overwrite=True,
+    )
+    source.current(force_fetch=True)
+    _ = svc.policy  # cached value (version 2 was fetched above)
+    assert source.stamp.version == 2  # type: ignore[union-attr]
+    _ = svc.policy  # unchanged: not announced again
+    blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "_aws" in line]
+    loaded = [b["policyVersion"] for b in blobs if "PolicyLoaded" in b]
+    assert loaded == ["1", "2"]
+    from aws_lambda_powertools import Logger
+
+    keys = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "quotagov")
+    assert keys.get_current_keys()["policyVersion"] == 2
+    keys.remove_keys(["policyVersion", "policyDigest"])

@@ -118,3 +118,37 @@ def test_member_without_slack_user_id_is_refused_only_with_approval_levels(
     data["teams"]["research"]["approvalLevels"] = []
     path.write_text(yaml.safe_dump(data))
     assert main(["policy", "validate", str(path)]) == 0
+
+
+def test_seven_faults_inside_refused_items_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A share, a class and a team the models refuse still get their cross-field rules;
+    a level the models refuse is still known to the team that names it."""
+    data = yaml.safe_load(example_policy_text())
+    medium = data["quotaShares"][1]
+    medium["capacityLimits"][0]["maxCapacity"] = 0  # model
+    medium["resourceSharingConfiguration"]["borrowLimit"] = 2  # cross, same share
+    data["priorityLevels"][3]["schedulingPriority"] = "ninety"  # model
+    scheduled = data["workloadClasses"]["scheduled"]
+    scheduled["maxInstanceCount"] = 0  # model
+    scheduled["shares"].append("gpu")  # cross, same class
+    research = data["teams"]["research"]
+    research["escalationBudget"]["count"] = -1  # model
+    research["directLevels"].append("asap")  # cross, same team
+    path = tmp_path / "seven.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["policy", "validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}: invalid policy, 7 fault(s):",
+        "  quotaShares[1].capacityLimits[0].maxCapacity: Input should be greater than or "
+        "equal to 1",
+        "  priorityLevels[3].schedulingPriority: Input should be a valid integer, unable to "
+        "parse string as an integer",
+        "  workloadClasses.scheduled.maxInstanceCount: Input should be greater than or equal to 1",
+        "  teams.research.escalationBudget.count: Input should be greater than or equal to 0",
+        "  quotaShares[1].resourceSharingConfiguration.borrowLimit: only valid with strategy "
+        "LEND_AND_BORROW, not LEND",
+        "  workloadClasses.scheduled.shares[1]: unknown share 'gpu'",
+        "  teams.research.directLevels[1]: unknown priority level 'asap'",
+    ]

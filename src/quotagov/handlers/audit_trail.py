@@ -10,7 +10,14 @@ Two triggers (the audit has one writer, this function):
   reported in ``batchItemFailures`` (Powertools ``BatchProcessor``) and comes back,
   reaching the DLQ after the queue's ``maxReceiveCount``; a malformed one fails the
   same way, so it is kept in the DLQ;
-- one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below.
+- one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below;
+- one change of the policy parameter: the CloudTrail record of ``PutParameter`` /
+  ``DeleteParameter`` (source ``aws.ssm``) or a ``Parameter Store Change`` event, recorded
+  by :class:`~quotagov.governance.audit.policy_parameter.PolicyParameterAudit` (rejected
+  and retried as below).
+
+Every log line carries ``policyVersion`` (the SSM version of the policy this function
+loaded, ``quotagov.policy.loading``), and the metrics ``PolicyVersion`` (the same number).
 
 For CloudTrail events, thin: parse the event with Powertools Parser (EventBridge
 envelope + the CloudTrail record model), hand the record to
@@ -47,6 +54,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.policy_parameter import ParameterApiCall, ParameterStoreChange
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.wiring import services
 
@@ -59,6 +67,18 @@ class BatchApiCallEvent(EventBridgeModel):
     """EventBridge envelope whose ``detail`` is a CloudTrail record of a Batch call."""
 
     detail: CloudTrailApiCall
+
+
+class ParameterCallEvent(EventBridgeModel):
+    """EventBridge envelope whose ``detail`` is a CloudTrail record of an SSM call."""
+
+    detail: ParameterApiCall
+
+
+class ParameterStoreEvent(EventBridgeModel):
+    """EventBridge ``Parameter Store Change`` event."""
+
+    detail: ParameterStoreChange
 
 
 def _reject(reason: str) -> dict[str, Any]:
@@ -124,6 +144,61 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     return {"batchItemFailures": failures}
 
 
+def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
+    """Record a change of the policy parameter (CloudTrail record or Parameter Store
+    Change); a malformed event or another parameter is rejected, SSM and chain failures
+    raise (retried)."""
+    from quotagov.governance.audit.errors import AuditEventError
+    from quotagov.governance.audit.policy_parameter import (
+        ParameterChange,
+    )
+
+    try:
+        if event.get("detail-type") == "Parameter Store Change":
+            store = parse(event=event, model=ParameterStoreEvent)
+            change = ParameterChange.from_parameter_store(
+                store.detail, store.id, store.time.timestamp()
+            )
+        else:
+            call = parse(event=event, model=ParameterCallEvent)
+            change = ParameterChange.from_cloudtrail(call.detail)
+        result = services().policy_parameter_audit.record(change)
+    except ValidationError as exc:
+        return _reject(_fields(exc))
+    except AuditEventError as exc:
+        return _reject(str(exc))
+    record = result.record
+    status = "recorded" if result.created else "duplicate"
+    findings = [f["code"] for f in record["findings"]]
+    logger.info(
+        "policy change %s",
+        status,
+        extra={
+            "eventId": change.event_id,
+            "action": change.action,
+            "changedVersion": record["policyVersion"],
+            "chain": record["chain"],
+            "seq": int(record["seq"]),
+            "findings": findings,
+        },
+    )
+    if result.created:
+        metrics.add_metric(name="PolicyChanges", unit=MetricUnit.Count, value=1)
+        if any(f["severity"] == "high" for f in record["findings"]):
+            metrics.add_metric(name="RiskyChanges", unit=MetricUnit.Count, value=1)
+            if not result.alerted:
+                metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+    else:
+        metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
+    return {
+        "status": status,
+        "chain": record["chain"],
+        "seq": int(record["seq"]),
+        "kind": record["kind"],
+        "findings": findings,
+    }
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.EVENT_BRIDGE)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -141,6 +216,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     if is_sqs_batch(event):
         return _decision_batch(event, context)
+    if event.get("source") == "aws.ssm":
+        return _policy_change(event)
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:

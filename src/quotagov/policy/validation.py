@@ -5,8 +5,10 @@ or ``workloadClasses.exploratory.shares[1]``. Rules: the models in
 :mod:`quotagov.policy.models` (types, ranges) and the cross-references below.
 
 Every fault is reported in one run: when the models refuse parts of the document, the
-cross-field rules still run on the parts they accept (:func:`_partial_policy`), and a
-reference to a part that exists but is itself faulty is not reported again as unknown.
+cross-field rules still run on every part they can read (:func:`_partial_policy`): an
+item the models refuse keeps its readable fields (each validated alone), a rule that
+needs one of its refused fields is skipped for it, and a reference to a part that exists
+but is itself faulty is not reported again as unknown.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import Annotated, Any, TypeVar, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from quotagov.policy.models import (
     MAX_CAPACITY_LIMITS_PER_SHARE,
@@ -73,8 +76,15 @@ class _Faulty:
     levels: set[str] = field(default_factory=set)
     classes: set[str] = field(default_factory=set)
     job_queue: bool = False
+    #: (kind, name) -> fields of that item the models refused (kind: share, level,
+    #: class, team); a rule that reads one of them is skipped for the item
+    fields: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     #: list -> document index of each item kept in the partial policy's list
     positions: dict[str, list[int]] = field(default_factory=dict)
+
+    def bad(self, kind: str, name: str, field_name: str) -> bool:
+        """Whether the models refused ``field_name`` of the ``kind`` item ``name``."""
+        return field_name in self.fields.get((kind, name), frozenset())
 
     def in_document(self, fault: str) -> str:
         """``fault`` with a kept item's list index turned back into its document index."""
@@ -139,7 +149,11 @@ def _share_faults(policy: Policy) -> list[str]:
                     f"quotaShares[{i}].capacityLimits[{j}].capacityUnit: {unit!r} is listed twice"
                 )
         sharing = share.resourceSharingConfiguration
-        if sharing.borrowLimit is not None and sharing.strategy != "LEND_AND_BORROW":
+        if (
+            sharing is not None  # None: refused by the models, reported already
+            and sharing.borrowLimit is not None
+            and sharing.strategy != "LEND_AND_BORROW"
+        ):
             faults.append(
                 f"quotaShares[{i}].resourceSharingConfiguration.borrowLimit: only valid with "
                 f"strategy LEND_AND_BORROW, not {sharing.strategy}"
@@ -155,6 +169,8 @@ def _level_faults(policy: Policy) -> list[str]:
         if level.name in level_names:
             faults.append(f"priorityLevels[{i}].name: level {level.name!r} is named twice")
         level_names.append(level.name)
+        if level.schedulingPriority is None:  # refused by the models, reported already
+            continue
         if not MIN_SCHEDULING_PRIORITY <= level.schedulingPriority <= MAX_SCHEDULING_PRIORITY:
             faults.append(
                 f"priorityLevels[{i}].schedulingPriority: {level.schedulingPriority} is outside "
@@ -176,9 +192,11 @@ def _class_faults(policy: Policy, faulty: _Faulty) -> list[str]:
                     faults.append(f"{where}: unknown share {sname!r}")
                 continue
             share = policy.share(sname)
+            preemption = share.preemptionConfiguration  # None: refused, reported already
             if (
-                not wclass.checkpointRequired
-                and share.preemptionConfiguration.inSharePreemption == "ENABLED"
+                wclass.checkpointRequired is False
+                and preemption is not None
+                and preemption.inSharePreemption == "ENABLED"
             ):
                 faults.append(
                     f"{where}: class {cname!r} does not require checkpointing but share "
@@ -188,9 +206,15 @@ def _class_faults(policy: Policy, faulty: _Faulty) -> list[str]:
                 f"{where}: share {sname!r} has no capacity limit for instance type {t!r} "
                 f"of class {cname!r}"
                 for t in wclass.instanceTypes
-                if share.limit_for(t) is None
+                if share.limit_for(t) is None and not faulty.bad("share", sname, "capacityLimits")
             ]
-        if wclass.onRetriesExhausted.action == "reclassify" and len(wclass.shares) < 2:
+        disposition = wclass.onRetriesExhausted  # None: refused, reported already
+        if (
+            disposition is not None
+            and disposition.action == "reclassify"
+            and len(wclass.shares) < 2
+            and not faulty.bad("class", cname, "shares")
+        ):
             faults.append(
                 f"workloadClasses.{cname}.onRetriesExhausted.action: reclassify needs a next "
                 f"share, but the class lists only {wclass.shares}"
@@ -268,18 +292,56 @@ def parse_policy(data: Mapping[str, Any]) -> Policy:
     return policy
 
 
-def _valid(model: type[Any], value: Any) -> Any:
+_M = TypeVar("_M", bound=BaseModel)
+
+
+@cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """A validator for one field of ``model`` alone, with the field's constraints."""
+    info = model.model_fields[name]
+    annotation: Any = info.annotation
+    if info.metadata:
+        annotation = Annotated[annotation, *info.metadata]
+    return TypeAdapter(annotation)
+
+
+def _salvaged(model: type[_M], item: Any) -> tuple[_M | None, frozenset[str]]:
+    """``item`` as ``model`` keeping every field the models accept, and the refused ones.
+
+    A valid item comes back validated. For a faulty one, each top-level field is
+    validated alone; a refused (or missing required) field becomes an empty list or
+    mapping for a collection, None otherwise, so rules reading it see nothing to check.
+    The result is built with ``model_construct`` (no validation) and is only read by the
+    cross-field rules. Not a mapping: ``(None, frozenset())``.
+    """
+    if not isinstance(item, Mapping):
+        return None, frozenset()
     try:
-        return model.model_validate(value)
-    except ValidationError:
-        return None
+        return model.model_validate(item), frozenset()
+    except ValidationError as exc:
+        refused = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+    values: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if name in item and name not in refused:
+            try:
+                values[name] = _field_adapter(model, name).validate_python(item[name])
+                continue
+            except ValidationError:
+                refused.add(name)
+        if name in refused or info.is_required():
+            refused.add(name)
+            origin = get_origin(info.annotation)
+            values[name] = [] if origin is list else {} if origin is dict else None
+    return model.model_construct(**values), frozenset(refused & set(model.model_fields))
 
 
 def _partial_policy(data: Mapping[str, Any]) -> tuple[Policy, _Faulty]:
-    """The parts of ``data`` the models accept, as a policy, and the names of the rest.
+    """Every part of ``data`` the cross-field rules can read, as a policy, and what the
+    models refused.
 
-    Used only to run the cross-field rules on a document the models refused; the result
-    is never used as a policy (``model_construct`` skips validation).
+    Items keep their readable fields (:func:`_salvaged`); an item whose name cannot be
+    read is left out (nothing can refer to it). Used only to run the cross-field rules on
+    a document the models refused; the result is never used as a policy.
     """
     faulty = _Faulty()
 
@@ -295,31 +357,40 @@ def _partial_policy(data: Mapping[str, Any]) -> tuple[Policy, _Faulty]:
         value = item.get(key) if isinstance(item, Mapping) else None
         return value if isinstance(value, str) else None
 
-    shares = []
-    faulty.positions = {"quotaShares": [], "priorityLevels": []}
-    for i, item in enumerate(items("quotaShares")):
-        share = _valid(QuotaShare, item)
-        if share is not None:
-            shares.append(share)
-            faulty.positions["quotaShares"].append(i)
-        elif (name := name_of(item, "quotaShareName")) is not None:
-            faulty.shares.add(name)
-    levels = []
-    for i, item in enumerate(items("priorityLevels")):
-        level = _valid(PriorityLevel, item)
-        if level is not None:
-            levels.append(level)
-            faulty.positions["priorityLevels"].append(i)
-        elif (name := name_of(item, "name")) is not None:
-            faulty.levels.add(name)
-    classes = {}
-    for name, item in entries("workloadClasses").items():
-        wclass = _valid(WorkloadClass, item)
-        if wclass is not None:
-            classes[name] = wclass
-        else:
-            faulty.classes.add(name)
-    teams = {n: t for n, t in ((n, _valid(Team, i)) for n, i in entries("teams").items()) if t}
+    def listed(key: str, model: type[_M], name_key: str, kind: str, names: set[str]) -> list[_M]:
+        kept: list[_M] = []
+        faulty.positions[key] = []
+        for i, item in enumerate(items(key)):
+            value, refused = _salvaged(model, item)
+            name = name_of(item, name_key)
+            if value is None or name is None or name_key in refused:
+                if name is not None:
+                    names.add(name)
+                continue
+            if refused:
+                names.add(name)
+                faulty.fields[(kind, name)] = refused
+            kept.append(value)
+            faulty.positions[key].append(i)
+        return kept
+
+    def named(key: str, model: type[_M], kind: str, names: set[str]) -> dict[str, _M]:
+        kept: dict[str, _M] = {}
+        for name, item in entries(key).items():
+            value, refused = _salvaged(model, item)
+            if value is None:
+                names.add(name)
+                continue
+            if refused:
+                names.add(name)
+                faulty.fields[(kind, name)] = refused
+            kept[name] = value
+        return kept
+
+    shares = listed("quotaShares", QuotaShare, "quotaShareName", "share", faulty.shares)
+    levels = listed("priorityLevels", PriorityLevel, "name", "level", faulty.levels)
+    classes = named("workloadClasses", WorkloadClass, "class", faulty.classes)
+    teams = named("teams", Team, "team", set())
     job_queue = data.get("jobQueue")
     faulty.job_queue = not isinstance(job_queue, str) or not job_queue
     partial = Policy.model_construct(

@@ -18,6 +18,20 @@ Sources of the rules: the AWS Batch User Guide pages "Quota shares"
 - a ``schedulingPriority`` raised by someone other than quotagov bypassed approval;
 - a live configuration that differs from the policy document is drift.
 
+A change of the governance policy itself (:func:`policy_change_findings`, shared by
+``quotagov policy review`` before a change and by the audit of the policy parameter
+after it) runs the share rules above on each share the policy declares, plus the
+rights a team or share gains:
+
+- a member added to a team (medium), an approver added to a team or share (high: a
+  new person can approve escalations);
+- a direct level raised: a team may now set, without approval, a ``schedulingPriority``
+  higher than any it could set before (a level added to ``directLevels``, or a direct
+  level's ``schedulingPriority`` raised) (high);
+- an approval level added, an escalation budget raised (more requests, or a shorter
+  period), an execution role added (medium);
+- a new policy that is not valid: the functions keep refusing to load it (high).
+
 Every finding is ``{code, severity, message}``; severity is ``high`` or ``medium``.
 """
 
@@ -51,6 +65,20 @@ class ShareUsage:
     holding_jobs: tuple[str, ...] = ()
     active_jobs: tuple[str, ...] = ()
     stopped_jobs: tuple[str, ...] = ()
+    #: True when ``capacity`` is not measured but assumed (a policy change reviewed
+    #: before it reaches Batch: the share taken as using its whole former limit)
+    assumed: bool = False
+
+    @classmethod
+    def full(cls, config: Mapping[str, Any] | None) -> ShareUsage:
+        """The worst case before a change is applied: every former limit in use."""
+        return cls(capacity=dict(_limits(config)), assumed=True)
+
+    def in_use(self) -> str:
+        """How the instances in use are known, for a finding's message."""
+        if self.assumed:
+            return "(the share full at its former limit)"
+        return f"by {len(self.holding_jobs)} job(s){self.stopped_note()}"
 
     def stopped_note(self) -> str:
         """``" (N already stopped since the change)"``, or empty."""
@@ -117,7 +145,7 @@ def lowered_below_use(
                     f"quota share {share}: {unit} capacity limit "
                     f"{'removed' if unit not in new else f'lowered to {limit}'}"
                     f"{'' if was is None else f' from {was}'} while {used:g} instances are in "
-                    f"use by {len(usage.holding_jobs)} job(s){usage.stopped_note()}; the excess "
+                    f"use {usage.in_use()}; the excess "
                     "becomes preemptible "
                     f"even though the share is {strategy}",
                 )
@@ -304,3 +332,164 @@ def policy_drift(
         f"{c['path']} is {c['after']!r}, policy says {c['before']!r}" for c in changes
     )
     return [finding("POLICY_DRIFT", "medium", f"quota share {share}: {parts}")]
+
+
+# -- changes of the governance policy itself ---------------------------------------------
+
+
+def _top_direct(policy: Policy, team: str) -> int | None:
+    """The highest ``schedulingPriority`` ``team`` may set itself, or None (no such team)."""
+    if team not in policy.teams:
+        return None
+    return max(
+        (
+            lv.schedulingPriority
+            for lv in policy.priorityLevels
+            if lv.name in policy.teams[team].directLevels
+        ),
+        default=None,
+    )
+
+
+def team_rights_gained(old: Policy, new: Policy) -> list[dict[str, str]]:
+    """Members, approvers, direct and approval levels, budgets and roles a team gains."""
+    out: list[dict[str, str]] = []
+    for name, team in new.teams.items():
+        before = old.teams.get(name)
+        was_members = {m.principal for m in before.members} if before else set()
+        for member in team.members:
+            if member.principal not in was_members:
+                out.append(
+                    finding(
+                        "MEMBER_ADDED",
+                        "medium",
+                        f"team {name}: member {member.principal} added; they may submit "
+                        f"at {', '.join(team.directLevels)}"
+                        + (
+                            f" and request {', '.join(team.approvalLevels)}"
+                            if team.approvalLevels
+                            else ""
+                        ),
+                    )
+                )
+        for approver in team.approvers:
+            if before is None or approver not in before.approvers:
+                out.append(
+                    finding(
+                        "APPROVER_ADDED",
+                        "high",
+                        f"team {name}: approver {approver} added; they may approve the "
+                        "team's escalations",
+                    )
+                )
+        top_old, top_new = _top_direct(old, name), _top_direct(new, name)
+        if top_new is not None and (top_old is None or top_new > top_old):
+            levels = ", ".join(team.directLevels)
+            out.append(
+                finding(
+                    "DIRECT_LEVEL_RAISED",
+                    "high",
+                    f"team {name}: may now set schedulingPriority {top_new} without approval "
+                    f"(was {'nothing' if top_old is None else top_old}; direct levels {levels})",
+                )
+            )
+        added = [
+            lv for lv in team.approvalLevels if before is None or lv not in before.approvalLevels
+        ]
+        if added:
+            out.append(
+                finding(
+                    "APPROVAL_LEVEL_ADDED",
+                    "medium",
+                    f"team {name}: may now request {', '.join(added)} (approved in Slack)",
+                )
+            )
+        if before is not None:
+            b, a = before.escalationBudget, team.escalationBudget
+            if a.count / a.periodSeconds > b.count / b.periodSeconds:
+                out.append(
+                    finding(
+                        "ESCALATION_BUDGET_RAISED",
+                        "medium",
+                        f"team {name}: escalation budget {b.count} per {b.periodSeconds} s "
+                        f"-> {a.count} per {a.periodSeconds} s",
+                    )
+                )
+        roles = [r for r in team.executionRoles if before is None or r not in before.executionRoles]
+        if roles:
+            out.append(
+                finding(
+                    "EXECUTION_ROLE_ADDED",
+                    "medium",
+                    f"team {name}: jobs may now run as {', '.join(roles)}",
+                )
+            )
+    return out
+
+
+def share_approvers_added(old: Policy, new: Policy) -> list[dict[str, str]]:
+    """Approvers added to a quota share (they approve escalations of every team there)."""
+    out: list[dict[str, str]] = []
+    for share in new.quotaShares:
+        try:
+            was = set(old.share(share.quotaShareName).approvers)
+        except KeyError:
+            was = set()
+        out += [
+            finding(
+                "APPROVER_ADDED",
+                "high",
+                f"quota share {share.quotaShareName}: approver {a} added; they may approve "
+                "escalations of every team using the share",
+            )
+            for a in share.approvers
+            if a not in was
+        ]
+    return out
+
+
+def policy_change_findings(
+    old: Policy, new: Policy, usage: Mapping[str, ShareUsage] | None = None
+) -> list[dict[str, str]]:
+    """The risk findings of changing the governance policy from ``old`` to ``new``.
+
+    The share rules of this module run on each share the new policy declares, its
+    configuration in ``old`` (None for a new share) against ``new``; ``usage`` gives a
+    share's measured use, else the share is taken as using its whole former limit
+    (:meth:`ShareUsage.full`), so a capacity cut of a full ``RESERVE`` share is
+    ``high``. Then the rights teams and shares gain. Order: shares (policy order), then
+    teams, then share approvers.
+    """
+    out: list[dict[str, str]] = []
+    for share in new.quotaShares:
+        name = share.quotaShareName
+        after = quota_share_configuration(share.batch_configuration())
+        try:
+            before: dict[str, Any] | None = quota_share_configuration(
+                old.share(name).batch_configuration()
+            )
+        except KeyError:
+            before = None
+        if before == after:
+            continue
+        used = (usage or {}).get(name) or ShareUsage.full(before)
+        out += lowered_below_use(name, before, after, used)
+        out += away_from_reserve(name, before, after)
+        out += borrow_raised(name, before, after)
+        out += in_share_preemption_without_checkpoints(name, before, after, new)
+    out += team_rights_gained(old, new)
+    out += share_approvers_added(old, new)
+    return out
+
+
+def invalid_policy(faults: list[str]) -> list[dict[str, str]]:
+    """The new policy document is not valid: every function refuses to load it."""
+    shown = "; ".join(faults[:5]) + (f" (and {len(faults) - 5} more)" if len(faults) > 5 else "")
+    return [
+        finding(
+            "POLICY_INVALID",
+            "high",
+            f"the new policy is invalid ({len(faults)} fault(s)): {shown}; functions that load "
+            "it fail until it is fixed",
+        )
+    ]

@@ -361,6 +361,9 @@ def describe_record(record: Mapping[str, Any]) -> str:
     if error:
         lines.append(f"    failed: {error.get('code')}: {error.get('message')}")
     for change in record.get("difference") or []:
+        if "text" in change:  # a policy change, in governance terms
+            lines.append(f"    {change['text']}")
+            continue
         lines.append(f"    {change['path']}: {_show(change['before'])} -> {_show(change['after'])}")
     if record.get("beforeSource") in ("policy", "unknown") and record.get("difference"):
         lines.append(f"    (before taken from: {record['beforeSource']})")

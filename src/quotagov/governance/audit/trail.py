@@ -24,7 +24,7 @@ Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHas
      decisionAction}, action, resource: {type, name, arn, quotaShareName?},
      jobQueue, requestParameters, error: {code, message}|null, before, beforeSource,
      after, difference: [{path, before, after}], findings: [{code, severity, message}],
-     lookupErrors: [str]}
+     lookupErrors: [str], loadedPolicyVersion: int|null}
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ class AuditTrail:
         chat: where risky changes are posted (None: not posted).
         platform_channel: the platform team's Slack channel id.
         writer: the chain writer (default: a :class:`ChainWriter` over ``chains``).
+        policy_version: the SSM version of ``policy`` (None: unknown or a file), kept in
+            each record as ``loadedPolicyVersion``: the policy its drift and class
+            findings were judged against.
     """
 
     def __init__(
@@ -117,7 +120,9 @@ class AuditTrail:
         chat: ChatNotifier | None = None,
         platform_channel: str = "",
         writer: ChainWriter | None = None,
+        policy_version: int | None = None,
     ) -> None:
+        self._policy_version = policy_version
         self._chains = chains
         self._versions = versions
         self._configs = LastKnownConfigurations(versions, batch)
@@ -359,6 +364,7 @@ class AuditTrail:
             "difference": [] if call.failed else difference(before, after),
             "findings": findings,
             "lookupErrors": errors,
+            "loadedPolicyVersion": self._policy_version,
         }
         if not call.failed:
             self._remember(call, target, after)
