@@ -438,8 +438,23 @@ class Services:
 
     @dependency()
     def slack_signing_secret(self) -> str:
-        """Slack's signing secret, for ``X-Slack-Signature``."""
-        return self.slack_credentials.signing_secret
+        """Slack's signing secret, for ``X-Slack-Signature``: from its own secret
+        (``SLACK_SIGNING_SECRET_ARN``), else from the bot-token secret when that one
+        carries ``signingSecret``.
+
+        Raises:
+            RuntimeError: when neither secret is configured or holds it.
+        """
+        from quotagov.adapters.slack import load_signing_secret
+
+        if self.settings.slack_signing_secret_arn:
+            return load_signing_secret(self.settings.slack_signing_secret_arn)
+        secret = self.slack_credentials.signing_secret
+        if not secret:
+            raise RuntimeError(
+                "SLACK_SIGNING_SECRET_ARN is not set and the Slack secret has no signingSecret"
+            )
+        return secret
 
     @dependency()
     def chat(self) -> ChatNotifier:

@@ -322,6 +322,7 @@ class LocalRuntime:
             principal=self._invoker.current_caller,
             clock=self.clock,
             emit=self._deliveries.emit,
+            role_arns=self.stack.role_arns(),
         )
         self.recording_batch = recording
 
