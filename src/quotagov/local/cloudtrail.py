@@ -133,6 +133,54 @@ def cloudtrail_envelope(
     }
 
 
+def lambda_invoke_envelope(
+    *,
+    function_arn: str,
+    principal_arn: str,
+    at: float,
+    role_arns: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The EventBridge envelope of the CloudTrail data event a trail logging Lambda data
+    events records for one ``Invoke`` of ``function_arn`` by ``principal_arn`` at ``at``
+    (AWS Lambda Developer Guide, "Logging AWS Lambda API calls using AWS CloudTrail",
+    https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html)."""
+    identity = user_identity(principal_arn, role_arns)
+    identity.get("sessionContext", {}).get("attributes", {})["creationDate"] = iso_time(at)
+    detail: dict[str, Any] = {
+        "eventVersion": "1.09",
+        "userIdentity": identity,
+        "eventTime": iso_time(at),
+        "eventSource": "lambda.amazonaws.com",
+        "eventName": "Invoke",
+        "awsRegion": REGION,
+        "sourceIPAddress": "127.0.0.1",
+        "userAgent": "quotagov-local",
+        "requestParameters": {"functionName": function_arn},
+        "responseElements": None,
+        "requestID": str(uuid.uuid4()),
+        "eventID": str(uuid.uuid4()),
+        "readOnly": False,
+        "resources": [
+            {"accountId": ACCOUNT_ID, "type": "AWS::Lambda::Function", "ARN": function_arn}
+        ],
+        "eventType": "AwsApiCall",
+        "managementEvent": False,
+        "recipientAccountId": ACCOUNT_ID,
+        "eventCategory": "Data",
+    }
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "AWS API Call via CloudTrail",
+        "source": "aws.lambda",
+        "account": ACCOUNT_ID,
+        "time": iso_time(at),
+        "region": REGION,
+        "resources": [],
+        "detail": detail,
+    }
+
+
 class CloudTrailRecordingBatch:
     """A Batch port that records its mutating calls the way CloudTrail would.
 
