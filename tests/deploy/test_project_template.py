@@ -328,7 +328,7 @@ def test_job_state_rule_matches_the_governed_queue_with_retries_and_dlq() -> Non
 
 
 def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
-    [rule] = [e for e in _events("AuditFunction").values() if e["Type"] == "EventBridgeRule"]
+    rule = _events("AuditFunction")["BatchPolicyChange"]
     pattern = rule["Properties"]["Pattern"]
     assert pattern["source"] == ["aws.batch"]
     assert pattern["detail-type"] == ["AWS API Call via CloudTrail"]
@@ -342,6 +342,28 @@ def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
     # Guide, "AWS service events delivered via AWS CloudTrail",
     # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail.html).
     assert "State" not in rule["Properties"]
+
+
+def test_direct_invocations_of_every_function_reach_the_audit_writer() -> None:
+    """CloudTrail data events of Lambda Invoke (a trail logging them), for each function
+    of the stack and no other: the writer records those not made by a trigger."""
+    rule = _events("AuditFunction")["DirectInvocations"]["Properties"]
+    pattern = rule["Pattern"]
+    assert (pattern["source"], pattern["detail-type"]) == (
+        ["aws.lambda"],
+        ["AWS API Call via CloudTrail"],
+    )
+    assert pattern["detail"]["eventSource"] == ["lambda.amazonaws.com"]
+    assert pattern["detail"]["eventName"] == ["Invoke"]
+    named = pattern["detail"]["requestParameters"]["functionName"]
+    assert sorted(n["Fn::GetAtt"][0] for n in named) == sorted(
+        resources_of_type(TEMPLATE, FUNCTION_TYPE)
+    )
+    assert rule["DeadLetterConfig"] == {
+        "Arn": {"Fn::GetAtt": ["AuditEventsDeadLetterQueue", "Arn"]}
+    }
+    alarm = RESOURCES["DirectInvocationsAlarm"]["Properties"]
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("quotagov", "DirectInvocations")
 
 
 def test_expiry_runs_every_five_minutes() -> None:
