@@ -566,6 +566,8 @@ def test_a_role_that_only_looks_like_a_bound_one_is_refused(stack: Stack) -> Non
         "arn:aws:iam::444455556666:role/sm-exec-research",
         "arn:aws:iam::111122223333:role/xsm-exec",
         "arn:aws:iam::111122223333:role/sm-exec/admin",
+        # the team's pattern sm-exec-research* does not reach into a path of that name
+        "arn:aws:iam::111122223333:role/sm-exec-research-x/admin",
     ):
         body = submission(serviceRequestPayload=training_payload(RoleArn=role))
         status, reply = post_jobs(body, ALICE)
