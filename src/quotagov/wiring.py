@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
-    from quotagov.governance.waiting import WaitExplainer
+    from quotagov.governance.waiting import QueueReadings, WaitExplainer
     from quotagov.policy.loading import FilePolicySource, SsmPolicySource
     from quotagov.policy.models import Policy
 
@@ -529,7 +529,16 @@ class Services:
             jobs=JobRecordLookup(self.jobs),
             clock=self.clock,
             capacity=self.environment_capacity,
+            readings=self.queue_readings,
         )
+
+    @dependency()
+    def queue_readings(self) -> QueueReadings:
+        """The governed queue's last reading for job views, kept a few seconds
+        (:data:`quotagov.governance.waiting.QUEUE_READING_SECONDS`) by the warm function."""
+        from quotagov.governance.waiting import QueueReadings
+
+        return QueueReadings(self.clock)
 
     @dependency(cached=False)
     def dispositions(self) -> DispositionDeps:
