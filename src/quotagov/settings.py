@@ -46,6 +46,9 @@ class Settings:
     policy_parameter: str = ""  #: SSM parameter holding the policy YAML (POLICY_PARAMETER)
     policy_file: str = ""  #: local policy file, used instead of SSM when set (POLICY_FILE)
     slack_secret_arn: str = ""  #: Secrets Manager secret with the Slack tokens (SLACK_SECRET_ARN)
+    #: Secrets Manager secret with the Slack request signing secret alone
+    #: (SLACK_SIGNING_SECRET_ARN; only the Slack function may read it)
+    slack_signing_secret_arn: str = ""
     slack_api_url: str = ""  #: Slack Web API base URL override, ends with '/' (SLACK_API_URL)
     approval_channel: str = ""  #: default Slack channel for approvals (APPROVAL_CHANNEL)
     platform_channel: str = ""  #: Slack channel of the platform team (PLATFORM_CHANNEL)

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
-    from quotagov.governance.waiting import WaitExplainer
+    from quotagov.governance.waiting import QueueReadings, WaitExplainer
     from quotagov.policy.loading import FilePolicySource, PolicyStamp, SsmPolicySource
     from quotagov.policy.models import Policy
 
@@ -479,8 +479,23 @@ class Services:
 
     @dependency()
     def slack_signing_secret(self) -> str:
-        """Slack's signing secret, for ``X-Slack-Signature``."""
-        return self.slack_credentials.signing_secret
+        """Slack's signing secret, for ``X-Slack-Signature``: from its own secret
+        (``SLACK_SIGNING_SECRET_ARN``), else from the bot-token secret when that one
+        carries ``signingSecret``.
+
+        Raises:
+            RuntimeError: when neither secret is configured or holds it.
+        """
+        from quotagov.adapters.slack import load_signing_secret
+
+        if self.settings.slack_signing_secret_arn:
+            return load_signing_secret(self.settings.slack_signing_secret_arn)
+        secret = self.slack_credentials.signing_secret
+        if not secret:
+            raise RuntimeError(
+                "SLACK_SIGNING_SECRET_ARN is not set and the Slack secret has no signingSecret"
+            )
+        return secret
 
     @dependency()
     def chat(self) -> ChatNotifier:
@@ -555,7 +570,16 @@ class Services:
             jobs=JobRecordLookup(self.jobs),
             clock=self.clock,
             capacity=self.environment_capacity,
+            readings=self.queue_readings,
         )
+
+    @dependency()
+    def queue_readings(self) -> QueueReadings:
+        """The governed queue's last reading for job views, kept a few seconds
+        (:data:`quotagov.governance.waiting.QUEUE_READING_SECONDS`) by the warm function."""
+        from quotagov.governance.waiting import QueueReadings
+
+        return QueueReadings(self.clock)
 
     @dependency(cached=False)
     def dispositions(self) -> DispositionDeps:

@@ -31,7 +31,7 @@ from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall
 from quotagov.governance.audit.trail import AuditEventError, AuditTrail
 from quotagov.governance.ports import ControllerDecision
-from quotagov.handlers.audit_trail import BatchApiCallEvent, handler
+from quotagov.handlers.audit_trail import BatchApiCallEvent, LambdaInvokeEvent, handler
 from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
 from quotagov.settings import Settings
@@ -209,8 +209,24 @@ def test_misconfigured_slack_still_records(
 CLOUDTRAIL_SAMPLES = sorted(
     p
     for p in EVENTS.glob("audit_trail-*.json")
-    if '"Records"' not in p.read_text() and '"aws.ssm"' not in p.read_text()
+    if '"Records"' not in p.read_text()
+    and '"aws.ssm"' not in p.read_text()
+    and '"aws.lambda"' not in p.read_text()
 )  # the policy parameter's (aws.ssm) sample: tests/audit/test_audit_policy_parameter.py
+
+
+def test_the_direct_invocation_sample_is_a_lambda_invoke_data_event() -> None:
+    """``audit_trail-direct-invoke.json``: a developer's Invoke of JobsApiFunction, as a
+    trail logging Lambda data events delivers it (a DIRECT_INVOCATION when recorded)."""
+    event = LambdaInvokeEvent.model_validate_json(
+        (EVENTS / "audit_trail-direct-invoke.json").read_text()
+    )
+    assert (event.source, event.detail_type) == ("aws.lambda", "AWS API Call via CloudTrail")
+    call = event.detail
+    assert (call.eventSource, call.eventName) == ("lambda.amazonaws.com", "Invoke")
+    assert call.function_name == "quotagov-JobsApiFunction-1A2B3C4D5E6F"
+    assert not call.by_trigger
+    assert call.userIdentity.issuer_arn == "arn:aws:iam::111122223333:role/developer"
 
 
 @pytest.mark.parametrize("path", CLOUDTRAIL_SAMPLES, ids=lambda p: p.stem)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.template import parse_template
+from quotagov.deploy.template import function_role, parse_template
 
 FIXTURE_TEMPLATE = """
 AWSTemplateFormatVersion: "2010-09-09"
@@ -38,16 +38,73 @@ Resources:
     Type: AWS::DynamoDB::Table
     Properties:
       KeySchema: [{AttributeName: pk, KeyType: HASH}, {AttributeName: sk, KeyType: RANGE}]
+      ResourcePolicy:
+        PolicyDocument:
+          Statement:
+            - Effect: Deny
+              Principal: "*"
+              Action: [dynamodb:PutItem]
+              Resource: "*"
+              Condition:
+                ArnNotLike:
+                  aws:PrincipalArn:
+                    - !Sub "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/quotagov/\
+                        ${AWS::Region}/${AWS::StackName}/AuditFunction/*"
+            - Effect: Deny
+              Principal: "*"
+              Action: [dynamodb:UpdateItem, dynamodb:DeleteItem]
+              Resource: "*"
+            - Effect: Deny
+              Principal: "*"
+              Action: [dynamodb:BatchWriteItem, dynamodb:PartiQLInsert,
+                       dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete]
+              Resource: "*"
   JobsTable:
     Type: AWS::DynamoDB::Table
     Properties:
       KeySchema: [{AttributeName: pk, KeyType: HASH}]
+      ResourcePolicy:
+        PolicyDocument:
+          Statement:
+            - Effect: Deny
+              Principal: "*"
+              Action: [dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem,
+                       dynamodb:BatchWriteItem, dynamodb:PartiQLInsert,
+                       dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete]
+              Resource: "*"
   Dlq:
     Type: AWS::SQS::Queue
+  DlqPolicy:
+    Type: AWS::SQS::QueuePolicy
+    Properties:
+      Queues: [!Ref Dlq]
+      PolicyDocument:
+        Statement:
+          - {Effect: Deny, Principal: "*", Action: sqs:SendMessage, Resource: !GetAtt Dlq.Arn}
+          - Effect: Deny
+            Principal: "*"
+            Action: [sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility,
+                     sqs:PurgeQueue, sqs:StartMessageMoveTask, sqs:CancelMessageMoveTask]
+            Resource: !GetAtt Dlq.Arn
   Queue:
     Type: AWS::SQS::Queue
     Properties:
       RedrivePolicy: {deadLetterTargetArn: !GetAtt Dlq.Arn, maxReceiveCount: 5}
+  QueuePolicy:
+    Type: AWS::SQS::QueuePolicy
+    Properties:
+      Queues: [!Ref Queue]
+      PolicyDocument:
+        Statement:
+          - {Effect: Deny, Principal: "*", Action: sqs:SendMessage, Resource: !GetAtt Queue.Arn}
+          - Effect: Deny
+            Principal: "*"
+            Action: [sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility,
+                     sqs:PurgeQueue, sqs:StartMessageMoveTask, sqs:CancelMessageMoveTask]
+            Resource: !GetAtt Queue.Arn
+            Condition:
+              ArnNotEquals:
+                aws:PrincipalArn: [!GetAtt WorkerFunctionRole.Arn]
   Api:
     Type: AWS::Serverless::Api
     Properties:
@@ -85,18 +142,29 @@ Resources:
     Type: AWS::Serverless::Function
     Properties:
       Handler: fakeapp.handlers.worker.handler
+      Role: !GetAtt WorkerFunctionRole.Arn
       Events:
         Messages:
           Type: SQS
           Properties: {Queue: !GetAtt Queue.Arn, BatchSize: 5}
+  WorkerFunctionRole:
+    Type: AWS::IAM::Role
+    Properties:
+      Path: !Sub /quotagov/${AWS::Region}/${AWS::StackName}/WorkerFunction/
       Policies:
-        - Statement:
-            - Sid: Submit
-              Effect: Allow
-              Action: batch:SubmitServiceJob
-              Resource:
-                - !If [CreateQueue, !Ref AWS::NoValue, arn:aws:batch:r:1:job-queue/q]
-                - !Sub arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*
+        - PolicyName: least-privilege
+          PolicyDocument:
+            Statement:
+              - Sid: Submit
+                Effect: Allow
+                Action: batch:SubmitServiceJob
+                Resource:
+                  - !If [CreateQueue, !Ref AWS::NoValue, arn:aws:batch:r:1:job-queue/q]
+                  - !Sub arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:service-job/*
+              - Sid: Poll
+                Effect: Allow
+                Action: [sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility]
+                Resource: !GetAtt Queue.Arn
   ApplyDecisionsFunction:
     Type: AWS::Serverless::Function
     Properties:
@@ -115,6 +183,7 @@ Resources:
     Type: AWS::Serverless::Function
     Properties:
       Handler: fakeapp.handlers.audit_trail.handler
+      RolePath: !Sub /quotagov/${AWS::Region}/${AWS::StackName}/AuditFunction/
       Events:
         Calls:
           Type: EventBridgeRule
@@ -247,8 +316,15 @@ class FixtureProject:
         return self.root / "code" / "fakeapp" / "handlers"
 
     def statements(self, function: str) -> list[Any]:
-        """The inline statement list of ``function`` (append to plant a fault)."""
-        policies = self.template["Resources"][function]["Properties"]["Policies"]
+        """The inline statement list of ``function`` (append to plant a fault): its
+        ``Policies``, or its explicit role's first inline policy."""
+        resources = self.template["Resources"]
+        role = function_role(self.template, function)
+        if role in resources:
+            document = resources[role]["Properties"]["Policies"][0]["PolicyDocument"]
+            role_statements: list[Any] = document["Statement"]
+            return role_statements
+        policies = resources[function]["Properties"]["Policies"]
         statements: list[Any] = policies[0]["Statement"]
         return statements
 

@@ -38,7 +38,8 @@ import pytest
 from quotagov.deploy.checks import default_template
 from quotagov.deploy.template import (
     FUNCTION_TYPE,
-    function_property,
+    function_role,
+    function_statements,
     load_template,
     references,
     resources_of_type,
@@ -89,14 +90,13 @@ def _list(value: Any) -> list[Any]:
 def _iam_grants(template: dict[str, Any], function: str) -> set[tuple[str, str]]:
     """(action, referenced logical id or ``*``) of the function's Allow statements."""
     pairs: set[tuple[str, str]] = set()
-    for policy in function_property(template, function, "Policies") or []:
-        for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
-            if statement.get("Effect") != "Allow":
-                continue
-            for resource in _list(statement.get("Resource")):
-                targets = {"*"} if resource == "*" else set(references(resource)) or {"?"}
-                for action in _list(statement.get("Action")):
-                    pairs.update((action, target) for target in targets)
+    for statement in function_statements(template, function):
+        if not isinstance(statement, dict) or statement.get("Effect") != "Allow":
+            continue
+        for resource in _list(statement.get("Resource")):
+            targets = {"*"} if resource == "*" else set(references(resource)) or {"?"}
+            for action in _list(statement.get("Action")):
+                pairs.update((action, target) for target in targets)
     return pairs
 
 
@@ -210,9 +210,27 @@ def test_the_slack_function_holds_and_calls_no_batch_action(calls: list[ActionCa
 def _without(template: dict[str, Any], function: str, sid: str) -> dict[str, Any]:
     """A copy of ``template`` without the statement ``sid`` of ``function``'s policies."""
     broken = copy.deepcopy(template)
-    for policy in broken["Resources"][function]["Properties"]["Policies"]:
-        policy["Statement"] = [s for s in policy["Statement"] if s.get("Sid") != sid]
+    for statements in _statement_lists(broken, function):
+        statements[:] = [s for s in statements if s.get("Sid") != sid]
     return broken
+
+
+def _statement_lists(template: dict[str, Any], function: str) -> list[list[dict[str, Any]]]:
+    """The (mutable) statement lists that make up ``function``'s grants."""
+    resources = template["Resources"]
+    role = function_role(template, function)
+    lists = []
+    if role in resources:
+        for policy in resources[role]["Properties"]["Policies"]:
+            lists.append(policy["PolicyDocument"]["Statement"])
+    else:
+        lists.extend(p["Statement"] for p in resources[function]["Properties"]["Policies"])
+    for resource in resources.values():
+        if resource.get("Type") == "AWS::IAM::Policy" and {"Ref": role} in resource[
+            "Properties"
+        ].get("Roles", []):
+            lists.append(resource["Properties"]["PolicyDocument"]["Statement"])
+    return lists
 
 
 def test_a_grant_taken_away_is_found(calls: list[ActionCall]) -> None:

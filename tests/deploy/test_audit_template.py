@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 
 from quotagov.deploy.checks import check_iam, default_template
+from quotagov.deploy.checks.seals import queue_seal
 from quotagov.deploy.template import (
     FUNCTION_TYPE,
     function_property,
+    function_statements,
     load_template,
     references,
     resources_of_type,
@@ -48,13 +50,10 @@ def _list(value: Any) -> list[Any]:
 
 
 def _allow_statements(function: str) -> list[dict[str, Any]]:
-    policies = function_property(TEMPLATE, function, "Policies") or []
     return [
         s
-        for p in policies
-        if isinstance(p, dict)
-        for s in p.get("Statement", [])
-        if s.get("Effect") == "Allow"
+        for s in function_statements(TEMPLATE, function)
+        if isinstance(s, dict) and s.get("Effect") == "Allow"
     ]
 
 
@@ -141,15 +140,15 @@ def test_decisions_reach_the_writer_over_a_queue_with_a_dlq_and_partial_failures
     assert 1 < sqs[0]["Properties"]["BatchSize"] <= MAX_RUN_RECORDS
     # Every other function may send to it, the queue policy refuses anyone else.
     policy = RESOURCES["AuditQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
-    [deny] = [s for s in policy if s["Effect"] == "Deny" and "ArnNotEquals" in s["Condition"]]
     [tls] = [s for s in policy if s["Effect"] == "Deny" and "Bool" in s["Condition"]]
     assert tls["Condition"]["Bool"] == {"aws:SecureTransport": "false"}
-    allowed = {
-        arn["Fn::GetAtt"][0] for arn in deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
-    }
+    allowed, consumers = queue_seal(TEMPLATE, "AuditQueue")
     senders = {f"{f}Role" for f in FUNCTIONS if ("sqs:SendMessage", "AuditQueue") in _grants(f)}
-    assert allowed == senders
+    # the operator role re-sends records `quotagov redrive` replays
+    assert allowed == senders | {"OperatorRoleArn"}
     assert senders == {f"{f}Role" for f in FUNCTIONS if not f.startswith("Audit")}
+    # nobody but the writer takes records off it (receiving one would drop it unsealed)
+    assert consumers == {"AuditFunctionRole"}
 
 
 def test_generate_mac_and_sign_only_for_the_sealing_and_digest_functions() -> None:

@@ -181,10 +181,14 @@ def test_planted_update_service_job_outside_the_apply_function_fails(
 def test_policies_the_checker_cannot_see_into_fail(
     fixture_project: FixtureProject, policy: Any, described: str
 ) -> None:
-    fixture_project.template["Resources"]["WorkerFunction"]["Properties"]["Policies"].append(policy)
+    fixture_project.template["Resources"]["JobsApiFunction"]["Properties"]["Policies"].append(
+        policy
+    )
     assert check_iam(fixture_project.template) == [
         Finding(
-            "iam", "WorkerFunction", f"{described}: write the statements out so they can be checked"
+            "iam",
+            "JobsApiFunction",
+            f"{described}: write the statements out so they can be checked",
         )
     ]
 

@@ -21,6 +21,7 @@ from quotagov.deploy.checks import check_iam, check_template, default_template
 from quotagov.deploy.template import (
     FUNCTION_TYPE,
     function_property,
+    function_statements,
     load_template,
     references,
     resources_of_type,
@@ -41,7 +42,7 @@ def _properties(logical_id: str) -> dict[str, Any]:
 
 
 def _statements(function: str) -> list[dict[str, Any]]:
-    return [s for p in _properties(function)["Policies"] for s in p["Statement"]]
+    return function_statements(TEMPLATE, function)
 
 
 def _granted(function: str) -> set[tuple[str, str]]:
@@ -130,14 +131,25 @@ def test_slack_secret_only_through_secrets_manager() -> None:
     secret = _properties("SlackSecret")
     assert "SecretString" not in secret
     assert set(TEMPLATE["Parameters"]).isdisjoint({"SlackBotToken", "SlackSigningSecret"})
+    secret_of = {
+        "SLACK_SECRET_ARN": "SlackSecret",
+        "SLACK_SIGNING_SECRET_ARN": "SlackSigningSecret",
+    }
     for function in resources_of_type(TEMPLATE, FUNCTION_TYPE):
-        has_arn = (
-            "SLACK_SECRET_ARN" in function_property(TEMPLATE, function, "Environment")["Variables"]
-        )
-        reads = [a for a, t in _granted(function) if a == "secretsmanager:GetSecretValue"]
+        variables = function_property(TEMPLATE, function, "Environment")["Variables"]
+        named = {secret for variable, secret in secret_of.items() if variable in variables}
         targets = {t for a, t in _granted(function) if a.startswith("secretsmanager:")}
-        assert bool(reads) == has_arn
-        assert targets <= {"SlackSecret"}
+        assert targets == named, function
+    # The signing secret (whoever reads it can forge a click): the Slack function only.
+    readers = [
+        f
+        for f in resources_of_type(TEMPLATE, FUNCTION_TYPE)
+        if ("secretsmanager:GetSecretValue", "SlackSigningSecret") in _granted(f)
+    ]
+    assert readers == ["SlackInteractionsFunction"]
+    assert ("secretsmanager:GetSecretValue", "SlackSecret") not in _granted(
+        "SlackInteractionsFunction"
+    )
 
 
 def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_function() -> None:
@@ -151,6 +163,17 @@ def test_audit_table_is_put_only_and_update_service_job_only_for_the_apply_funct
         holds_update = any(a == "batch:UpdateServiceJob" for a, _t in _granted(function))
         assert holds_update == (function == "ApplyDecisionsFunction")
     assert {a for a, _t in _granted("AuditFunction")} == {
+        # its execution role written out (no managed policy): own logs, X-Ray, its queue,
+        # its OnFailure destination
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+        "sqs:SendMessage",
         "dynamodb:PutItem",
         "dynamodb:GetItem",
         "dynamodb:Query",
@@ -320,6 +343,28 @@ def test_audit_rule_lists_every_policy_changing_batch_call() -> None:
     # Guide, "AWS service events delivered via AWS CloudTrail",
     # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail.html).
     assert "State" not in rule["Properties"]
+
+
+def test_direct_invocations_of_every_function_reach_the_audit_writer() -> None:
+    """CloudTrail data events of Lambda Invoke (a trail logging them), for each function
+    of the stack and no other: the writer records those not made by a trigger."""
+    rule = _events("AuditFunction")["DirectInvocations"]["Properties"]
+    pattern = rule["Pattern"]
+    assert (pattern["source"], pattern["detail-type"]) == (
+        ["aws.lambda"],
+        ["AWS API Call via CloudTrail"],
+    )
+    assert pattern["detail"]["eventSource"] == ["lambda.amazonaws.com"]
+    assert pattern["detail"]["eventName"] == ["Invoke"]
+    named = pattern["detail"]["requestParameters"]["functionName"]
+    assert sorted(n["Fn::GetAtt"][0] for n in named) == sorted(
+        resources_of_type(TEMPLATE, FUNCTION_TYPE)
+    )
+    assert rule["DeadLetterConfig"] == {
+        "Arn": {"Fn::GetAtt": ["AuditEventsDeadLetterQueue", "Arn"]}
+    }
+    alarm = RESOURCES["DirectInvocationsAlarm"]["Properties"]
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("quotagov", "DirectInvocations")
 
 
 def test_expiry_runs_every_five_minutes() -> None:

@@ -19,6 +19,7 @@ from quotagov.adapters.slack import (
     SlackChatNotifier,
     build_web_client,
     load_slack_credentials,
+    parse_signing_secret,
     parse_slack_secret,
     respond,
     respond_ephemeral,
@@ -126,10 +127,47 @@ def test_base_url_must_end_with_a_slash() -> None:
 
 def test_secret_fields_are_checked_by_name() -> None:
     assert parse_slack_secret('{"botToken": "xoxb-1", "signingSecret": "s"}').bot_token == "xoxb-1"
+    # the bot-token secret no longer needs the signing secret (it has its own secret)
+    assert parse_slack_secret({"botToken": "xoxb-1"}).signing_secret == ""
+    with pytest.raises(ValueError, match="'botToken' is missing"):
+        parse_slack_secret({"signingSecret": "s"})
     with pytest.raises(ValueError, match="'signingSecret' is missing"):
-        parse_slack_secret({"botToken": "xoxb-1"})
+        parse_slack_secret({"botToken": "xoxb-1", "signingSecret": ""})
     with pytest.raises(ValueError, match="not JSON"):
         parse_slack_secret("xoxb-1")
+    assert parse_signing_secret('{"signingSecret": "s"}') == "s"
+    with pytest.raises(ValueError, match="'signingSecret' is missing"):
+        parse_signing_secret({"botToken": "xoxb-1"})
+
+
+def test_the_signing_secret_comes_from_its_own_secret(
+    slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deployed: the bot-token secret holds no signing secret; the Slack function reads
+    ``SLACK_SIGNING_SECRET_ARN`` (the only role its resource policy admits)."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    with mock_aws():
+        secrets = boto3.client("secretsmanager", region_name="eu-west-1")
+        bot = secrets.create_secret(
+            Name="quotagov/slack", SecretString=json.dumps({"botToken": TOKEN})
+        )["ARN"]
+        signing = secrets.create_secret(
+            Name="quotagov/slack-signing", SecretString=json.dumps({"signingSecret": "shh"})
+        )["ARN"]
+        parameters.clear_caches()
+        only_signing = wiring.override(Settings(slack_signing_secret_arn=signing))
+        try:
+            assert only_signing.slack_signing_secret == "shh"
+        finally:
+            wiring.reset()
+        bot_only = wiring.override(Settings(slack_secret_arn=bot, slack_api_url=slack.base_url))
+        try:
+            with pytest.raises(RuntimeError, match="SLACK_SIGNING_SECRET_ARN is not set"):
+                _ = bot_only.slack_signing_secret
+            assert bot_only.chat.post("C0GOVERN", "wired", BLOCKS).channel == "C0GOVERN"
+        finally:
+            wiring.reset()
+            parameters.clear_caches()
 
 
 def test_wiring_builds_chat_from_the_secret(

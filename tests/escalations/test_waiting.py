@@ -220,6 +220,27 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
             createdAt=int(LENT_T0 + 240),
         )
     )
+    # bg-3 is a submission of dave's team (applied), bg-2 one of research's: dave's view
+    # may name the first, and only count the second (no name, no Batch id).
+    for name, team in (("bg-3", "applied"), ("bg-2", "research")):
+        jobs.create(
+            JobRecord(
+                pk=f"sub-{name}",
+                state=SubmissionState.SUBMITTED,
+                team=team,
+                workloadClass="exploratory",
+                priorityLevel="standard",
+                jobName=name,
+                principal=DAVE,
+                quotaShareName="background",
+                schedulingPriority=10,
+                serviceRequestPayload=_payload(name, 1),
+                instanceType="ml.g5.xlarge",
+                instanceCount=1,
+                batchJobId=ids[name],
+                createdAt=int(LENT_T0),
+            )
+        )
     clock.set(LENT_T0 + 300)
     batch.sync()
     wiring.override(
@@ -275,7 +296,11 @@ def test_batch_holds_the_state_worked_by_hand(lent_out: dict[str, Any]) -> None:
     assert preempted == []  # reclaiming bg-3 and bg-2 would not make room for 3
 
 
-def test_capacity_lent_out_names_the_borrowing_jobs(lent_out: dict[str, Any]) -> None:
+def test_capacity_lent_out_names_only_the_viewers_teams_borrowers(
+    lent_out: dict[str, Any],
+) -> None:
+    """Dave (applied) sees why med-1 waits: bg-3, his team's, is named; bg-2, research's
+    job, is counted only: neither its name nor its Batch id is in his answer."""
     ids = lent_out["ids"]
     waiting = _lent_out_view(lent_out)
     assert waiting["position"] == {"queue": 1, "share": 1, "queueLength": 1}
@@ -289,38 +314,61 @@ def test_capacity_lent_out_names_the_borrowing_jobs(lent_out: dict[str, Any]) ->
             "instanceType": "ml.g5.xlarge",
             "instances": 1,
         },
-        {
-            "jobId": ids["bg-2"],
-            "jobName": "bg-2",
-            "quotaShareName": "background",
-            "instanceType": "ml.g5.xlarge",
-            "instances": 1,
-        },
     ]
-    assert reason["moreBorrowers"] == 0
+    assert reason["moreBorrowers"] == 1
     assert reason["text"] == (
         "Share medium uses 0 of its 3 x ml.g5.xlarge; the rest is lent out and not "
         "reclaimed for it. Jobs of other shares borrow 2 x ml.g5.xlarge: "
         f"bg-3 (job {ids['bg-3']}, share background, 1 x ml.g5.xlarge); "
-        f"bg-2 (job {ids['bg-2']}, share background, 1 x ml.g5.xlarge). "
+        "and 1 more job(s). "
         "Cross-share preemption gives lent capacity back only when that makes room for "
         "the job."
     )
+    answer = json.dumps(waiting)
+    assert ids["bg-2"] not in answer and "bg-2" not in answer
     assert waiting["estimatedStartAt"] == LENT_T0 + 120 + 86400
+
+
+def test_a_view_reads_a_bounded_number_of_jobs_and_reuses_its_reading(
+    lent_out: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most max_jobs DescribeServiceJob calls per view (the waiting job's own
+    description is given), and a second view within QUEUE_READING_SECONDS reads
+    Batch not at all."""
+    from quotagov.governance.waiting import QUEUE_READING_SECONDS, QueueReadings
+
+    batch = lent_out["batch"]
+    calls: list[str] = []
+    real = batch.describe_service_job
+
+    def counted(**request: Any) -> Any:
+        calls.append(request["jobId"])
+        return real(**request)
+
+    monkeypatch.setattr(batch, "describe_service_job", counted)
+    clock = lent_out["clock"]
+    readings = QueueReadings(clock)
+    first = _lent_out_view(lent_out, max_jobs=2, readings=readings)
+    assert 0 < len(calls) <= 2 + 1  # + the test's own description of med-1
+    assert "read from the first 2 jobs the queue lists" in first["estimate"]["basis"]
+    calls.clear()
+    _lent_out_view(lent_out, readings=readings)
+    assert calls == [lent_out["ids"]["med-1"]]  # only the view's own DescribeServiceJob
+    clock.set(clock.now() + QUEUE_READING_SECONDS)
+    calls.clear()
+    _lent_out_view(lent_out, readings=readings)
+    assert len(calls) > 1  # read again once the reading is older
 
 
 def test_only_the_first_borrowers_are_named_and_the_rest_counted(
     lent_out: dict[str, Any],
 ) -> None:
     ids = lent_out["ids"]
-    reason = _lent_out_view(lent_out, max_named=1)["reason"]
-    assert [b["jobName"] for b in reason["borrowers"]] == ["bg-3"]
-    assert reason["moreBorrowers"] == 1
-    assert (
-        f"borrow 2 x ml.g5.xlarge: bg-3 (job {ids['bg-3']}, share background, "
-        "1 x ml.g5.xlarge); and 1 more job(s). "
-    ) in reason["text"]
-    assert ids["bg-2"] not in reason["text"]
+    reason = _lent_out_view(lent_out, max_named=0)["reason"]
+    assert reason["borrowers"] == []
+    assert reason["moreBorrowers"] == 2
+    assert "borrow 2 x ml.g5.xlarge: 2 job(s). " in reason["text"]
+    assert ids["bg-2"] not in reason["text"] and ids["bg-3"] not in reason["text"]
 
 
 def test_the_route_names_the_borrowers_to_the_owner(lent_out: dict[str, Any]) -> None:
@@ -337,8 +385,8 @@ def test_the_route_names_the_borrowers_to_the_owner(lent_out: dict[str, Any]) ->
     reason = json.loads(reply["body"])["batch"]["waiting"]["reason"]
     assert [(b["jobName"], b["jobId"]) for b in reason["borrowers"]] == [
         ("bg-3", lent_out["ids"]["bg-3"]),
-        ("bg-2", lent_out["ids"]["bg-2"]),
     ]
+    assert lent_out["ids"]["bg-2"] not in reply["body"]
 
 
 # ---------------------------------------------------------------- fits now

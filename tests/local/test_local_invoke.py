@@ -66,6 +66,8 @@ AUDIT_FINDINGS = {
     "update-service-job-controller": ["PRIORITY_RAISED_OUTSIDE_QUOTAGOV"],
     "update-service-job": ["PRIORITY_RAISED_OUTSIDE_QUOTAGOV"],
     "submit-service-job": ["SUBMITTED_OUTSIDE_QUOTAGOV"],
+    # a developer invoking JobsApiFunction (a Lambda Invoke data event)
+    "direct-invoke": ["DIRECT_INVOCATION"],
 }
 API_ANSWERS = {
     "jobs_api-submit.json": (202, '"state":"QUEUED"'),

@@ -324,6 +324,12 @@ def test_execution_role_patterns_match_only_what_they_name() -> None:
     exact = "arn:aws:iam::111122223333:role/sm-exec"
     assert role_matches(exact, exact)
     assert not role_matches(exact + "-admin", exact)
+    # a * never crosses /: a role under a path that starts like the bound name is not it
+    assert not role_matches("arn:aws:iam::111122223333:role/sm-exec-research-x/admin", pattern)
+    assert not role_matches("arn:aws:iam::111122223333:role/sm-exec-research/a/b", pattern)
+    team_path = "arn:aws:iam::111122223333:role/team-a/*"
+    assert role_matches("arn:aws:iam::111122223333:role/team-a/trainer", team_path)
+    assert not role_matches("arn:aws:iam::111122223333:role/team-a/deeper/admin", team_path)
     # regex metacharacters in a name are literal
     assert not role_matches(
         "arn:aws:iam::111122223333:role/smXexec", "arn:aws:iam::111122223333:role/sm.exec"

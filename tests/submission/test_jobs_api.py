@@ -566,8 +566,59 @@ def test_a_role_that_only_looks_like_a_bound_one_is_refused(stack: Stack) -> Non
         "arn:aws:iam::444455556666:role/sm-exec-research",
         "arn:aws:iam::111122223333:role/xsm-exec",
         "arn:aws:iam::111122223333:role/sm-exec/admin",
+        # the team's pattern sm-exec-research* does not reach into a path of that name
+        "arn:aws:iam::111122223333:role/sm-exec-research-x/admin",
     ):
         body = submission(serviceRequestPayload=training_payload(RoleArn=role))
         status, reply = post_jobs(body, ALICE)
         assert status == 422, role
         assert reply["reasons"][0].startswith("serviceRequestPayload.RoleArn: ")
+
+
+class _FrontOfShareBatch:
+    """DescribeServiceJob says RUNNABLE; the snapshot puts ``front`` first in the share."""
+
+    def __init__(self, front: str) -> None:
+        self.front = front
+
+    def describe_service_job(self, **request: Any) -> dict[str, Any]:
+        return {"status": "RUNNABLE", "quotaShareName": "background", "jobArn": "arn:me/j-me"}
+
+    def get_job_queue_snapshot(self, **request: Any) -> dict[str, Any]:
+        entry = {"jobArn": self.front, "earliestTimeAtPosition": 1}
+        return {"frontOfQuotaShares": {"quotaShares": {"background": [entry]}}}
+
+
+@pytest.mark.parametrize(("front_team", "named"), [("research", True), ("applied", False)])
+def test_the_front_of_the_share_is_named_only_when_it_is_the_viewers_team(
+    front_team: str, named: bool
+) -> None:
+    """A waiting job's view says another team's job heads the share without naming it
+    (no Batch ARN): only the viewer's team's jobs are named."""
+    from quotagov.governance.job_view import job_view
+    from quotagov.governance.records import JobRecord
+
+    record = JobRecord(
+        pk="sub-1",
+        state=SubmissionState.SUBMITTED,
+        team="research",
+        workloadClass="exploratory",
+        priorityLevel="standard",
+        jobName="mine",
+        principal=ALICE,
+        quotaShareName="background",
+        batchJobId="j-me",
+        batchJobArn="arn:me/j-me",
+    )
+    front = "arn:aws:batch:eu-west-1:111122223333:service-job/j-other"
+    view = job_view(
+        record,
+        _FrontOfShareBatch(front),  # type: ignore[arg-type]
+        "queue",
+        team_of=lambda batch_job_id: front_team if batch_job_id == "j-other" else None,
+    )
+    assert view["batch"]["frontOfShare"] == {
+        "atFront": False,
+        "jobArn": front if named else None,
+        "earliestTimeAtPosition": 1,
+    }

@@ -1,8 +1,12 @@
 """Slack adapter: :class:`~quotagov.governance.ports.ChatNotifier` over slack_sdk's WebClient.
 
-Credentials live in one Secrets Manager secret (``SLACK_SECRET_ARN``) holding JSON
-``{"botToken": "xoxb-...", "signingSecret": "..."}``; they are read with Powertools
-Parameters ``get_secret`` and cached (default 300 s, ``POWERTOOLS_PARAMETERS_MAX_AGE``).
+Credentials live in two Secrets Manager secrets: the bot token in ``SLACK_SECRET_ARN``
+(JSON ``{"botToken": "xoxb-..."}``, read by every function that posts) and the request
+signing secret in ``SLACK_SIGNING_SECRET_ARN`` (JSON ``{"signingSecret": "..."}``, read
+by the Slack function only; its resource policy refuses everyone else). A bot-token
+secret that still carries ``signingSecret`` (one secret for both, as before) is read
+too. Both are read with Powertools Parameters ``get_secret`` and cached (default 300 s,
+``POWERTOOLS_PARAMETERS_MAX_AGE``).
 ``SLACK_API_URL`` overrides the Web API base URL (the local runtime and the tests point
 it at :class:`quotagov.local.fake_slack.FakeSlack`); slack_sdk joins method names to it
 with ``urljoin``, so it must end with ``/`` (slack_sdk's source,
@@ -68,7 +72,8 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
 
 @dataclass(frozen=True)
 class SlackCredentials:
-    """The Slack app's bot token (``xoxb-...``) and request signing secret."""
+    """The Slack app's bot token (``xoxb-...``) and request signing secret (``""`` when
+    the bot-token secret does not carry it: it lives in its own secret)."""
 
     bot_token: str
     signing_secret: str
@@ -77,8 +82,10 @@ class SlackCredentials:
         return "SlackCredentials(bot_token=***, signing_secret=***)"
 
 
-def parse_slack_secret(raw: Any) -> SlackCredentials:
-    """Read ``{"botToken", "signingSecret"}`` from the secret value (dict or JSON text).
+def _secret_fields(
+    raw: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The string fields of a secret value (dict or JSON text); ``optional`` ones may be absent.
 
     Raises:
         ValueError: naming the missing or empty field, or when the value is not JSON.
@@ -91,12 +98,47 @@ def parse_slack_secret(raw: Any) -> SlackCredentials:
     if not isinstance(raw, dict):
         raise ValueError("Slack secret: value must be a JSON object")
     values: dict[str, str] = {}
-    for key in ("botToken", "signingSecret"):
+    for key in (*required, *optional):
         value = raw.get(key)
+        if key in optional and value is None:
+            continue
         if not isinstance(value, str) or not value:
             raise ValueError(f"Slack secret: field {key!r} is missing or empty")
         values[key] = value
-    return SlackCredentials(bot_token=values["botToken"], signing_secret=values["signingSecret"])
+    return values
+
+
+def parse_slack_secret(raw: Any) -> SlackCredentials:
+    """Read ``{"botToken"}`` (and ``signingSecret`` when present) from the secret value.
+
+    Raises:
+        ValueError: naming the missing or empty field, or when the value is not JSON.
+    """
+    values = _secret_fields(raw, ("botToken",), ("signingSecret",))
+    return SlackCredentials(
+        bot_token=values["botToken"], signing_secret=values.get("signingSecret", "")
+    )
+
+
+def parse_signing_secret(raw: Any) -> str:
+    """Read ``{"signingSecret"}`` from the signing secret's value (dict or JSON text).
+
+    Raises:
+        ValueError: naming the missing or empty field, or when the value is not JSON.
+    """
+    return _secret_fields(raw, ("signingSecret",))["signingSecret"]
+
+
+def load_signing_secret(secret_arn: str) -> str:
+    """Fetch the Slack signing secret (``SLACK_SIGNING_SECRET_ARN``) through Powertools
+    Parameters (cached 300 s).
+
+    Raises:
+        ValueError: when the secret's JSON lacks ``signingSecret``.
+        aws_lambda_powertools.utilities.parameters.GetParameterError: when it cannot be
+            read (its resource policy admits the Slack function's role only).
+    """
+    return parse_signing_secret(parameters.get_secret(secret_arn))
 
 
 def load_slack_credentials(secret_arn: str, *, max_age: int | None = None) -> SlackCredentials:

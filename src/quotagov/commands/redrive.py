@@ -13,8 +13,9 @@ again (they stay parked), 2 for a usage error or a failing AWS call (nothing don
 the message it concerned).
 
 IAM for the operator: ``sqs:ReceiveMessage``/``DeleteMessage`` on the parked queue,
-``sqs:SendMessage`` on the submission queue and on the audit queue (and a place in
-``AuditQueuePolicy``), ``dynamodb:GetItem``/``UpdateItem`` on ``JobsTable``,
+``sqs:SendMessage`` on the submission queue and on the audit queue,
+``dynamodb:GetItem``/``UpdateItem`` on ``JobsTable`` (the queue and table policies
+admit no one else than the stack's roles and its ``OperatorRoleArn`` parameter),
 ``lambda:InvokeFunction`` on the stack's functions (``failed-events``),
 ``cloudformation:DescribeStacks``/``ListStackResources`` (``--stack``).
 """

@@ -146,6 +146,69 @@ def function_property(template: Mapping[str, Any], logical_id: str, name: str) -
     return own.get(name, globals_.get(name))
 
 
+def function_role(template: Mapping[str, Any], logical_id: str) -> str:
+    """Logical id of the execution role of function ``logical_id``.
+
+    The ``AWS::IAM::Role`` of the template its ``Role`` names (``!GetAtt <Role>.Arn``),
+    else the role SAM generates from its ``Policies``, ``<Function>Role`` (AWS SAM
+    Developer Guide, "Generated AWS CloudFormation resources for AWS SAM",
+    https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/sam-specification-generated-resources-function.html).
+    """
+    props = template["Resources"][logical_id].get("Properties") or {}
+    role = props.get("Role")
+    if isinstance(role, Mapping) and "Fn::GetAtt" in role:
+        target = role["Fn::GetAtt"]
+        name = target[0] if isinstance(target, list) else str(target).split(".", 1)[0]
+        if name in template["Resources"]:
+            return str(name)
+    return f"{logical_id}Role"
+
+
+def role_functions(template: Mapping[str, Any]) -> dict[str, str]:
+    """Execution role logical id -> the function that runs as it (see :func:`function_role`)."""
+    return {
+        function_role(template, logical_id): logical_id
+        for logical_id in resources_of_type(template, FUNCTION_TYPE)
+    }
+
+
+def _policy_statements(document: Any) -> list[Any]:
+    statements = (document or {}).get("Statement") if isinstance(document, Mapping) else None
+    if statements is None:
+        return []
+    return statements if isinstance(statements, list) else [statements]
+
+
+def function_statements(template: Mapping[str, Any], logical_id: str) -> list[Any]:
+    """Every IAM statement function ``logical_id`` holds, as written in the template.
+
+    Its ``Policies`` statements (SAM puts them in the role it generates), or the inline
+    policies of the explicit ``AWS::IAM::Role`` its ``Role`` names; then the statements
+    of every ``AWS::IAM::Policy`` attached to that role (``Roles: [!Ref <Role>]``).
+    SAM policy templates and managed policy ARNs are not statements and are left out.
+    """
+    resources = template["Resources"]
+    role = function_role(template, logical_id)
+    statements: list[Any] = []
+    if role in resources and resources[role].get("Type") == "AWS::IAM::Role":
+        for policy in (resources[role].get("Properties") or {}).get("Policies") or []:
+            if isinstance(policy, Mapping):
+                statements.extend(_policy_statements(policy.get("PolicyDocument")))
+    else:
+        props = resources[logical_id].get("Properties") or {}
+        policies = props.get("Policies") or []
+        for policy in policies if isinstance(policies, list) else [policies]:
+            if isinstance(policy, Mapping) and "Statement" in policy:
+                statements.extend(_policy_statements(policy))
+    for resource in resources.values():
+        if not isinstance(resource, Mapping) or resource.get("Type") != "AWS::IAM::Policy":
+            continue
+        props = resource.get("Properties") or {}
+        if {"Ref": role} in (props.get("Roles") or []):
+            statements.extend(_policy_statements(props.get("PolicyDocument")))
+    return statements
+
+
 def references(value: Any) -> Iterator[str]:
     """Logical ids and parameters that ``value`` points at through Ref/GetAtt/Sub.
 

@@ -118,12 +118,23 @@ class SchedulerImpactPreviewer:
     """
 
     def __init__(
-        self, *, policy: Policy, batch: BatchPort, jobs: GovernedJobs, clock: Clock
+        self,
+        *,
+        policy: Policy,
+        batch: BatchPort,
+        jobs: GovernedJobs,
+        clock: Clock,
+        max_jobs: int = MAX_PREVIEW_JOBS,
     ) -> None:
+        if max_jobs < 1:
+            raise ValueError(f"max_jobs: {max_jobs} is not >= 1")
         self.policy = policy
         self.batch = batch
         self.jobs = jobs
         self.clock = clock
+        self.max_jobs = max_jobs
+        #: False once a listing had more jobs than ``max_jobs`` (the rest not read).
+        self.complete = True
 
     # -- reading Batch -----------------------------------------------------------------
 
@@ -141,10 +152,13 @@ class SchedulerImpactPreviewer:
                 params["nextToken"] = token
 
     def _first_summaries(self) -> dict[str, dict[str, Any]]:
-        """Job id -> summary for the first :data:`MAX_PREVIEW_JOBS` jobs listed."""
+        """Job id -> summary for the first ``max_jobs`` jobs listed (default
+        :data:`MAX_PREVIEW_JOBS`): at most that many ``DescribeServiceJob`` calls follow."""
         summaries: dict[str, dict[str, Any]] = {}
+        self.complete = True
         for summary in self._summaries():
-            if len(summaries) >= MAX_PREVIEW_JOBS:
+            if len(summaries) >= self.max_jobs:
+                self.complete = str(summary["jobId"]) in summaries
                 break
             summaries.setdefault(str(summary["jobId"]), summary)
         return summaries
@@ -192,6 +206,10 @@ class SchedulerImpactPreviewer:
         """The governed queue's RUNNABLE and started jobs that hold a capacity unit, in
         listing order, with their priorities and checkpoint intervals."""
         summaries = self._first_summaries()
+        if target.batch_job_id and target.batch_job_id not in summaries:
+            # beyond the first max_jobs listed: the target is read from its own
+            # description (no further DescribeServiceJob), the others are left out
+            summaries[target.batch_job_id] = dict(target_description)
         descriptions, records = self._read_jobs(target, target_description, list(summaries))
         active: list[ActiveJob] = []
         for job_id, summary in summaries.items():

@@ -15,7 +15,7 @@ Shape (JSON, absent parts left out)::
         "status": "RUNNABLE", "statusReason": "...", "schedulingPriority": 10,
         "frontOfShare": {                              # while waiting: GetJobQueueSnapshot
           "atFront": false, "jobArn": "...", "earliestTimeAtPosition": 1796083300000
-        },
+        },                                   # jobArn: null when another team's job
         "waiting": {"position": {...}, "reason": {"code", "text"},   # RUNNABLE only:
                     "estimatedStartAt": ..., "estimate": {...}},    # governance.waiting
         "error": "..."                                 # when Batch could not be asked
@@ -38,6 +38,7 @@ Times from Batch are epoch milliseconds; the record's times are epoch seconds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from quotagov.governance.access import may_view
@@ -96,7 +97,12 @@ def show_job(
         policy, team=record.team, submitter=record.principal, caller=caller
     ):
         raise SubmissionNotFoundError(f"no submission {job_id}")
-    view = job_view(record, batch, job_queue, waiting=waiting)
+
+    def team_of(batch_job_id: str) -> str | None:
+        found = jobs.get_by_batch_job_id(batch_job_id)
+        return found.team if found is not None else None
+
+    view = job_view(record, batch, job_queue, waiting=waiting, team_of=team_of)
 
     def get(submission_id: str) -> dict[str, Any] | None:
         found = jobs.get(submission_id)
@@ -112,9 +118,13 @@ def job_view(
     job_queue: str,
     *,
     waiting: WaitExplainer | None = None,
+    team_of: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     """The view of ``record``; asks Batch about submitted jobs when ``batch`` is given.
 
+    ``team_of`` (a Batch service job id -> the team of its submission, None when
+    quotagov did not submit it) lets ``frontOfShare`` name the job at the front of the
+    share only when it is of ``record``'s team; without it, only when it is this job.
     Batch failures do not fail the view: they are reported in ``batch.error``.
     """
     view: dict[str, Any] = {
@@ -149,7 +159,7 @@ def job_view(
         view["batchJobId"] = record.batchJobId
         view["batchJobArn"] = record.batchJobArn
         if batch is not None:
-            view["batch"] = _batch_view(record, batch, job_queue, waiting)
+            view["batch"] = _batch_view(record, batch, job_queue, waiting, team_of)
     for key, value in (record.model_extra or {}).items():
         if key not in _HIDDEN and key not in view:
             view[key] = value
@@ -157,7 +167,11 @@ def job_view(
 
 
 def _batch_view(
-    record: JobRecord, batch: BatchPort, job_queue: str, waiting: WaitExplainer | None
+    record: JobRecord,
+    batch: BatchPort,
+    job_queue: str,
+    waiting: WaitExplainer | None,
+    team_of: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     assert record.batchJobId is not None
     try:
@@ -182,9 +196,14 @@ def _batch_view(
     job_arn = job.get("jobArn") or record.batchJobArn
     if front:
         first = front[0]
+        first_arn = str(first.get("jobArn") or "")
+        at_front = first_arn == job_arn
+        ours = at_front or (
+            team_of is not None and team_of(first_arn.rsplit("/", 1)[-1]) == record.team
+        )
         out["frontOfShare"] = {
-            "atFront": first.get("jobArn") == job_arn,
-            "jobArn": first.get("jobArn"),
+            "atFront": at_front,
+            "jobArn": first_arn if ours else None,  # another team's job is not named
             "earliestTimeAtPosition": first.get("earliestTimeAtPosition"),
         }
     else:

@@ -22,8 +22,9 @@ What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
   next scheduling pass), ``CAPACITY_LENT_OUT`` (its share is below its limit, but the
   instances it needs are lent out and not reclaimed for it: the answer names the jobs
   of other shares that hold borrowed instances of its type, the first
-  :data:`MAX_NAMED_BORROWERS` under ``reason.borrowers`` and how many more under
-  ``reason.moreBorrowers``), ``SHARE_AT_LIMIT`` (at its limit and it may not borrow,
+  :data:`MAX_NAMED_BORROWERS` of the viewer's own team under ``reason.borrowers`` and
+  how many more under ``reason.moreBorrowers``: another team's job is counted, never
+  named, and its Batch id is not shown), ``SHARE_AT_LIMIT`` (at its limit and it may not borrow,
   or nothing is idle to borrow), ``BORROW_LIMIT_REACHED`` (its ``borrowLimit`` is used
   up), ``BORROW_BLOCKED_BY_RESERVE`` (the only idle instances belong to RESERVE shares,
   which never lend). The state they are read from is the local scheduler rebuilt at
@@ -39,6 +40,11 @@ What ``GET /jobs/{jobId}`` adds under ``waiting`` for a job Batch holds RUNNABLE
   order (spec, "Semantics"; :meth:`quotagov.scheduler.Engine.borrowed_holders`); AWS
   does not say which lender a borrowed instance came from, so every borrower of the
   instance type is named.
+* **Reading** is bounded and shared: one view describes at most :data:`VIEW_MAX_JOBS`
+  jobs (``DescribeServiceJob``; the first listed, the waiting job always), and a
+  reading is reused by the views of the next :data:`QUEUE_READING_SECONDS` seconds
+  (:class:`QueueReadings`). A queue with more jobs is read in part, and
+  ``estimate.basis`` says so.
 * **Estimated start** runs the same rebuilt scheduler forward with every attempt
   bounded by its payload's ``StoppingCondition.MaxRuntimeInSeconds``: the latest start
   if the jobs ahead run to their limit (Batch may start it earlier). Null when a job
@@ -50,7 +56,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -80,6 +86,61 @@ class WaitReason(StrEnum):
 #: Borrowing jobs named in a ``CAPACITY_LENT_OUT`` answer; the others are counted.
 MAX_NAMED_BORROWERS = 5
 
+#: Jobs of the governed queue one job view reads (``DescribeServiceJob`` each, the
+#: first listed; the waiting job itself always): a view never makes more calls than this.
+VIEW_MAX_JOBS = 50
+
+#: Seconds one reading of the governed queue (its jobs, Batch's dispatch order) serves
+#: the job views that follow, so views asked in a burst read Batch once.
+QUEUE_READING_SECONDS = 5.0
+
+
+class QueueReadings:
+    """The last reading of each governed queue, reused for ``max_age`` seconds.
+
+    Held by the warm function (a cached dependency), shared by its job views. A reading
+    that does not hold the waiting job (submitted since) is read again.
+
+    Args:
+        clock: ``now``, epoch seconds.
+        max_age: seconds a reading is reused (>= 0; 0 reads every time).
+    """
+
+    def __init__(self, clock: Clock, max_age: float = QUEUE_READING_SECONDS) -> None:
+        if max_age < 0:
+            raise ValueError(f"max_age: {max_age} is not >= 0")
+        self.clock = clock
+        self.max_age = max_age
+        self._readings: dict[str, tuple[float, Reading]] = {}
+
+    def read(self, queue: str, target: str, load: Callable[[], Reading]) -> Reading:
+        """The kept reading of ``queue`` when it is younger than ``max_age`` and holds
+        job ``target``, else ``load()`` (then kept)."""
+        now = self.clock.now()
+        kept = self._readings.get(queue)
+        fresh = kept is not None and 0 <= now - kept[0] < self.max_age
+        if kept is not None and fresh and any(j.job_id == target for j in kept[1].active):
+            return kept[1]
+        reading = load()
+        self._readings[queue] = (now, reading)
+        return reading
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of the governed queue for job views.
+
+    Attributes:
+        active: its RUNNABLE and started jobs (the first ``max_jobs`` listed).
+        dispatch: Batch's dispatch order, service job id -> 0-based place.
+        complete: False when the listing held more jobs than were read: the reason and
+            the estimate then leave those out (said in ``estimate.basis``).
+    """
+
+    active: list[ActiveJob]
+    dispatch: dict[str, int]
+    complete: bool
+
 
 @dataclass(frozen=True)
 class Borrower:
@@ -92,6 +153,8 @@ class Borrower:
         quota_share_name: its quota share.
         instance_type: the capacity unit (e.g. ``ml.g5.xlarge``).
         instances: how many instances of that type the job holds.
+        team: the team whose submission it is (quotagov's record), None for a job
+            quotagov did not submit.
     """
 
     job_id: str
@@ -99,6 +162,7 @@ class Borrower:
     quota_share_name: str
     instance_type: str
     instances: int
+    team: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``{"jobId", "jobName", "quotaShareName", "instanceType", "instances"}``."""
@@ -121,7 +185,8 @@ class Borrower:
 @dataclass(frozen=True)
 class Reason:
     """Why a job waits: the code, the sentence and, for ``CAPACITY_LENT_OUT``, the
-    borrowing jobs named (at most ``max_named``) and how many more there are."""
+    borrowing jobs named (those of the caller's team, at most ``max_named``) and how
+    many more there are (other teams' jobs are only counted: never named, no ids)."""
 
     code: WaitReason
     text: str
@@ -193,6 +258,10 @@ class WaitExplainer:
             (``DescribeJobQueues`` + ``DescribeServiceEnvironments``, cached); None, or
             an unknown answer, means the sum of the shares' limits (the impact
             preview's modelling choice).
+        readings: the kept readings of the queue (:class:`QueueReadings`); None reads
+            Batch for every view.
+        max_jobs: jobs read per view (``DescribeServiceJob`` each; default
+            :data:`VIEW_MAX_JOBS`).
 
     Raises (from :meth:`explain`):
         quotagov.governance.ports.BatchError: when Batch cannot be read.
@@ -208,6 +277,8 @@ class WaitExplainer:
         timer: Callable[[], float] = time.perf_counter,
         max_named: int = MAX_NAMED_BORROWERS,
         capacity: EnvironmentCapacity | None = None,
+        readings: QueueReadings | None = None,
+        max_jobs: int = VIEW_MAX_JOBS,
     ) -> None:
         if max_named < 0:
             raise ValueError(f"max_named: {max_named} is not >= 0")
@@ -216,14 +287,28 @@ class WaitExplainer:
         self.timer = timer
         self.max_named = max_named
         self.capacity = capacity
-        self.reader = SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock)
+        self.jobs = jobs
+        self.readings = readings or QueueReadings(clock, max_age=0)
+        self.reader = SchedulerImpactPreviewer(
+            policy=policy, batch=batch, jobs=jobs, clock=clock, max_jobs=max_jobs
+        )
+
+    def _team_of(self, batch_job_id: str) -> str | None:
+        record = self.jobs.find_by_batch_job_id(batch_job_id)
+        return record.team if record is not None else None
 
     def explain(self, job: GovernedJob, description: Mapping[str, Any]) -> Waiting:
-        """Why ``job`` (RUNNABLE, ``description`` its ``DescribeServiceJob``) waits."""
+        """Why ``job`` (RUNNABLE, ``description`` its ``DescribeServiceJob``) waits, as
+        told to its team: other teams' jobs are counted, never named."""
         started = self.timer()
         now = self.clock.now()
-        active = self.reader.active_jobs(job, description)
-        dispatch = self.reader.dispatch_order()
+
+        def load() -> Reading:
+            active = self.reader.active_jobs(job, description)
+            return Reading(active, self.reader.dispatch_order(), self.reader.complete)
+
+        reading = self.readings.read(self.policy.jobQueue, str(job.batch_job_id or ""), load)
+        active, dispatch = reading.active, reading.dispatch
         by_id = {a.job_id: a for a in active}
         target = str(job.batch_job_id or "")
         queue_pos, share_pos = _positions(target, dispatch, by_id)
@@ -244,9 +329,22 @@ class WaitExplainer:
             )
         environment = self.capacity.of(self.policy.jobQueue) if self.capacity else None
         engine = self.reader.engine(active, now, dispatch, environment=environment)
-        reason = wait_reason(engine, me, by_id, self.policy, self.max_named)
+        reason = wait_reason(
+            engine,
+            me,
+            by_id,
+            self.policy,
+            self.max_named,
+            viewer_team=job.team,
+            team_of=self._team_of,
+        )
         bounded = self.reader.engine(active, now, dispatch, bounded=True, environment=environment)
         estimate, basis = _estimate(bounded, me)
+        if not reading.complete:
+            basis += (
+                f" (read from the first {self.reader.max_jobs} jobs the queue lists; "
+                "the others are left out)"
+            )
         return Waiting(
             queue_pos,
             share_pos,
@@ -281,6 +379,9 @@ def wait_reason(
     by_id: Mapping[str, ActiveJob],
     policy: Policy,
     max_named: int = MAX_NAMED_BORROWERS,
+    *,
+    viewer_team: str | None = None,
+    team_of: Callable[[str], str | None] | None = None,
 ) -> Reason:
     """The first reason that holds (module docstring), with its sentence.
 
@@ -291,6 +392,8 @@ def wait_reason(
         by_id: every active job read from Batch, by service job id.
         policy: the governance policy (quota shares).
         max_named: borrowing jobs named for ``CAPACITY_LENT_OUT`` (the rest counted).
+        viewer_team: the team the answer is for: only its jobs are named (with
+            ``team_of``, the team of a service job id); None names every borrower.
     """
     unit, count, share = me.instance_type, me.instance_count, me.share
     capacity = engine.capacity.get(unit, 0)
@@ -324,7 +427,7 @@ def wait_reason(
     if used + count <= limit:
         if free >= count:
             return _dispatching(count, unit, f"within share {share}'s quota, {free} free")
-        return _lent_out(engine, me, by_id, policy, (used, limit), max_named)
+        return _lent_out(engine, me, by_id, policy, (used, limit), max_named, viewer_team, team_of)
     sharing = config.resourceSharingConfiguration
     if sharing.strategy != "LEND_AND_BORROW":
         return Reason(
@@ -403,13 +506,23 @@ def _lent_out(
     policy: Policy,
     use: tuple[int, int],
     max_named: int,
+    viewer_team: str | None = None,
+    team_of: Callable[[str], str | None] | None = None,
 ) -> Reason:
     """``CAPACITY_LENT_OUT``: within quota, but the free instances are too few; names
-    the jobs of other shares that borrow the type (the first ``max_named``)."""
+    the jobs of other shares that borrow the type (the first ``max_named`` of the
+    viewer's team; every other one is only counted)."""
     unit, share = me.instance_type, me.share
     used, limit = use
     everyone = borrowers_of(engine, unit, by_id, policy, share)
-    named, more = tuple(everyone[:max_named]), max(0, len(everyone) - max_named)
+    if viewer_team is not None:
+        lookup = team_of or (lambda _job_id: None)
+        everyone = [replace(b, team=lookup(b.job_id)) for b in everyone]
+        nameable = [b for b in everyone if b.team == viewer_team]
+    else:
+        nameable = everyone
+    named = tuple(nameable[:max_named])
+    more = len(everyone) - len(named)
     borrowed = sum(
         usage.borrowed
         for other in policy.quotaShares
@@ -418,7 +531,7 @@ def _lent_out(
     )
     listing = "; ".join(b.words() for b in named)
     if more:
-        listing += f"; and {more} more job(s)"
+        listing += f"; and {more} more job(s)" if listing else f"{more} job(s)"
     named_text = f": {listing}." if listing else "."
     text = (
         f"Share {share} uses {used} of its {limit} x {unit}; the rest is lent out and not "

@@ -14,7 +14,13 @@ Two triggers (the audit has one writer, this function):
 - one change of the policy parameter: the CloudTrail record of ``PutParameter`` /
   ``DeleteParameter`` (source ``aws.ssm``) or a ``Parameter Store Change`` event, recorded
   by :class:`~quotagov.governance.audit.policy_parameter.PolicyParameterAudit` (rejected
-  and retried as below).
+  and retried as below);
+- one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.lambda``: a Lambda
+  ``Invoke`` data event for one of the stack's functions (a trail logging Lambda data
+  events). Invoked by a principal rather than by its trigger (an AWS service), it is
+  recorded with the finding ``DIRECT_INVOCATION``, posted to the platform channel and
+  counted (metric ``DirectInvocations``, alarmed by ``DirectInvocationsAlarm``);
+  ``{"status": "trigger"}`` otherwise.
 
 Every log line carries ``policyVersion`` (the SSM version of the policy this function
 loaded, ``quotagov.policy.loading``), and the metrics ``PolicyVersion`` (the same number).
@@ -53,7 +59,7 @@ from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.events import CloudTrailApiCall, LambdaInvokeCall
 from quotagov.governance.audit.policy_parameter import ParameterApiCall, ParameterStoreChange
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.wiring import services
@@ -79,6 +85,49 @@ class ParameterStoreEvent(EventBridgeModel):
     """EventBridge ``Parameter Store Change`` event."""
 
     detail: ParameterStoreChange
+class LambdaInvokeEvent(EventBridgeModel):
+    """EventBridge envelope whose ``detail`` is a CloudTrail data event of a Lambda Invoke."""
+
+    detail: LambdaInvokeCall
+
+
+def _invocation(event: dict[str, Any]) -> dict[str, Any]:
+    """Record a direct invocation of one of the stack's functions (see the module doc)."""
+    from quotagov.governance.audit.errors import AuditEventError, ForeignCallError
+
+    try:
+        call = parse(event=event, model=LambdaInvokeEvent).detail
+    except ValidationError as exc:
+        return _reject(_fields(exc))
+    try:
+        result = services().audit_trail.record_invocation(call)
+    except ForeignCallError as exc:
+        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
+        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
+        return {"status": "foreign", "reason": str(exc)}
+    except AuditEventError as exc:
+        return _reject(str(exc))
+    if result is None:
+        return {"status": "trigger", "function": call.function_name}
+    record = result.record
+    status = "recorded" if result.created else "duplicate"
+    logger.warning(
+        "direct invocation %s",
+        status,
+        extra={"eventId": call.eventID, "function": call.function_name, "seq": int(record["seq"])},
+    )
+    if result.created:
+        metrics.add_metric(name="AuditRecords", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="DirectInvocations", unit=MetricUnit.Count, value=1)
+        if not result.alerted:
+            metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+    return {
+        "status": status,
+        "chain": record["chain"],
+        "seq": int(record["seq"]),
+        "kind": record["kind"],
+        "findings": [f["code"] for f in record["findings"]],
+    }
 
 
 def _reject(reason: str) -> dict[str, Any]:
@@ -208,7 +257,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
         For CloudTrail: ``{status, chain?, seq?, ...}``; ``status`` is ``recorded``,
         ``duplicate`` (the event id was already recorded), ``foreign`` (another account
-        or Region than the governed queue's: counted, dropped, never chained) or
+        or Region than the governed queue's: counted, dropped, never chained),
+        ``trigger`` (a Lambda Invoke by the function's trigger: nothing recorded) or
         ``rejected`` (with ``reason``).
     """
     # not at import: cold start (benchmarks/submit_path.py)
@@ -218,6 +268,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return _decision_batch(event, context)
     if event.get("source") == "aws.ssm":
         return _policy_change(event)
+    if event.get("source") == "aws.lambda":
+        return _invocation(event)
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:

@@ -18,7 +18,7 @@ Read-only calls (``Describe*``, ``List*``, ``Get*``) are not emitted: a rule wit
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from quotagov.clock import Clock
@@ -37,8 +37,14 @@ MUTATING_OPERATIONS: dict[str, str] = {
 }
 
 
-def user_identity(principal_arn: str) -> dict[str, Any]:
-    """CloudTrail ``userIdentity`` for ``principal_arn`` (assumed role, IAM user or root)."""
+def user_identity(principal_arn: str, role_arns: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """CloudTrail ``userIdentity`` for ``principal_arn`` (assumed role, IAM user or root).
+
+    ``role_arns`` maps a role name to its ARN when the role has a path: a session ARN
+    (``assumed-role/<name>/<session>``) never shows the path, its ``sessionIssuer.arn``
+    does (AWS CloudTrail User Guide, "CloudTrail userIdentity element",
+    https://docs.aws.amazon.com/awscloudtrail/latest/userguide/cloudtrail-event-reference-user-identity.html).
+    """
     parts = principal_arn.split(":", 5)
     account = parts[4] if len(parts) > 4 and parts[4] else ACCOUNT_ID
     resource = parts[5] if len(parts) > 5 else principal_arn
@@ -56,7 +62,7 @@ def user_identity(principal_arn: str) -> dict[str, Any]:
                 "sessionIssuer": {
                     "type": "Role",
                     "principalId": role_id,
-                    "arn": f"arn:aws:iam::{account}:role/{role}",
+                    "arn": (role_arns or {}).get(role, f"arn:aws:iam::{account}:role/{role}"),
                     "accountId": account,
                     "userName": role,
                 },
@@ -86,9 +92,11 @@ def cloudtrail_envelope(
     error: BatchError | None = None,
     source_ip: str = "127.0.0.1",
     user_agent: str = "quotagov-local",
+    role_arns: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The EventBridge ``AWS API Call via CloudTrail`` envelope for one Batch call at ``at``."""
-    identity = user_identity(principal_arn)
+    """The EventBridge ``AWS API Call via CloudTrail`` envelope for one Batch call at ``at``
+    (``role_arns``: see :func:`user_identity`)."""
+    identity = user_identity(principal_arn, role_arns)
     identity.get("sessionContext", {}).get("attributes", {})["creationDate"] = iso_time(at)
     detail: dict[str, Any] = {
         "eventVersion": "1.11",
@@ -125,6 +133,54 @@ def cloudtrail_envelope(
     }
 
 
+def lambda_invoke_envelope(
+    *,
+    function_arn: str,
+    principal_arn: str,
+    at: float,
+    role_arns: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The EventBridge envelope of the CloudTrail data event a trail logging Lambda data
+    events records for one ``Invoke`` of ``function_arn`` by ``principal_arn`` at ``at``
+    (AWS Lambda Developer Guide, "Logging AWS Lambda API calls using AWS CloudTrail",
+    https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html)."""
+    identity = user_identity(principal_arn, role_arns)
+    identity.get("sessionContext", {}).get("attributes", {})["creationDate"] = iso_time(at)
+    detail: dict[str, Any] = {
+        "eventVersion": "1.09",
+        "userIdentity": identity,
+        "eventTime": iso_time(at),
+        "eventSource": "lambda.amazonaws.com",
+        "eventName": "Invoke",
+        "awsRegion": REGION,
+        "sourceIPAddress": "127.0.0.1",
+        "userAgent": "quotagov-local",
+        "requestParameters": {"functionName": function_arn},
+        "responseElements": None,
+        "requestID": str(uuid.uuid4()),
+        "eventID": str(uuid.uuid4()),
+        "readOnly": False,
+        "resources": [
+            {"accountId": ACCOUNT_ID, "type": "AWS::Lambda::Function", "ARN": function_arn}
+        ],
+        "eventType": "AwsApiCall",
+        "managementEvent": False,
+        "recipientAccountId": ACCOUNT_ID,
+        "eventCategory": "Data",
+    }
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "AWS API Call via CloudTrail",
+        "source": "aws.lambda",
+        "account": ACCOUNT_ID,
+        "time": iso_time(at),
+        "region": REGION,
+        "resources": [],
+        "detail": detail,
+    }
+
+
 class CloudTrailRecordingBatch:
     """A Batch port that records its mutating calls the way CloudTrail would.
 
@@ -138,6 +194,7 @@ class CloudTrailRecordingBatch:
             session, or the administrator using ``/_local/batch``).
         clock: the clock giving ``eventTime``.
         emit: receives each envelope (the local event bus).
+        role_arns: role name -> role ARN (with its path), see :func:`user_identity`.
     """
 
     def __init__(
@@ -147,7 +204,9 @@ class CloudTrailRecordingBatch:
         principal: Callable[[], str],
         clock: Clock,
         emit: Callable[[dict[str, Any]], None],
+        role_arns: Mapping[str, str] | None = None,
     ) -> None:
+        self._role_arns = dict(role_arns or {})
         self._inner = inner
         self._principal = principal
         self._clock = clock
@@ -184,5 +243,6 @@ class CloudTrailRecordingBatch:
                 response=dict(response) if isinstance(response, dict) else None,
                 at=self._clock.now(),
                 error=error,
+                role_arns=self._role_arns,
             )
         )

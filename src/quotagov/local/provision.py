@@ -110,17 +110,30 @@ class Provisioner:
             )
             arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{name}"
             stack.set_physical(logical_id, name, Arn=arn)
-            role = f"{logical_id}Role"
+            # The execution role: SAM's generated <Function>Role (under the function's
+            # RolePath) or the explicit role its Role property names; CloudFormation
+            # names it <stack>-<logical id>-<suffix> under its path.
+            props = resource.get("Properties") or {}
+            explicit = props.get("Role")
+            if isinstance(explicit, dict) and "Fn::GetAtt" in explicit:
+                role = str(explicit["Fn::GetAtt"][0])
+                path = (stack.resources[role].get("Properties") or {}).get("Path", "/")
+            else:
+                role = f"{logical_id}Role"
+                path = props.get("RolePath", "/")
             role_name = f"{STACK_NAME}-{role}"
-            stack.set_physical(role, role_name, Arn=f"arn:aws:iam::{ACCOUNT_ID}:role/{role_name}")
+            role_path = str(stack.resolve(path))
+            stack.set_physical(
+                role, role_name, Arn=f"arn:aws:iam::{ACCOUNT_ID}:role{role_path}{role_name}"
+            )
         apis = dict(stack.of_type("AWS::Serverless::Api"))
         apis.setdefault("ServerlessRestApi", {})
         for logical_id in apis:
             api_id = f"local{abs(hash(logical_id)) % 10**6:06d}"
             stack.set_physical(logical_id, api_id, RootResourceId="root")
         for logical_id, resource in stack.resources.items():
-            if logical_id in functions or logical_id in apis:
-                continue
+            if logical_id in functions or logical_id in apis or stack.is_set(logical_id):
+                continue  # explicit execution roles were named with their functions
             kind = str(resource.get("Type", ""))
             if kind.startswith("AWS::Batch::"):
                 continue  # the runtime sets these to the simulated Batch's ARNs
@@ -292,11 +305,21 @@ class LocalValues:
         job_queue: the governed job queue ARN (the policy's ``jobQueue``).
         policy_text: the governance policy YAML.
         slack_secret: the Slack secret's JSON (``{"botToken", "signingSecret"}``).
+        slack_signing_secret: the signing secret's own secret JSON (``{"signingSecret"}``);
+            by default the ``signingSecret`` of ``slack_secret``.
     """
 
     job_queue: str
     policy_text: str
     slack_secret: str
+    slack_signing_secret: str = ""
+
+    def signing_secret_json(self) -> str:
+        """``{"signingSecret"}`` for the signing secret's own secret."""
+        if self.slack_signing_secret:
+            return self.slack_signing_secret
+        secret = json.loads(self.slack_secret).get("signingSecret", "")
+        return json.dumps({"signingSecret": secret})
 
 
 def parameter_values(template: Mapping[str, Any], values: LocalValues) -> dict[str, str]:
@@ -347,4 +370,6 @@ def resource_values(
                 overrides[str(target)] = values.policy_text
             if variable == "SLACK_SECRET_ARN" and target in stack.resources:
                 overrides[str(target)] = values.slack_secret
+            if variable == "SLACK_SIGNING_SECRET_ARN" and target in stack.resources:
+                overrides[str(target)] = values.signing_secret_json()
     return overrides

@@ -322,6 +322,7 @@ class LocalRuntime:
             principal=self._invoker.current_caller,
             clock=self.clock,
             emit=self._deliveries.emit,
+            role_arns=self.stack.role_arns(),
         )
         self.recording_batch = recording
 
@@ -377,6 +378,26 @@ class LocalRuntime:
         its Batch calls are recorded with the function's role as the caller.
         """
         return self._invoker.invoke(function, event, trigger)
+
+    def invoke_directly(self, function: str, event: dict[str, Any], caller: str) -> Invocation:
+        """``lambda:InvokeFunction`` on ``function`` by ``caller`` (a principal ARN), not by
+        its trigger: the handler runs on ``event`` as :meth:`invoke` runs it, and the
+        CloudTrail data event a trail logging Lambda data events would record goes on the
+        bus, where the template's rule hands it to the audit function (delivered now).
+        """
+        from quotagov.local.cloudtrail import lambda_invoke_envelope
+
+        invocation = self.invoke(function, event, trigger=f"direct by {caller}")
+        self.emit(
+            lambda_invoke_envelope(
+                function_arn=self.stack.get_att(function, "Arn"),
+                principal_arn=caller,
+                at=self.clock.now(),
+                role_arns=self.stack.role_arns(),
+            )
+        )
+        self.pump()
+        return invocation
 
     def invoke_async(self, function: str, event: dict[str, Any], trigger: str) -> Invocation:
         """Invoke as Lambda does for asynchronous sources (EventBridge, schedules).

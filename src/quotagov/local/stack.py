@@ -135,6 +135,18 @@ class Stack:
         for attr, value in attributes.items():
             self._attrs[(logical_id, attr)] = value
 
+    def is_set(self, logical_id: str) -> bool:
+        """True once :meth:`set_physical` recorded ``logical_id``."""
+        return logical_id in self._refs
+
+    def role_arns(self) -> dict[str, str]:
+        """Role name -> role ARN of every execution role recorded (``<Function>Role``)."""
+        return {
+            ref: self._attrs[(logical_id, "Arn")]
+            for logical_id, ref in self._refs.items()
+            if (logical_id, "Arn") in self._attrs and ":role/" in self._attrs[(logical_id, "Arn")]
+        }
+
     def of_type(self, resource_type: str) -> dict[str, dict[str, Any]]:
         """Return the resources of ``resource_type`` whose condition holds, by logical id."""
         return {

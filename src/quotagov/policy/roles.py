@@ -3,8 +3,12 @@ may name in ``serviceRequestPayload.RoleArn`` (``docs/design.md``, "Trust model"
 bound in the policy).
 
 A team and a workload class each list ``executionRoles``: exact IAM role ARNs, or
-patterns where ``*`` stands for any run of characters in the role's path and name
-(as in IAM policy resource ARNs), e.g. ``arn:aws:iam::111122223333:role/sm-exec-research-*``.
+patterns where ``*`` stands for any run of characters **within one segment** of the
+role's path and name, e.g. ``arn:aws:iam::111122223333:role/sm-exec-research-*``. Unlike
+IAM's own resource wildcards, a ``*`` here never crosses ``/``: ``role/sm-exec-research*``
+does not admit ``role/sm-exec-research-x/admin`` (a role named ``admin`` under a path
+someone chose to start like the bound name); to admit a path, write it
+(``role/team-a/*``, one level below ``/team-a/``).
 A job may name a role bound to its team or to its workload class; any other role is a
 policy refusal (422). The stack's ``iam:PassRole`` grant (``TrainingRoleName``) is
 the outer bound: it limits what quotagov's functions can pass at all, the policy
@@ -45,11 +49,12 @@ def role_pattern_fault(pattern: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile("^" + ".*".join(re.escape(part) for part in pattern.split("*")) + "$")
+    return re.compile("^" + "[^/]*".join(re.escape(part) for part in pattern.split("*")) + "$")
 
 
 def role_matches(role_arn: str, pattern: str) -> bool:
-    """True when ``role_arn`` is ``pattern`` or matches it (``*`` = any characters)."""
+    """True when ``role_arn`` is ``pattern`` or matches it (``*`` = any characters but
+    ``/``: a wildcard never reaches into a deeper path)."""
     return bool(_compiled(pattern).match(role_arn))
 
 

@@ -4,7 +4,7 @@ Run after ``sam build`` on ``.aws-sam/build/template.yaml`` (or on ``template.ya
 
     python -m quotagov.deploy.checks [TEMPLATE] [--events DIR]
 
-Four families of rules (docs/architecture.md for the names):
+Five families of rules (docs/architecture.md for the names):
 
 ``handler``
     Every ``AWS::Serverless::Function``'s ``Handler`` (``package.module.attribute``)
@@ -36,12 +36,19 @@ Four families of rules (docs/architecture.md for the names):
     every API stage writes access logs to one, and there is a dashboard (operators are
     told).
 
+``seal``
+    Every queue, table and secret carries a resource policy that refuses every
+    principal but the roles the template grants (senders and consumers of a queue,
+    writers of a table, readers of a secret), no SQS-triggered function runs as a role
+    SAM generates (it would get ``AWSLambdaSQSQueueExecutionRole``), and
+    ``batch:TagResource`` is a tag-on-create right only (:mod:`.seals`).
+
 Every rule reports :class:`Finding` values; an empty list means the template passes.
 """
 
 # One module per concern (this docstring is also ``--help``): findings (Finding),
-# handlers, events, iam and operations (one rule family each; statements reads the IAM statements
-# out of the template), run (check_template, default_template, main).
+# handlers, events, iam, operations and seals (one rule family each; statements reads
+# the IAM statements out of the template), run (check_template, default_template, main).
 
 from quotagov.deploy.checks.events import check_events
 from quotagov.deploy.checks.findings import Finding
@@ -55,6 +62,7 @@ from quotagov.deploy.checks.iam import (
 )
 from quotagov.deploy.checks.operations import check_operations, dead_letter_queues
 from quotagov.deploy.checks.run import check_template, default_template, main
+from quotagov.deploy.checks.seals import check_seals
 
 __all__ = [
     "APPEND_ONLY_TABLES",
@@ -66,6 +74,7 @@ __all__ = [
     "check_handlers",
     "check_iam",
     "check_operations",
+    "check_seals",
     "check_template",
     "dead_letter_queues",
     "default_template",

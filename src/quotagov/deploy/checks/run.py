@@ -1,6 +1,6 @@
 """Every rule on one template, and the command line ``python -m quotagov.deploy.checks``.
 
-:func:`check_template` runs the ``handler``, ``event``, ``iam`` and ``operations`` rules
+:func:`check_template` runs the ``handler``, ``event``, ``iam``, ``operations`` and ``seal`` rules
 (the package documentation of :mod:`quotagov.deploy.checks` describes them); :func:`main` prints the
 findings and a verdict line, for ``make lint-template`` users and CI.
 """
@@ -17,6 +17,7 @@ from quotagov.deploy.checks.findings import Finding
 from quotagov.deploy.checks.handlers import check_handlers
 from quotagov.deploy.checks.iam import check_iam
 from quotagov.deploy.checks.operations import check_operations
+from quotagov.deploy.checks.seals import check_seals
 from quotagov.deploy.template import (
     FUNCTION_TYPE,
     TemplateError,
@@ -59,8 +60,8 @@ def check_template(
         python: interpreter for the handler imports.
 
     Returns:
-        The ``handler``, ``event``, ``iam``, then ``operations`` findings (each family
-        sorted).
+        The ``handler``, ``event``, ``iam``, ``operations``, then ``seal`` findings
+        (each family sorted).
 
     Raises:
         TemplateError: when the template cannot be read.
@@ -74,6 +75,7 @@ def check_template(
         *check_events(template, events_dir),
         *check_iam(template),
         *check_operations(template),
+        *check_seals(template),
     ]
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from quotagov.deploy.template import FUNCTION_TYPE
+from quotagov.deploy.template import FUNCTION_TYPE, function_role, role_functions
 
 #: What a reference (``!Ref``, ``!GetAtt``, an undefined ``${...}``) renders as.
 _PLACEHOLDER = "PLACEHOLDER"
@@ -95,26 +95,44 @@ def _role_statements(properties: Mapping[str, Any]) -> Iterator[Any]:
         yield {OPAQUE: f"managed policy {arn}"}
 
 
+def _policy_owner(properties: Mapping[str, Any], owners: Mapping[str, str], default: str) -> str:
+    """The function an ``AWS::IAM::Policy`` is attached to (through its role), else ``default``."""
+    for role in as_list(properties.get("Roles") or []):
+        if isinstance(role, Mapping) and role.get("Ref") in owners:
+            return owners[str(role["Ref"])]
+    return default
+
+
 def template_statements(template: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     """(owner logical id, statement or opaque policy) for every policy the template writes.
 
-    Opaque entries (a SAM policy template, a managed policy, an external role) are
-    yielded as ``{OPAQUE: description}``. A statement is yielded as written, which may
-    be something other than a mapping (the rules report that).
+    A function's execution role written out as an ``AWS::IAM::Role`` (its ``Role`` is
+    ``!GetAtt <Role>.Arn``), and policies attached to a function's role, are owned by
+    that function, so the rules that name functions apply to them. Opaque entries (a
+    SAM policy template, a managed policy, a role from outside the template) are yielded
+    as ``{OPAQUE: description}``. A statement is yielded as written, which may be
+    something other than a mapping (the rules report that).
     """
-    for logical_id, resource in template["Resources"].items():
+    owners = role_functions(template)
+    resources = template["Resources"]
+    for logical_id, resource in resources.items():
         if not isinstance(resource, Mapping):
             continue
         kind = resource.get("Type")
         properties = resource.get("Properties") or {}
+        owner = logical_id
         if kind == FUNCTION_TYPE:
+            if function_role(template, logical_id) in resources:
+                continue  # its statements are its role's, yielded with the role
             statements = _function_statements(properties)
         elif kind == "AWS::IAM::Role":
+            owner = owners.get(logical_id, logical_id)
             statements = _role_statements(properties)
         elif kind in _POLICY_RESOURCES:
+            owner = _policy_owner(properties, owners, logical_id)
             document = properties.get("PolicyDocument") or {}
             statements = iter(as_list(document.get("Statement") or []))
         else:
             continue
         for statement in statements:
-            yield logical_id, statement
+            yield owner, statement

@@ -279,6 +279,47 @@ class CloudTrailApiCall(_Lenient):
         return dict(self.requestParameters or {})
 
 
+class LambdaInvokeCall(CloudTrailApiCall):
+    """The ``detail`` of a CloudTrail data event for a Lambda ``Invoke`` (a trail logging
+    Lambda data events delivers it to EventBridge as ``AWS API Call via CloudTrail`` from
+    ``aws.lambda``; AWS Lambda Developer Guide, "Logging AWS Lambda API calls using AWS
+    CloudTrail", https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html).
+
+    ``requestParameters.functionName`` names the function (its ARN); ``resources`` lists
+    it too. A service invoking as a trigger (API Gateway, EventBridge, an event source
+    mapping) appears with ``userIdentity.type`` ``AWSService``.
+    """
+
+    eventSource: Literal["lambda.amazonaws.com"]  # type: ignore[assignment]
+    eventName: Literal["Invoke"]
+    resources: list[dict[str, Any]] | None = None
+
+    @property
+    def function_arn(self) -> str:
+        """The invoked function's ARN (or name as recorded), ``""`` when absent."""
+        name = self.parameters.get("functionName")
+        if isinstance(name, str) and name:
+            return name
+        for resource in self.resources or []:
+            arn = resource.get("ARN")
+            if isinstance(arn, str) and ":function:" in arn:
+                return arn
+        return ""
+
+    @property
+    def function_name(self) -> str:
+        """The function's name: the ARN's ``function:<name>`` part, qualifier dropped."""
+        arn = self.function_arn
+        if ":function:" in arn:
+            return arn.split(":function:", 1)[1].split(":", 1)[0]
+        return arn
+
+    @property
+    def by_trigger(self) -> bool:
+        """True when an AWS service invoked the function (its trigger), not a principal."""
+        return self.userIdentity.type == "AWSService"
+
+
 def iso_utc(epoch_seconds: float) -> str:
     """Epoch seconds as ISO-8601 UTC with a ``Z`` (whole seconds when exact)."""
     moment = datetime.fromtimestamp(epoch_seconds, tz=UTC)

@@ -268,6 +268,17 @@ def priority_outside_quotagov(
     return [finding("PRIORITY_RAISED_OUTSIDE_QUOTAGOV", "high", message)]
 
 
+def direct_invocation(function: str, principal: str) -> list[dict[str, str]]:
+    """A quotagov function invoked by a principal rather than by its trigger: whatever
+    event it was given (an identity, a Batch state change, an audit record) is a claim
+    the stack cannot refuse without the guardrails (docs/guardrails.md)."""
+    message = (
+        f"function {function} was invoked directly by {principal}, not by its trigger "
+        "(API Gateway, EventBridge, its queue): the event it acted on may be forged"
+    )
+    return [finding("DIRECT_INVOCATION", "high", message)]
+
+
 def submitted_outside_quotagov(
     job_id: str, job_name: str | None, share: str | None, priority: int | None, queue: str
 ) -> list[dict[str, str]]:

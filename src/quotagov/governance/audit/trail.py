@@ -47,7 +47,12 @@ from quotagov.governance.audit.diff import (
 )
 from quotagov.governance.audit.errors import AuditEventError as AuditEventError
 from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
-from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall, iso_utc
+from quotagov.governance.audit.events import (
+    AUDITED_CALLS,
+    CloudTrailApiCall,
+    LambdaInvokeCall,
+    iso_utc,
+)
 from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
 from quotagov.governance.audit.targets import Target, TargetResolver
 from quotagov.governance.audit.usage import ShareUsageReader
@@ -372,6 +377,64 @@ class AuditTrail:
         alerted = False
         if appended.created and findings:
             alerted = self._alert(appended.record)
+        return RecordResult(appended.record, appended.created, alerted)
+
+    def record_invocation(self, call: LambdaInvokeCall) -> RecordResult | None:
+        """Record a direct invocation of one of the stack's functions, with the finding
+        ``DIRECT_INVOCATION``, in the governed queue's chain; post it to Slack.
+
+        The rule delivering these events matches the stack's functions only. An
+        invocation by an AWS service (the function's trigger) is not recorded: returns
+        None. A redelivered event is found by its ``eventID`` (``created`` False).
+
+        Raises:
+            AuditEventError: the event names no function.
+            ForeignCallError: the call was made in another account or Region.
+            ChainContentionError: the chain head kept moving (retry later).
+        """
+        if not call.function_arn:
+            raise AuditEventError("detail.requestParameters.functionName: missing")
+        self._check_origin(call)
+        if call.by_trigger:
+            return None
+        chain = self.governed_queue
+        dedup_key = f"event:{call.eventID}"
+        existing = self._chains.find(chain, dedup_key)
+        if existing is not None:
+            return RecordResult(existing, created=False)
+        identity = call.userIdentity
+        findings = rules.direct_invocation(call.function_name, identity.principal)
+        body = {
+            "recordType": "CloudTrail",
+            "kind": "ATTEMPT" if call.failed else "CHANGE",
+            "time": call.event_time_text,
+            "recordedAt": iso_utc(self._clock.now()),
+            "eventId": call.eventID,
+            "requestId": call.requestID,
+            "actor": {
+                "principalArn": identity.principal,
+                "type": identity.type,
+                "sessionIssuerArn": identity.issuer_arn,
+                "quotagov": self.is_controller(call),
+                "decisionId": None,
+                "decisionAction": None,
+            },
+            "action": call.eventName,
+            "resource": {"type": "function", "name": call.function_name, "arn": call.function_arn},
+            "jobQueue": chain,
+            "requestParameters": call.parameters,
+            "error": (
+                {"code": call.errorCode, "message": call.errorMessage} if call.failed else None
+            ),
+            "before": None,
+            "beforeSource": None,
+            "after": None,
+            "difference": [],
+            "findings": findings,
+            "lookupErrors": [],
+        }
+        appended = self._writer.append(chain, dedup_key, body)
+        alerted = self._alert(appended.record) if appended.created else False
         return RecordResult(appended.record, appended.created, alerted)
 
     def _remember(
