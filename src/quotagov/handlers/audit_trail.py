@@ -85,6 +85,8 @@ class ParameterStoreEvent(EventBridgeModel):
     """EventBridge ``Parameter Store Change`` event."""
 
     detail: ParameterStoreChange
+
+
 class LambdaInvokeEvent(EventBridgeModel):
     """EventBridge envelope whose ``detail`` is a CloudTrail data event of a Lambda Invoke."""
 
