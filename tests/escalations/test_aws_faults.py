@@ -18,7 +18,9 @@ from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.handlers.api_errors import aws_fault_response
 from quotagov.local.faults import refusal
 
+from .test_escalations_e2e import REASON, audit_actions, message_text
 from .test_escalations_table import T0, escalation
+from .world import World
 
 BUDGET = "budget#research#0"
 
@@ -199,3 +201,78 @@ def test_a_fault_that_is_not_retryable_stays_an_error() -> None:
     denied = _client_error("AccessDeniedException", 400)
     with pytest.raises(ClientError):
         aws_fault_response(denied)
+
+
+class LoseDecisionAnswer:
+    """Carry out the first ``UpdateItem`` moving an escalation PENDING -> APPROVED over
+    HTTP, then raise ``ReadTimeoutError`` as if its answer never came (a loopback moto
+    server: botocore sends after the ``before-send`` handlers, so the handler sends)."""
+
+    def __init__(self) -> None:
+        self.lost = 0
+
+    def __call__(self, request: Any, event_name: str, **_: Any) -> None:
+        body = request.body or b""
+        if isinstance(body, str):
+            body = body.encode()
+        moving = b'"PENDING"' in body and b'"APPROVED"' in body
+        if not event_name.endswith(".UpdateItem") or not moving or self.lost:
+            return
+        from botocore.httpsession import URLLib3Session
+
+        URLLib3Session().send(request)  # DynamoDB carries the write out...
+        self.lost += 1
+        raise ReadTimeoutError(endpoint_url=request.url)  # ...and its answer is lost
+
+
+def test_a_click_whose_approval_answer_was_lost_is_applied_not_called_already_decided(
+    world: World,
+) -> None:
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201
+    escalation_id = body["escalationId"]
+    lose = LoseDecisionAnswer()
+    world.escalations.client.meta.events.register_last("before-send", lose)
+    assert world.click(escalation_id, "U0ERIN") == 200
+    assert lose.lost == 1
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None
+    assert (stored.status, stored.decided_by) == (EscalationStatus.APPLIED, "U0ERIN")
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert world.describe("bg-2")["schedulingPriority"] == 50
+    assert audit_actions(world) == [
+        "EscalationRequested",
+        "EscalationApproved",
+        "EscalationApplied",
+    ]
+    notices = [c.params.get("text", "") for c in world.slack.calls_to("response_url")]
+    assert not any("already" in text for text in notices), notices
+    message = world.slack.messages[0]
+    assert "*Approved* by <@U0ERIN>" in message_text(message.blocks)
+
+
+def test_a_transaction_conflict_storing_a_request_answers_503_and_stores_nothing(
+    world: World,
+) -> None:
+    conflicts = Conflicts(times=CONFLICT_ATTEMPTS)
+    world.escalations.client.meta.events.register_first("before-send", conflicts)
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert conflicts.answered == CONFLICT_ATTEMPTS
+    assert (status, body) == (
+        503,
+        {
+            "message": "TransactWriteItems is busy (TransactionCanceledException, conflict); "
+            "nothing was changed: retry the same request",
+            "retryable": True,
+        },
+    )
+    scan = world.escalations.client.scan(TableName=world.escalations.table_name)
+    assert scan["Items"] == []  # no request, no budget unit, no job lock
+    assert world.slack.messages == []
+    assert audit_actions(world) == []
+    # the same request, once the conflict is over, is stored with the job's lock
+    status, body = world.request("sub-bg-2", "high", REASON)
+    assert status == 201
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+    assert world.escalations.open_escalation_id("sub-bg-2") == body["escalationId"]

@@ -174,3 +174,61 @@ def test_in_state_since_pages_oldest_first_and_stops_at_the_limit(
         "s-1"
     ]
     assert len(jobs_repo.in_state_since(SubmissionState.QUEUED, now, limit=10)) == 7
+
+
+class _LoseFirstAnswer:
+    """After moto carried out the first ``operation`` call, raise ``ReadTimeoutError``
+    (its answer lost); botocore then re-sends it."""
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        self.sent = 0
+
+    def __call__(self, request: Any, event_name: str, **_: Any) -> None:
+        if not event_name.endswith("." + self.operation):
+            return
+        self.sent += 1
+        if self.sent == 1:
+            from botocore.exceptions import ReadTimeoutError
+
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+
+def test_a_create_whose_answer_was_lost_is_our_own_record(
+    jobs_repo: DynamoDBJobsRepository, dynamodb: Any
+) -> None:
+    lose = _LoseFirstAnswer("PutItem")
+    dynamodb.meta.events.register_last("before-send", lose)
+    stored = jobs_repo.create(_record())
+    assert lose.sent == 2  # the put, then botocore's re-sent copy (condition failed)
+    assert stored.version == 1
+    assert jobs_repo.get("sub-1") == stored
+
+
+def test_a_versioned_update_whose_answer_was_lost_is_our_own_and_another_is_not(
+    jobs_repo: DynamoDBJobsRepository, dynamodb: Any
+) -> None:
+    jobs_repo.create(_record())
+    lose = _LoseFirstAnswer("UpdateItem")
+    dynamodb.meta.events.register_last("before-send", lose)
+    submitted = jobs_repo.update(
+        "sub-1",
+        {"state": SubmissionState.SUBMITTED, "batchJobId": "job-1"},
+        expected_version=1,
+        expected_states=[SubmissionState.QUEUED],
+    )
+    assert lose.sent == 2
+    assert (submitted.version, submitted.state, submitted.batchJobId) == (
+        2,
+        SubmissionState.SUBMITTED,
+        "job-1",
+    )
+    # another writer's update from the same version is a conflict, not "ours"
+    with pytest.raises(JobRecordConflictError):
+        jobs_repo.update(
+            "sub-1",
+            {"state": SubmissionState.FAILED, "reasons": ["x"]},
+            expected_version=1,
+        )
+    got = jobs_repo.get("sub-1")
+    assert got is not None and (got.version, got.state) == (2, SubmissionState.SUBMITTED)
