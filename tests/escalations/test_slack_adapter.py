@@ -167,3 +167,27 @@ def test_an_ephemeral_response_is_no_channel_message(slack: FakeSlack) -> None:
         text="for everyone", response_type="in_channel"
     )
     assert [m.text for m in slack.messages] == ["asking", "for everyone"]
+
+
+def test_a_ratelimited_answer_in_the_body_is_retried(slack: FakeSlack) -> None:
+    chat = SlackChatNotifier(build_web_client(TOKEN, slack.base_url))
+    posted = chat.post("C0GOVERN", "asking", BLOCKS)
+    slack.fail_next("chat.update", "ratelimited")
+    chat.update(posted, "decided", BLOCKS)
+    updates = slack.calls_to("chat.update")
+    assert [call.response.get("error") for call in updates] == ["ratelimited", None]
+    assert slack.message(posted.channel, posted.ts).text == "decided"
+
+
+def test_a_message_refused_as_too_long_is_sent_as_its_text_without_blocks(
+    slack: FakeSlack,
+) -> None:
+    chat = SlackChatNotifier(build_web_client(TOKEN, slack.base_url))
+    posted = chat.post("C0GOVERN", "asking", [{"type": "actions", "elements": []}])
+    slack.fail_next("chat.update", "msg_too_long")
+    chat.update(posted, "Priority escalation for bg-2: APPLIED by U0ERIN", BLOCKS)
+    message = slack.message(posted.channel, posted.ts)
+    assert (message.text, message.blocks) == ("Priority escalation for bg-2: APPLIED by U0ERIN", [])
+    slack.fail_next("chat.postMessage", "msg_too_long")
+    dm = chat.post("C0GOVERN", "Your job bg-2 was preempted", BLOCKS)
+    assert slack.message(dm.channel, dm.ts).blocks == []

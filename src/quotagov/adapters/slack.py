@@ -8,9 +8,14 @@ it at :class:`quotagov.local.fake_slack.FakeSlack`); slack_sdk joins method name
 with ``urljoin``, so it must end with ``/`` (slack_sdk's source,
 ``slack_sdk/web/internal_utils.py``).
 
-Rate limiting: ``chat.postMessage`` allows about one message per second per channel;
-the client carries slack_sdk's ``RateLimitErrorRetryHandler`` so HTTP 429 answers are
-retried after ``Retry-After`` instead of failing the request.
+Rate limiting and transient faults: ``chat.postMessage`` allows about one message per
+second per channel; the client carries slack_sdk's retry handlers: HTTP 429 answers are
+retried after ``Retry-After`` (``RateLimitErrorRetryHandler``), a connection that gave no
+answer is tried again (``ConnectionErrorRetryHandler``), and an HTTP 200 answer
+``{"ok": false, "error": "ratelimited"}`` is retried like a 429 (:class:`RatelimitedRetryHandler`;
+Slack, "Rate limits", https://docs.slack.dev/apis/web-api/rate-limits). A message Slack
+refuses with ``msg_too_long`` is sent once more as its plain-text fallback, without
+blocks (the text names the outcome), so a card still loses its buttons.
 """
 
 from __future__ import annotations
@@ -22,7 +27,14 @@ from typing import Any
 from aws_lambda_powertools.utilities import parameters
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry import RateLimitErrorRetryHandler
+from slack_sdk.http_retry import (
+    ConnectionErrorRetryHandler,
+    HttpRequest,
+    HttpResponse,
+    RateLimitErrorRetryHandler,
+    RetryHandler,
+    RetryState,
+)
 from slack_sdk.webhook import WebhookClient
 
 from quotagov.governance.ports import ChatError, PostedMessage
@@ -81,6 +93,23 @@ def load_slack_credentials(secret_arn: str, *, max_age: int | None = None) -> Sl
     return parse_slack_secret(raw)
 
 
+class RatelimitedRetryHandler(RetryHandler):
+    """slack_sdk retry handler for an HTTP 200 ``{"ok": false, "error": "ratelimited"}``
+    (a rate limit Slack reports in the body instead of with a 429); waits slack_sdk's
+    default backoff between tries."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        body = response.body if response is not None else None
+        return isinstance(body, dict) and body.get("error") == "ratelimited"
+
+
 def build_web_client(
     token: str, base_url: str = "", *, max_rate_limit_retries: int = 2
 ) -> WebClient:
@@ -97,7 +126,11 @@ def build_web_client(
         token=token,
         base_url=url,
         timeout=5,
-        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=max_rate_limit_retries)],
+        retry_handlers=[
+            ConnectionErrorRetryHandler(max_retry_count=2),
+            RateLimitErrorRetryHandler(max_retry_count=max_rate_limit_retries),
+            RatelimitedRetryHandler(max_retry_count=max_rate_limit_retries),
+        ],
     )
 
 
@@ -116,7 +149,12 @@ class SlackChatNotifier:
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]]) -> PostedMessage:
         """Post ``text`` + ``blocks`` to ``channel``; returns the channel id and ``ts``."""
         try:
-            response = self.client.chat_postMessage(channel=channel, text=text, blocks=blocks)
+            try:
+                response = self.client.chat_postMessage(channel=channel, text=text, blocks=blocks)
+            except SlackApiError as error:
+                if _slack_error(error) != "msg_too_long" or not blocks:
+                    raise
+                response = self.client.chat_postMessage(channel=channel, text=text)
         except SlackApiError as error:
             raise ChatError(_slack_error(error)) from error
         except (SlackClientError, OSError) as error:
@@ -126,9 +164,14 @@ class SlackChatNotifier:
     def update(self, message: PostedMessage, text: str, blocks: list[dict[str, Any]]) -> None:
         """Replace the text and blocks of ``message`` with ``chat.update``."""
         try:
-            self.client.chat_update(
-                channel=message.channel, ts=message.ts, text=text, blocks=blocks
-            )
+            try:
+                self.client.chat_update(
+                    channel=message.channel, ts=message.ts, text=text, blocks=blocks
+                )
+            except SlackApiError as error:
+                if _slack_error(error) != "msg_too_long" or not blocks:
+                    raise
+                self.client.chat_update(channel=message.channel, ts=message.ts, text=text, blocks=[])
         except SlackApiError as error:
             raise ChatError(_slack_error(error)) from error
         except (SlackClientError, OSError) as error:
