@@ -179,15 +179,29 @@ def test_a_ratelimited_answer_in_the_body_is_retried(slack: FakeSlack) -> None:
     assert slack.message(posted.channel, posted.ts).text == "decided"
 
 
-def test_a_message_refused_as_too_long_is_sent_as_its_text_without_blocks(
+def test_a_message_refused_as_too_long_is_sent_as_its_text_and_its_buttons(
     slack: FakeSlack,
 ) -> None:
     chat = SlackChatNotifier(build_web_client(TOKEN, slack.base_url))
-    posted = chat.post("C0GOVERN", "asking", [{"type": "actions", "elements": []}])
-    slack.fail_next("chat.update", "msg_too_long")
-    chat.update(posted, "Priority escalation for bg-2: APPLIED by U0ERIN", BLOCKS)
-    message = slack.message(posted.channel, posted.ts)
-    assert (message.text, message.blocks) == ("Priority escalation for bg-2: APPLIED by U0ERIN", [])
+    buttons = {
+        "type": "actions",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": "escalation_approve",
+                "text": {"type": "plain_text", "text": "Approve"},
+            }
+        ],
+    }
     slack.fail_next("chat.postMessage", "msg_too_long")
-    dm = chat.post("C0GOVERN", "Your job bg-2 was preempted", BLOCKS)
-    assert slack.message(dm.channel, dm.ts).blocks == []
+    card = chat.post("C0GOVERN", "Priority escalation for bg-2", [*BLOCKS, buttons])
+    text = {"type": "plain_text", "text": "Priority escalation for bg-2"}
+    assert slack.message(card.channel, card.ts).blocks == [
+        {"type": "section", "text": text},
+        buttons,
+    ]
+    slack.fail_next("chat.update", "msg_too_long")
+    chat.update(card, "Priority escalation for bg-2: APPLIED by U0ERIN", BLOCKS)
+    message = slack.message(card.channel, card.ts)
+    outcome = {"type": "plain_text", "text": "Priority escalation for bg-2: APPLIED by U0ERIN"}
+    assert message.blocks == [{"type": "section", "text": outcome}]

@@ -10,8 +10,9 @@ and clock moves. After every step the invariants that hold at any time are check
 SUBMITTED without its Batch job, the audit chains intact); at the end the run settles
 and every invariant of :mod:`quotagov.local.invariants` must hold.
 
-Derandomized with a fixed budget (a few examples of a few steps: a minute or two on a
-two-core machine), so CI runs the same sequences every time.
+Derandomized with a fixed budget (two examples of at most eight steps after the
+initial submissions and escalation request: one to two minutes on a two-core machine),
+so CI runs the same sequences every time.
 """
 
 from __future__ import annotations
@@ -63,11 +64,22 @@ class Controller(RuleBasedStateMachine):
     def start(self, seed: int, rate: float) -> None:
         self.plan = FaultPlan(seed, rate)
         with contextlib.redirect_stdout(self.sink):
-            options = RuntimeOptions(
-                extra_env={"POWERTOOLS_LOG_LEVEL": "ERROR"}, faults=self.plan
-            )
+            options = RuntimeOptions(extra_env={"POWERTOOLS_LOG_LEVEL": "ERROR"}, faults=self.plan)
             self.runtime = LocalRuntime(options).start()
         self.driver = DemoDriver(self.runtime)
+        # two research jobs and an escalation request to start from, so that every
+        # example has a card to click and a decision to settle
+        for _ in range(2):
+            self.submit(SUBMITTERS[0], 3600)
+        with contextlib.redirect_stdout(self.sink):
+            self.rt.advance(1)
+            first = self.driver.submissions["job-1"]
+            self.driver.api(
+                "POST",
+                f"/jobs/{first['submissionId']}/escalations",
+                principal=ALICE,
+                body={"level": "high", "reason": "paper deadline"},
+            )
 
     @property
     def rt(self) -> LocalRuntime:
@@ -92,7 +104,9 @@ class Controller(RuleBasedStateMachine):
             )
         assert response.status in (202, 422, 503), response.json()
 
-    @precondition(lambda self: any(s["team"] == "research" for s in self.driver.submissions.values()))
+    @precondition(
+        lambda self: any(s["team"] == "research" for s in self.driver.submissions.values())
+    )
     @rule(data=st.data(), level=st.sampled_from(["high", "standard"]))
     def escalate(self, data: st.DataObject, level: str) -> None:
         names = sorted(n for n, s in self.driver.submissions.items() if s["team"] == "research")
@@ -188,7 +202,7 @@ class Controller(RuleBasedStateMachine):
 
 Controller.TestCase.settings = settings(
     max_examples=2,
-    stateful_step_count=6,
+    stateful_step_count=8,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -14,8 +14,9 @@ retried after ``Retry-After`` (``RateLimitErrorRetryHandler``), a connection tha
 answer is tried again (``ConnectionErrorRetryHandler``), and an HTTP 200 answer
 ``{"ok": false, "error": "ratelimited"}`` is retried like a 429 (:class:`RatelimitedRetryHandler`;
 Slack, "Rate limits", https://docs.slack.dev/apis/web-api/rate-limits). A message Slack
-refuses with ``msg_too_long`` is sent once more as its plain-text fallback, without
-blocks (the text names the outcome), so a card still loses its buttons.
+refuses with ``msg_too_long`` is sent once more in a short form: its notification text
+and its buttons only (a card awaiting a decision keeps its buttons, a decided card shows
+its outcome and none).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class RatelimitedRetryHandler(RetryHandler):
         response: HttpResponse | None = None,
         error: Exception | None = None,
     ) -> bool:
-        body = response.body if response is not None else None
+        body = response.body if response is not None else None  # the parsed JSON answer
         return isinstance(body, dict) and body.get("error") == "ratelimited"
 
 
@@ -154,7 +155,9 @@ class SlackChatNotifier:
             except SlackApiError as error:
                 if _slack_error(error) != "msg_too_long" or not blocks:
                     raise
-                response = self.client.chat_postMessage(channel=channel, text=text)
+                response = self.client.chat_postMessage(
+                    channel=channel, text=text, blocks=_short_form(text, blocks)
+                )
         except SlackApiError as error:
             raise ChatError(_slack_error(error)) from error
         except (SlackClientError, OSError) as error:
@@ -171,7 +174,12 @@ class SlackChatNotifier:
             except SlackApiError as error:
                 if _slack_error(error) != "msg_too_long" or not blocks:
                     raise
-                self.client.chat_update(channel=message.channel, ts=message.ts, text=text, blocks=[])
+                self.client.chat_update(
+                    channel=message.channel,
+                    ts=message.ts,
+                    text=text,
+                    blocks=_short_form(text, blocks),
+                )
         except SlackApiError as error:
             raise ChatError(_slack_error(error)) from error
         except (SlackClientError, OSError) as error:
@@ -211,6 +219,14 @@ def respond_ephemeral(response_url: str, text: str) -> None:
         raise ChatError(f"transport: {error}") from error
     if response.status_code != 200:
         raise ChatError(response.body or f"HTTP {response.status_code}")
+
+
+def _short_form(text: str, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks of a message Slack refused as ``msg_too_long``: its notification
+    ``text`` (cut to a section's 3,000 characters) and its ``actions`` blocks only, so a
+    card awaiting a decision keeps its buttons and a decided one shows none."""
+    section = {"type": "section", "text": {"type": "plain_text", "text": text[:3000] or " "}}
+    return [section, *(block for block in blocks if block.get("type") == "actions")]
 
 
 def _slack_error(error: SlackApiError) -> str:
