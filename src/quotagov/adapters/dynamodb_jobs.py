@@ -139,12 +139,8 @@ class DynamoDBJobsRepository:
     def create(self, record: JobRecord) -> JobRecord:
         """Put ``record`` if no record has its ``pk``; returns it with ``version`` 1.
 
-        A put whose answer was lost and which botocore re-sent meets its own record: when
-        the stored record is exactly ``record`` (version 1), the put is this call's and
-        succeeds.
-
         Raises:
-            JobRecordExistsError: the ``pk`` is taken by another record.
+            JobRecordExistsError: the ``pk`` is taken.
         """
         now = int(self._clock.now())
         stored = record.model_copy(
@@ -157,10 +153,9 @@ class DynamoDBJobsRepository:
                 ConditionExpression="attribute_not_exists(pk)",
             )
         except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
-            if self.get(record.pk) != stored:
+            if _is_condition_failure(exc):
                 raise JobRecordExistsError(record.pk, "a record with this id exists") from None
+            raise
         return stored
 
     def get(self, submission_id: str) -> JobRecord | None:
@@ -324,8 +319,6 @@ class DynamoDBJobsRepository:
             if not isinstance(old, Mapping) or not old:
                 raise JobRecordNotFoundError(submission_id, "no such record") from None
             current = _record(deserialize_item(old))
-            if _is_own_update(current, changes, expected_version):
-                return current  # our own write, whose answer was lost and which was re-sent
             raise JobRecordConflictError(
                 submission_id,
                 f"expected version {expected_version} and state in "
@@ -347,23 +340,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def _is_own_update(
-    current: JobRecord, changes: Mapping[str, Any], expected_version: int | None
-) -> bool:
-    """True when ``current`` is the record right after this update: one version past
-    ``expected_version`` with every changed attribute at our value (the update was
-    carried out, its answer lost, and botocore's re-sent copy failed its condition).
-    Without an expected version a lost answer cannot be told from another writer's."""
-    if expected_version is None or current.version != expected_version + 1:
-        return False
-    item = current.to_item()
-    for name, value in changes.items():
-        ours = None if value is None else to_dynamo(_plain(value))
-        if to_dynamo(_plain(item.get(name))) != ours:
-            return False
-    return True
 
 
 def _is_condition_failure(exc: ClientError) -> bool:
