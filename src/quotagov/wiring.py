@@ -342,12 +342,11 @@ class Services:
     @dependency()
     def escalations_table(self) -> EscalationRepository:
         """``EscalationsTable`` (``ESCALATIONS_TABLE``)."""
-        import boto3
-
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.dynamodb_escalations import EscalationsTable
 
         return EscalationsTable(
-            boto3.client("dynamodb"), self.settings.require("escalations_table")
+            aws_clients.client("dynamodb"), self.settings.require("escalations_table")
         )
 
     # --- audit ------------------------------------------------------------------------
@@ -355,31 +354,32 @@ class Services:
     @dependency()
     def audit_chains(self) -> ChainStore:
         """The audit hash chains on ``AUDIT_TABLE``."""
-        import boto3
-
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 
-        return DynamoDBChainStore(self.settings.require("audit_table"), boto3.client("dynamodb"))
+        return DynamoDBChainStore(
+            self.settings.require("audit_table"), aws_clients.client("dynamodb")
+        )
 
     @dependency()
     def audit_versions(self) -> VersionStore:
         """Last known configurations and decisions on ``AUDIT_TABLE``."""
-        import boto3
-
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 
-        return DynamoDBVersionStore(self.settings.require("audit_table"), boto3.client("dynamodb"))
+        return DynamoDBVersionStore(
+            self.settings.require("audit_table"), aws_clients.client("dynamodb")
+        )
 
     @dependency()
     def audit_sealer(self) -> RecordSealer | None:
         """The record MAC on ``AUDIT_SEAL_KEY`` (KMS HMAC_256); None when not configured."""
         if not self.settings.audit_seal_key:
             return None
-        import boto3
-
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.kms_audit import KmsRecordSealer
 
-        return KmsRecordSealer(self.settings.audit_seal_key, boto3.client("kms"))
+        return KmsRecordSealer(self.settings.audit_seal_key, aws_clients.client("kms"))
 
     @dependency()
     def audit_writer(self) -> ChainWriter:
@@ -416,20 +416,18 @@ class Services:
     @dependency()
     def audit_digest_store(self) -> DigestStore:
         """The digest bucket (``AUDIT_DIGEST_BUCKET``)."""
-        import boto3
-
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.s3_digests import S3DigestStore
 
-        return S3DigestStore(self.settings.require("audit_digest_bucket"), boto3.client("s3"))
+        return S3DigestStore(self.settings.require("audit_digest_bucket"), aws_clients.client("s3"))
 
     @dependency()
     def audit_digest_signer(self) -> DigestSigner:
         """The digest signing key (``AUDIT_DIGEST_KEY``, KMS ECC_NIST_P256)."""
-        import boto3
-
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.kms_audit import KmsDigestSigner
 
-        return KmsDigestSigner(self.settings.require("audit_digest_key"), boto3.client("kms"))
+        return KmsDigestSigner(self.settings.require("audit_digest_key"), aws_clients.client("kms"))
 
     @dependency()
     def audit_digest_checker(self) -> SignatureChecker:
@@ -441,10 +439,10 @@ class Services:
             from pathlib import Path
 
             return PublicKeyChecker(Path(self.settings.audit_digest_public_key).read_bytes())
-        import boto3
+        from quotagov.adapters import aws_clients
 
         return PublicKeyChecker.from_kms(
-            self.settings.require("audit_digest_key"), boto3.client("kms")
+            self.settings.require("audit_digest_key"), aws_clients.client("kms")
         )
 
     @dependency()

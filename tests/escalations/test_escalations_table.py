@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import boto3
 import pytest
@@ -80,9 +81,16 @@ def test_duplicate_id_is_a_conflict_and_takes_no_budget(
     escalations_table: EscalationsTable,
 ) -> None:
     key = "budget#research#0"
-    escalations_table.create_pending(escalation("esc-1"), budget_key=key, budget_limit=5)
+    original = escalation("esc-1")
+    escalations_table.create_pending(original, budget_key=key, budget_limit=5)
+    other = replace(original, reason="another reason")
     with pytest.raises(EscalationConflictError):
-        escalations_table.create_pending(escalation("esc-1"), budget_key=key, budget_limit=5)
+        escalations_table.create_pending(other, budget_key=key, budget_limit=5)
+    assert escalations_table.get("esc-1") == original
+    assert escalations_table.budget_used(key) == 1
+    # the very same request again is this write's own retry (its first answer lost):
+    # it succeeds, and takes no second unit
+    escalations_table.create_pending(original, budget_key=key, budget_limit=5)
     assert escalations_table.budget_used(key) == 1
 
 

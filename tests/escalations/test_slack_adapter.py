@@ -205,3 +205,41 @@ def test_an_ephemeral_response_is_no_channel_message(slack: FakeSlack) -> None:
         text="for everyone", response_type="in_channel"
     )
     assert [m.text for m in slack.messages] == ["asking", "for everyone"]
+
+
+def test_a_ratelimited_answer_in_the_body_is_retried(slack: FakeSlack) -> None:
+    chat = SlackChatNotifier(build_web_client(TOKEN, slack.base_url))
+    posted = chat.post("C0GOVERN", "asking", BLOCKS)
+    slack.fail_next("chat.update", "ratelimited")
+    chat.update(posted, "decided", BLOCKS)
+    updates = slack.calls_to("chat.update")
+    assert [call.response.get("error") for call in updates] == ["ratelimited", None]
+    assert slack.message(posted.channel, posted.ts).text == "decided"
+
+
+def test_a_message_refused_as_too_long_is_sent_as_its_text_and_its_buttons(
+    slack: FakeSlack,
+) -> None:
+    chat = SlackChatNotifier(build_web_client(TOKEN, slack.base_url))
+    buttons = {
+        "type": "actions",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": "escalation_approve",
+                "text": {"type": "plain_text", "text": "Approve"},
+            }
+        ],
+    }
+    slack.fail_next("chat.postMessage", "msg_too_long")
+    card = chat.post("C0GOVERN", "Priority escalation for bg-2", [*BLOCKS, buttons])
+    text = {"type": "plain_text", "text": "Priority escalation for bg-2"}
+    assert slack.message(card.channel, card.ts).blocks == [
+        {"type": "section", "text": text},
+        buttons,
+    ]
+    slack.fail_next("chat.update", "msg_too_long")
+    chat.update(card, "Priority escalation for bg-2: APPLIED by U0ERIN", BLOCKS)
+    message = slack.message(card.channel, card.ts)
+    outcome = {"type": "plain_text", "text": "Priority escalation for bg-2: APPLIED by U0ERIN"}
+    assert message.blocks == [{"type": "section", "text": outcome}]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from quotagov.adapters.aws_clients import AwsFault, classify
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.impact_preview_model import ImpactPreview
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 STATUS_INDEX = "byStatus"
+
+#: Tries of :meth:`EscalationsTable.create_pending` while DynamoDB cancels it for a
+#: ``TransactionConflict``.
+CONFLICT_ATTEMPTS = 3
 
 #: Prefix of the per-job lock items: ``pk = OPEN_PREFIX + jobId``.
 OPEN_PREFIX = "open#"
@@ -141,6 +146,16 @@ def item_to_escalation(item: Mapping[str, Any]) -> Escalation:
     return Escalation(**values)
 
 
+def _plain_value(attribute_value: Any) -> Any:
+    """One DynamoDB attribute value as a plain Python value (numbers as float/int)."""
+    return from_dynamo(_deserializer.deserialize(attribute_value))
+
+
+def _plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item as plain values by attribute name, for comparing two items."""
+    return {name: _plain_value(value) for name, value in item.items()}
+
+
 class EscalationsTable:
     """The :class:`~quotagov.governance.ports.EscalationRepository` over DynamoDB.
 
@@ -162,22 +177,47 @@ class EscalationsTable:
         """Store a new request, take one unit of the team's budget and the job's lock,
         atomically (one ``TransactWriteItems``: all three or nothing).
 
+        A transaction cancelled for a ``TransactionConflict`` is tried again (at most
+        :data:`CONFLICT_ATTEMPTS` tries); one whose escalation item turns out stored
+        exactly as ``escalation`` was this call's own (a lost answer, re-sent) and
+        succeeds.
+
         Raises (checked in this order when several conditions fail):
-            EscalationConflictError: an item with this escalation id exists.
+            botocore.exceptions.ClientError: ``TransactionCanceledException`` still
+                cancelled for ``TransactionConflict`` after the last try (retryable:
+                the API answers 503), or any other DynamoDB failure.
+            EscalationConflictError: another item with this escalation id exists.
             OpenEscalationError: the job's lock ``open#<jobId>`` exists; carries the
                 id of the escalation holding it ("" if it cannot be read).
             BudgetSpentError: the counter ``budget_key`` already reached ``budget_limit``.
         """
         if budget_limit <= 0:
             raise BudgetSpentError(budget_limit)
-        try:
-            self.client.transact_write_items(
-                TransactItems=self._pending_items(escalation, budget_key, budget_limit)
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            self._raise_cancellation(error, escalation, budget_limit)
+        items = self._pending_items(escalation, budget_key, budget_limit)
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                self.client.transact_write_items(TransactItems=items)
+                return
+            except ClientError as error:
+                if classify(error) is AwsFault.CONFLICT and attempt < CONFLICT_ATTEMPTS:
+                    continue
+                if error.response["Error"]["Code"] != "TransactionCanceledException":
+                    raise
+                if classify(error) is AwsFault.CONFLICT:
+                    raise
+                if self._is_stored(escalation):
+                    return  # our own write, whose answer was lost and which botocore re-sent
+                self._raise_cancellation(error, escalation, budget_limit)
+
+    def _is_stored(self, escalation: Escalation) -> bool:
+        """True when the stored item of ``escalation``'s id is exactly ``escalation``
+        (consistent read): a conditional put of it that failed was our own, retried."""
+        item = self.client.get_item(
+            TableName=self.table_name,
+            Key={"pk": {"S": escalation.escalation_id}},
+            ConsistentRead=True,
+        ).get("Item")
+        return item is not None and _plain_item(item) == _plain_item(escalation_to_item(escalation))
 
     def _pending_items(
         self, escalation: Escalation, budget_key: str, budget_limit: int
@@ -302,9 +342,10 @@ class EscalationsTable:
                 ConditionExpression="attribute_not_exists(pk)",
             )
         except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            if not self._is_stored(escalation):  # else our own retried write
                 raise EscalationConflictError(escalation.escalation_id) from error
-            raise
 
     def transition(
         self,
@@ -353,9 +394,39 @@ class EscalationsTable:
             )
         except ClientError as error:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return None
+                return self._own_transition(escalation_id, expected, changes)
             raise
         return item_to_escalation(answer["Attributes"])
+
+    def _own_transition(
+        self, escalation_id: str, expected: EscalationStatus, changes: Mapping[str, Any]
+    ) -> Escalation | None:
+        """After a failed :meth:`transition`: the escalation when the stored item shows
+        exactly this move (status moved away from ``expected`` and every changed field
+        holds our value), i.e. our own write whose answer was lost and which botocore
+        re-sent; None when somebody else moved it (or it does not exist).
+
+        A move that leaves the status alone cannot fail its own retry (the status is
+        still ``expected``), so only status moves are recognised.
+        """
+        if "status" not in changes:
+            return None
+        item = self.client.get_item(
+            TableName=self.table_name, Key={"pk": {"S": escalation_id}}, ConsistentRead=True
+        ).get("Item")
+        if item is None:
+            return None
+        stored = _plain_item(item)
+        if stored.get("status") == expected.value:
+            return None
+        for name, value in changes.items():
+            attribute = _ATTRIBUTES[name]
+            wanted = (
+                None if value is None else _plain_value(_serializer.serialize(_to_dynamo(value)))
+            )
+            if stored.get(attribute) != wanted:
+                return None
+        return item_to_escalation(item)
 
     def release_stale_claim(
         self, escalation_id: str, claimed_before: float, error: str
@@ -402,7 +473,11 @@ class EscalationsTable:
             )
         except ClientError as failure:
             if failure.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return None
+                return self._own_transition(
+                    escalation_id,
+                    EscalationStatus.APPROVED,
+                    {"status": EscalationStatus.APPLY_FAILED, "error": error},
+                )
             raise
         return item_to_escalation(answer["Attributes"])
 

@@ -57,9 +57,9 @@ class DynamoDBJobStateStore:
     @classmethod
     def from_name(cls, table_name: str, *, session: Any = None) -> DynamoDBJobStateStore:
         """Build from the table name (``JOBS_TABLE``) with a default or given boto3 session."""
-        import boto3
+        from quotagov.adapters import aws_clients
 
-        resource = (session or boto3).resource("dynamodb")
+        resource = aws_clients.resource("dynamodb", session)
         return cls(resource.Table(table_name))
 
     def find_submission_id(self, batch_job_id: str) -> str | None:

@@ -129,9 +129,9 @@ class DynamoDBJobsRepository:
 
     def __init__(self, table_name: str, clock: Clock, client: DynamoDBClient | None = None) -> None:
         if client is None:
-            import boto3
+            from quotagov.adapters import aws_clients
 
-            client = boto3.client("dynamodb")
+            client = aws_clients.client("dynamodb")
         self._client = client
         self._table = table_name
         self._clock = clock

@@ -5,7 +5,10 @@ per job, ``pk = NOTIFY#<submission id>``:
 
 * ``entries`` (map): one entry per event key; an entry is added with
   ``attribute_not_exists(entries.<key>)``, so of several deliveries of the same event
-  exactly one claims it;
+  exactly one claims it; the added entry carries a ``claim`` token of its own, so a
+  claim whose answer was lost, and which botocore re-sent, is recognised as this
+  call's (the retry meets its own entry) instead of being taken for another delivery's
+  (which would leave the owner untold);
 * ``digest`` (map) and ``digestVersion`` (number): the preemption digest message,
   written with a version condition.
 
@@ -15,6 +18,7 @@ table's indexes, and its ``pk`` (with ``#``) is not a valid ``/jobs/{jobId}``.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -46,12 +50,13 @@ class DynamoDBNotificationLog:
     @classmethod
     def from_name(cls, table_name: str, *, session: Any = None) -> DynamoDBNotificationLog:
         """Build from the table name (``JOBS_TABLE``) with a default or given boto3 session."""
-        import boto3
+        from quotagov.adapters import aws_clients
 
-        return cls((session or boto3).resource("dynamodb").Table(table_name))
+        return cls(aws_clients.resource("dynamodb", session).Table(table_name))
 
     def claim(self, entry: NotificationEntry) -> bool:
-        """Add ``entry`` unless its event key is there (True when this call added it)."""
+        """Add ``entry`` unless its event key is there (True when this call added it,
+        also when its answer was lost and the re-sent write met the entry it added)."""
         key = {"pk": f"{NOTIFY_PREFIX}{entry.submission_id}"}
         self._table.update_item(
             Key=key,
@@ -59,19 +64,31 @@ class DynamoDBNotificationLog:
             ExpressionAttributeNames={"#e": "entries"},
             ExpressionAttributeValues={":empty": {}, ":sid": entry.submission_id},
         )
+        token = uuid.uuid4().hex
         try:
             self._table.update_item(
                 Key=key,
                 UpdateExpression="SET #e.#k = :entry",
                 ConditionExpression="attribute_not_exists(#e.#k)",
                 ExpressionAttributeNames={"#e": "entries", "#k": entry.event_key},
-                ExpressionAttributeValues={":entry": to_dynamo(_to_item(entry))},
+                ExpressionAttributeValues={":entry": to_dynamo(_to_item(entry) | {"claim": token})},
             )
         except ClientError as error:
             if _conditional_failure(error):
-                return False
+                return self._claimed_by(key, entry.event_key, token)
             raise
         return True
+
+    def _claimed_by(self, key: dict[str, str], event_key: str, token: str) -> bool:
+        """True when entry ``event_key`` carries claim ``token`` (consistent read)."""
+        item = self._table.get_item(
+            Key=key,
+            ConsistentRead=True,
+            ProjectionExpression="#e.#k.#c",
+            ExpressionAttributeNames={"#e": "entries", "#k": event_key, "#c": "claim"},
+        ).get("Item")
+        stored = ((item or {}).get("entries") or {}).get(event_key) or {}
+        return bool(stored.get("claim") == token)
 
     def complete(self, entry: NotificationEntry) -> None:
         """Overwrite the entry (it exists: :meth:`claim` added it)."""

@@ -12,14 +12,20 @@ it at :class:`quotagov.local.fake_slack.FakeSlack`); slack_sdk joins method name
 with ``urljoin``, so it must end with ``/`` (slack_sdk's source,
 ``slack_sdk/web/internal_utils.py``).
 
-Rate limiting: ``chat.postMessage`` allows about one message per second per channel;
-the client carries slack_sdk's ``RateLimitErrorRetryHandler`` (as
-:class:`BoundedRateLimitRetryHandler`) so HTTP 429 answers are retried after
-``Retry-After`` (Slack, "Rate limits", https://docs.slack.dev/apis/web-api/rate-limits)
-instead of failing the request, at most twice and only when Slack asks to wait at most
-:data:`MAX_RETRY_AFTER_SECONDS`: a longer wait would outlast the Lambda function, so
-the call fails with ``ratelimited`` and its caller's own retry takes over (a card
-update is retried by the scheduled run, :mod:`quotagov.governance.escalations.messages`).
+Rate limiting and transient faults: ``chat.postMessage`` allows about one message per
+second per channel; the client carries slack_sdk's retry handlers. HTTP 429 answers are
+retried after ``Retry-After`` (slack_sdk's ``RateLimitErrorRetryHandler``, as
+:class:`BoundedRateLimitRetryHandler`; Slack, "Rate limits",
+https://docs.slack.dev/apis/web-api/rate-limits), at most twice and only when Slack asks
+to wait at most :data:`MAX_RETRY_AFTER_SECONDS`: a longer wait would outlast the Lambda
+function, so the call fails with ``ratelimited`` and its caller's own retry takes over (a
+card update is retried by the scheduled run,
+:mod:`quotagov.governance.escalations.messages`). A connection that gave no answer is
+tried again (``ConnectionErrorRetryHandler``), and an HTTP 200 answer
+``{"ok": false, "error": "ratelimited"}`` is retried like a 429
+(:class:`RatelimitedRetryHandler`). A message Slack refuses with ``msg_too_long`` is sent
+once more in a short form: its notification text and its buttons only (a card awaiting a
+decision keeps its buttons, a decided card shows its outcome and none).
 """
 
 from __future__ import annotations
@@ -31,7 +37,14 @@ from typing import Any
 from aws_lambda_powertools.utilities import parameters
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry import RateLimitErrorRetryHandler
+from slack_sdk.http_retry import (
+    ConnectionErrorRetryHandler,
+    HttpRequest,
+    HttpResponse,
+    RateLimitErrorRetryHandler,
+    RetryHandler,
+    RetryState,
+)
 from slack_sdk.webhook import WebhookClient
 
 from quotagov.governance.ports import ChatError, PostedMessage
@@ -159,6 +172,23 @@ def load_slack_credentials(secret_arn: str, *, max_age: int | None = None) -> Sl
     return parse_slack_secret(raw)
 
 
+class RatelimitedRetryHandler(RetryHandler):
+    """slack_sdk retry handler for an HTTP 200 ``{"ok": false, "error": "ratelimited"}``
+    (a rate limit Slack reports in the body instead of with a 429); waits slack_sdk's
+    default backoff between tries."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        body = response.body if response is not None else None  # the parsed JSON answer
+        return isinstance(body, dict) and body.get("error") == "ratelimited"
+
+
 def build_web_client(
     token: str, base_url: str = "", *, max_rate_limit_retries: int = 2
 ) -> WebClient:
@@ -175,7 +205,11 @@ def build_web_client(
         token=token,
         base_url=url,
         timeout=5,
-        retry_handlers=[BoundedRateLimitRetryHandler(max_retry_count=max_rate_limit_retries)],
+        retry_handlers=[
+            ConnectionErrorRetryHandler(max_retry_count=2),
+            BoundedRateLimitRetryHandler(max_retry_count=max_rate_limit_retries),
+            RatelimitedRetryHandler(max_retry_count=max_rate_limit_retries),
+        ],
     )
 
 
@@ -194,7 +228,14 @@ class SlackChatNotifier:
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]]) -> PostedMessage:
         """Post ``text`` + ``blocks`` to ``channel``; returns the channel id and ``ts``."""
         try:
-            response = self.client.chat_postMessage(channel=channel, text=text, blocks=blocks)
+            try:
+                response = self.client.chat_postMessage(channel=channel, text=text, blocks=blocks)
+            except SlackApiError as error:
+                if _slack_error(error) != "msg_too_long" or not blocks:
+                    raise
+                response = self.client.chat_postMessage(
+                    channel=channel, text=text, blocks=_short_form(text, blocks)
+                )
         except SlackApiError as error:
             raise ChatError(_slack_error(error)) from error
         except (SlackClientError, OSError) as error:
@@ -204,9 +245,19 @@ class SlackChatNotifier:
     def update(self, message: PostedMessage, text: str, blocks: list[dict[str, Any]]) -> None:
         """Replace the text and blocks of ``message`` with ``chat.update``."""
         try:
-            self.client.chat_update(
-                channel=message.channel, ts=message.ts, text=text, blocks=blocks
-            )
+            try:
+                self.client.chat_update(
+                    channel=message.channel, ts=message.ts, text=text, blocks=blocks
+                )
+            except SlackApiError as error:
+                if _slack_error(error) != "msg_too_long" or not blocks:
+                    raise
+                self.client.chat_update(
+                    channel=message.channel,
+                    ts=message.ts,
+                    text=text,
+                    blocks=_short_form(text, blocks),
+                )
         except SlackApiError as error:
             raise ChatError(_slack_error(error)) from error
         except (SlackClientError, OSError) as error:
@@ -246,6 +297,14 @@ def respond_ephemeral(response_url: str, text: str) -> None:
         raise ChatError(f"transport: {error}") from error
     if response.status_code != 200:
         raise ChatError(response.body or f"HTTP {response.status_code}")
+
+
+def _short_form(text: str, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks of a message Slack refused as ``msg_too_long``: its notification
+    ``text`` (cut to a section's 3,000 characters) and its ``actions`` blocks only, so a
+    card awaiting a decision keeps its buttons and a decided one shows none."""
+    section = {"type": "section", "text": {"type": "plain_text", "text": text[:3000] or " "}}
+    return [section, *(block for block in blocks if block.get("type") == "actions")]
 
 
 def _slack_error(error: SlackApiError) -> str:

@@ -24,9 +24,9 @@ class SqsAuditQueue:
 
     def __init__(self, queue_url: str, client: Any | None = None) -> None:
         if client is None:
-            import boto3
+            from quotagov.adapters import aws_clients
 
-            client = boto3.client("sqs")
+            client = aws_clients.client("sqs")
         self._client = client
         self._url = queue_url
 

@@ -40,9 +40,9 @@ class SqsSubmissionQueue:
 
     def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
         if client is None:
-            import boto3
+            from quotagov.adapters import aws_clients
 
-            client = boto3.client("sqs")
+            client = aws_clients.client("sqs")
         self._client = client
         self._url = queue_url
 
@@ -75,9 +75,9 @@ class SqsDecisionHandoff:
 
     def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
         if client is None:
-            import boto3
+            from quotagov.adapters import aws_clients
 
-            client = boto3.client("sqs")
+            client = aws_clients.client("sqs")
         self._client = client
         self._url = queue_url
 

@@ -11,6 +11,10 @@ signing secret is ``SLACK_SIGNING_SECRET`` from the environment, or a random one
 printed at start-up. The virtual clock starts at the current time (so that
 Slack request timestamps signed now are accepted) and moves only through
 ``POST /_local/clock``.
+
+``--faults SEED`` (and ``--fault-rate``) inject faults into every outside dependency
+as ``quotagov demo --faults`` does (:mod:`quotagov.local.faults`); the counts per kind
+are printed when the server stops.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from quotagov.commands.demo import add_fault_options, fault_plan
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +44,7 @@ def register(subparsers: Any) -> None:
         help="address to listen on; must be a loopback address (default 127.0.0.1)",
     )
     parser.add_argument("--template", type=Path, default=None, help="SAM template (template.yaml)")
+    add_fault_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -47,10 +54,12 @@ def run(args: argparse.Namespace) -> int:
     from quotagov.local.runtime import LocalRuntime, RuntimeOptions
 
     secret = os.environ.get("SLACK_SIGNING_SECRET") or None
+    plan = fault_plan(args)
     options = RuntimeOptions(
         template=args.template,
         slack_signing_secret=secret,
         start=float(int(time.time())),
+        faults=plan,
     )
     runtime = LocalRuntime(options).start()
     try:
@@ -64,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  OpenAPI document: {server.url}/openapi.json", flush=True)
     if secret is None:
         print(f"  SLACK_SIGNING_SECRET (random): {runtime.signing_secret}", flush=True)
+    if plan is not None:
+        print(f"  injecting faults: seed {plan.seed}, rate {plan.rate}", flush=True)
     for route in runtime.routes:
         auth = "IAM" if route.iam_auth else "none"
         print(f"  {route.method:6} {route.path:36} -> {route.function} (auth: {auth})", flush=True)
@@ -74,4 +85,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.stop()
         runtime.stop()
+        if plan is not None:
+            print(f"quotagov serve: faults injected: {plan.summary()}", flush=True)
     return 0

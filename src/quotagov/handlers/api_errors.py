@@ -15,7 +15,16 @@ error (and its subclasses)      code  e.g.
 ``ConflictError``                409  the disposition was already decided otherwise
 ``RefusedError``                 422  the policy refuses the escalation
 ``UnavailableError``             503  the submission queue refused the message
+a retryable AWS fault            503  DynamoDB throttling or ``TransactionConflict``
+                                      that outlived botocore's retries
 ==============================  ====  ==============================================
+
+A botocore failure that reaches a route is classified once, by
+:func:`quotagov.adapters.aws_clients.classify`: a retryable one (throttling, conflict,
+lost response, server fault) answers 503 ``{"message": "<service> is busy (<code>);
+nothing was changed: retry the same request", "retryable": true}`` (the writes are
+conditional or transactional, so the request did all or nothing and its retry is
+recognised); any other is a bug and stays a Lambda error (API Gateway 502).
 
 Answer body, the same on every route (``docs/api.md``, "Errors"; ``docs/openapi.json``
 ``ErrorAnswer``): ``{"message": str}``; a 400 (and a 415) adds ``"faults"``, a list of
@@ -43,7 +52,9 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
+from botocore.exceptions import BotoCoreError, ClientError
 
+from quotagov.adapters.aws_clients import classify
 from quotagov.governance.errors import (
     ConflictError,
     ForbiddenError,
@@ -119,6 +130,31 @@ def error_response(error: Exception) -> Response[str]:
         extra={"status": status, "error": type(error).__name__, "reason": str(error)},
     )
     return json_response(status, error_body(error, status))
+
+
+def aws_fault_response(error: Exception) -> Response[str]:
+    """The 503 answer to a retryable AWS fault (see the module docstring).
+
+    Raises:
+        Exception: ``error`` itself when it is not retryable (a Lambda error).
+    """
+    kind = classify(error)
+    if not kind.retryable:
+        raise error
+    response = getattr(error, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code") or type(error).__name__)
+    service = str(getattr(error, "operation_name", "") or "AWS")
+    logger.warning(
+        "AWS fault answered 503", extra={"fault": kind.value, "code": code, "call": service}
+    )
+    return json_response(
+        503,
+        {
+            "message": f"{service} is busy ({code}, {kind.value}); nothing was changed: "
+            "retry the same request",
+            "retryable": True,
+        },
+    )
 
 
 def _json_fault(error: Mapping[str, Any], body: Any) -> str:
@@ -239,6 +275,7 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
 
     app.not_found(no_route)
     app.exception_handler(list(HANDLED_ERRORS))(error_response)
+    app.exception_handler([ClientError, BotoCoreError])(aws_fault_response)
     app.exception_handler(RequestUnsupportedContentType)(on_unsupported)
     app.exception_handler(RequestValidationError)(on_validation)
     app.exception_handler(RecursionError)(too_deep)

@@ -29,6 +29,7 @@ from typing import Any
 
 from quotagov.clock import ManualClock
 from quotagov.local.eventbus import LocalEventBus
+from quotagov.local.faults import FaultKind, FaultPlan, shuffle_window
 from quotagov.local.invoker import Invocation, Invoker
 from quotagov.local.lambda_events import iso_time, scheduled_event, sqs_record
 from quotagov.local.stack import ACCOUNT_ID, REGION, FunctionSpec, SqsTrigger, Stack
@@ -88,12 +89,21 @@ class Deliveries:
         invoker: runs the target functions.
         clock: the virtual clock (visibility timeouts and schedule ticks).
         lock: the runtime's lock, held while delivering.
+        faults: the plan whose SQS redeliveries and EventBridge duplicates and
+            reorderings to inject (:mod:`quotagov.local.faults`); None: none.
 
     :meth:`connect` gives it the provisioned stack and bus; until then nothing is due.
     """
 
-    def __init__(self, invoker: Invoker, clock: ManualClock, lock: threading.RLock) -> None:
+    def __init__(
+        self,
+        invoker: Invoker,
+        clock: ManualClock,
+        lock: threading.RLock,
+        faults: FaultPlan | None = None,
+    ) -> None:
         self.invoker = invoker
+        self.faults = faults
         self.clock = clock
         self.lock = lock
         #: Every event put on the bus (Batch state changes, CloudTrail calls), in order.
@@ -169,6 +179,8 @@ class Deliveries:
             self.bus.put(envelope)
             self.published.append(envelope)
         delivered = self.bus.take()
+        if self.faults is not None:
+            delivered = shuffle_window(self.faults, delivered)
         for function, envelope in delivered:
             self.invoke_async(function, envelope, f"eventbridge {envelope.get('detail-type')}")
         return len(delivered) + len(pending)
@@ -207,7 +219,8 @@ class Deliveries:
     ) -> None:
         """Delete the handled messages; park the failed ones for ``visibility`` seconds."""
         for message in messages:
-            if message["MessageId"] in failed:
+            redelivered = self.faults is not None and self.faults.roll(FaultKind.SQS_REDELIVERY)
+            if message["MessageId"] in failed or redelivered:
                 due = self.clock.now() + visibility
                 self._parked.append(_Parked(url, message["ReceiptHandle"], due))
             else:

@@ -22,6 +22,9 @@ from quotagov.local.runtime import LocalRuntime
 from quotagov.local.slack_clicks import ButtonNotFoundError, block_actions_payload, signed_form
 from quotagov.local.stack import ACCOUNT_ID
 
+#: Tries of one API call that keeps answering 503 (:meth:`DemoDriver.api`).
+API_TRIES = 5
+
 _PREEMPTED = re.compile(r"PREEMPTED:(IN_SHARE|CROSS_SHARE)\b.*?(arn:aws:batch:\S+)")
 
 
@@ -97,6 +100,8 @@ class DemoDriver:
         self.dispositions: list[dict[str, Any]] = []
         self.waiting: list[dict[str, Any]] = []
         self._told = 0
+        #: 503 answers the driver retried (only a run with injected faults meets them).
+        self.unavailable = 0
 
     # -- story ----------------------------------------------------------------------
 
@@ -154,7 +159,7 @@ class DemoDriver:
         }
         if checkpoint_interval is not None:
             body["checkpointIntervalSeconds"] = checkpoint_interval
-        response = self.rt.api("POST", "/jobs", principal=principal, body=body)
+        response = self.api("POST", "/jobs", principal=principal, body=body)
         answer = response.json() or {}
         self.submissions[name] = {
             "jobName": name,
@@ -169,10 +174,21 @@ class DemoDriver:
         }
         return response
 
+    def api(self, method: str, path: str, **request: Any) -> ApiResponse:
+        """One API call as a client would make it: a 503 (the documented "retry the
+        same request" answer) is retried, at most :data:`API_TRIES` tries in all."""
+        response = self.rt.api(method, path, **request)
+        for _ in range(API_TRIES - 1):
+            if response.status != 503:
+                break
+            self.unavailable += 1
+            response = self.rt.api(method, path, **request)
+        return response
+
     def job(self, name: str) -> dict[str, Any]:
         """``GET /jobs/{submissionId}`` of ``name`` as its submitter (the view as JSON)."""
         entry = self.submissions[name]
-        response = self.rt.api(
+        response = self.api(
             "GET", f"/jobs/{entry['submissionId']}", principal=entry["principal"], pump=False
         )
         view: dict[str, Any] = response.json() or {}

@@ -256,7 +256,7 @@ class Demo(DemoDriver):
     def _request_escalation(self) -> dict[str, Any]:
         """t=780: alice asks for 'high' on bg-2; the answer is PENDING with its preview."""
         bg2 = self.submissions["bg-2"]
-        response = self.rt.api(
+        response = self.api(
             "POST",
             f"/jobs/{bg2['submissionId']}/escalations",
             principal=ALICE,

@@ -50,6 +50,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
+from quotagov.local.faults import FaultKind, FaultPlan, slack_fault
+
 #: How many times Slack lets one ``response_url`` be used (within 30 minutes).
 RESPONSE_URL_MAX_USES = 5
 
@@ -122,8 +124,14 @@ class FakeSlack:
         *,
         channels: Iterable[str] | None = None,
         host: str = "127.0.0.1",
+        faults: FaultPlan | None = None,
     ) -> None:
         self.token = token
+        #: The plan whose Slack faults (429, no answer, ``ratelimited``,
+        #: ``msg_too_long``) the Web API methods meet; None: none.
+        self.faults = faults
+        #: Calls answered with an injected fault, in order.
+        self.injected: list[FakeSlackCall] = []
         self._channels = None if channels is None else set(channels)
         self._host = host
         self._lock = threading.Lock()
@@ -217,6 +225,12 @@ class FakeSlack:
             self._response_urls[key] = (channel, ts)
             self._response_url_uses[key] = 0
         return f"{self.url}/actions/{key}"
+
+    def record_fault(self, method: str, params: dict[str, Any], fault: str) -> None:
+        """Record a call answered with an injected fault (server side), in
+        :attr:`injected`, apart from :attr:`calls` (which Slack carried out)."""
+        with self._lock:
+            self.injected.append(FakeSlackCall(method, params, {"ok": False, "injected": fault}))
 
     def fail_next(self, method: str, error: str) -> None:
         """Make the next call of ``method`` answer ``{"ok": false, "error": error}``."""
@@ -418,6 +432,28 @@ def _make_handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
         def _json(self, payload: Any, status: int = HTTPStatus.OK) -> None:
             self._reply(status, json.dumps(payload).encode(), "application/json; charset=utf-8")
 
+        def _injected(self, method: str, params: dict[str, Any]) -> bool:
+            """Answer the plan's fault for this call instead of the method, if one fires."""
+            assert fake.faults is not None
+            kind = slack_fault(fake.faults, method)
+            if kind is None:
+                return False
+            fake.record_fault(method, params, kind.value)
+            if kind is FaultKind.SLACK_NO_ANSWER:
+                self.close_connection = True  # no status line: the client sees no answer
+            elif kind is FaultKind.SLACK_429:
+                body = json.dumps({"ok": False, "error": "ratelimited"}).encode()
+                self.send_response(HTTPStatus.TOO_MANY_REQUESTS)
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                error = "ratelimited" if kind is FaultKind.SLACK_RATELIMITED else "msg_too_long"
+                self._json({"ok": False, "error": error})
+            return True
+
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/_local/slack/messages":
                 self._json({"messages": [m.as_dict() for m in fake.messages]})
@@ -442,6 +478,8 @@ def _make_handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
+                    return
+                if fake.faults is not None and self._injected(method, params):
                     return
                 self._json(fake.handle_api(method, params, token))
             elif self.path.startswith("/actions/"):

@@ -62,6 +62,7 @@ from quotagov.local.api_gateway import ApiResponse
 from quotagov.local.cloudtrail import CloudTrailRecordingBatch
 from quotagov.local.delivery import Deliveries
 from quotagov.local.eventbus import LocalEventBus
+from quotagov.local.faults import BotocoreFaults, FaultPlan, FaultyBatch, SkippedBackoff
 from quotagov.local.invoker import (
     Handler,
     Invocation,
@@ -116,6 +117,8 @@ class RuntimeOptions:
         extra_env: more environment variables for every function.
         simulated_batch: build the simulated Batch (off only for runtime tests of a
             template without Batch).
+        faults: inject the plan's faults into every outside dependency
+            (:mod:`quotagov.local.faults`); None: no faults.
     """
 
     template: Path | None = None
@@ -126,6 +129,7 @@ class RuntimeOptions:
     slack_bot_token: str = "xoxb-quotagov-local"
     extra_env: dict[str, str] = field(default_factory=dict)
     simulated_batch: bool = True
+    faults: FaultPlan | None = None
 
 
 def _snake(operation: str) -> str:
@@ -159,7 +163,10 @@ class LocalRuntime:
         self._lock = threading.RLock()
         self._environment = ProcessEnvironment()
         self._invoker = Invoker(self.clock, self._lock, self._environment)
-        self._deliveries = Deliveries(self._invoker, self.clock, self._lock)
+        self._deliveries = Deliveries(
+            self._invoker, self.clock, self._lock, faults=self.options.faults
+        )
+        self._saved_endpoint_time: Any = None
         self._mock: Any = None
         self._guarded = False
         self.stack: Stack
@@ -245,7 +252,9 @@ class LocalRuntime:
         self._watch_boto3_calls()
         from quotagov.local.fake_slack import FakeSlack
 
-        self.slack = FakeSlack(token=self.options.slack_bot_token).start()
+        self.slack = FakeSlack(
+            token=self.options.slack_bot_token, faults=self.options.faults
+        ).start()
         try:
             self._provision()
             if self.options.simulated_batch:
@@ -265,6 +274,11 @@ class LocalRuntime:
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
+        if self._saved_endpoint_time is not None:
+            import botocore.endpoint
+
+            botocore.endpoint.time = self._saved_endpoint_time  # type: ignore[attr-defined]
+            self._saved_endpoint_time = None
         self._environment.restore()
         wiring.reset()
         if self._guarded:
@@ -332,7 +346,12 @@ class LocalRuntime:
         :attr:`action_log`)."""
         values: dict[str, Any] = {"clock": self.clock}
         if self.recording_batch is not None:
-            values["batch"] = ActionRecordingBatch(self.recording_batch, self.action_log)
+            batch: Any = ActionRecordingBatch(self.recording_batch, self.action_log)
+            if self.options.faults is not None:
+                batch = FaultyBatch(
+                    batch, self.batch, self.options.faults, self._invoker.current_function
+                )
+            values["batch"] = batch
         wiring.override(self._settings, **values)
 
     def _watch_boto3_calls(self) -> None:
@@ -347,6 +366,13 @@ class LocalRuntime:
         session = boto3.DEFAULT_SESSION
         assert session is not None
         session.events.register("before-parameter-build", self.action_log.on_botocore_call)
+        plan = self.options.faults
+        if plan is not None:
+            import botocore.endpoint
+
+            BotocoreFaults(plan, self._invoker.current_function).install(session.events)
+            self._saved_endpoint_time = botocore.endpoint.time  # type: ignore[attr-defined]
+            botocore.endpoint.time = SkippedBackoff(plan)  # type: ignore[attr-defined]
 
     def cold_start(self) -> None:
         """Start every function cold, as new Lambda instances would: the next invocations

@@ -182,12 +182,7 @@ def receive_submission(
             ) from None
         return _received_again(existing, deps, now)
     if stored.state is SubmissionState.REFUSED:
-        refused = {"team": request.team, "reasons": stored.reasons, "source": source}
-        audit_decision(deps, "SubmissionRefused", principal, submission_id, refused)
-        if deps.notifier is not None:
-            deps.notifier.notify(
-                stored, refused_event(stored, at=deps.clock.now(), reasons=stored.reasons)
-            )
+        _tell_refusal(stored, deps, principal, source)
         return ReceiveOutcome(stored, reasons=list(stored.reasons))
     return ReceiveOutcome(_enqueue(stored, deps))
 
@@ -254,6 +249,18 @@ def _json_difference(old: object, new: object, path: str) -> str | None:
     return None if same else path
 
 
+def _tell_refusal(stored: JobRecord, deps: SubmissionDeps, principal: str, source: str) -> None:
+    """Audit ``SubmissionRefused`` and tell the owner, for a ``REFUSED`` record. Both are
+    idempotent (the audit's decision id ``SubmissionRefused#<id>``, the notification
+    log's ``refused`` event key), so a repeat tells nothing twice."""
+    refused = {"team": stored.team, "reasons": stored.reasons, "source": source}
+    audit_decision(deps, "SubmissionRefused", principal, stored.pk, refused)
+    if deps.notifier is not None:
+        deps.notifier.notify(
+            stored, refused_event(stored, at=deps.clock.now(), reasons=stored.reasons)
+        )
+
+
 def _received_again(existing: JobRecord, deps: SubmissionDeps, now: int) -> ReceiveOutcome:
     """A retry of stored submission ``existing``: the stored request is used, not the
     retry's body (``now``: epoch seconds).
@@ -261,8 +268,13 @@ def _received_again(existing: JobRecord, deps: SubmissionDeps, now: int) -> Rece
     If the stored record is ``FAILED`` only because the queue refused it
     (:func:`~quotagov.governance.submission.deps.is_enqueue_failure`), it moves back to
     ``QUEUED`` first (conditional on its version); a ``QUEUED`` record is queued again
-    (a crash between store and send).
+    (a crash between store and send). A ``REFUSED`` record's refusal is audited and told
+    again (both idempotent, nothing is doubled): the first try may have stored it and
+    lost DynamoDB's answer, and botocore's re-sent put then met the stored record, so the
+    owner may never have been told.
     """
+    if existing.state is SubmissionState.REFUSED and existing.principal:
+        _tell_refusal(existing, deps, existing.principal, existing.source)
     if is_enqueue_failure(existing):
         existing = _requeue(existing, deps)  # a retry after the queue refused it
     if existing.state is SubmissionState.QUEUED:

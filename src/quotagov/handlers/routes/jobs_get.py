@@ -33,6 +33,7 @@ router = Router()  # type: ignore[no-untyped-call]
         400,
         401,
         404,
+        503,
         s200=api_contract.ok(
             api_contract.JobView,
             "the submission, Batch's view of its service job and its resubmission chain",

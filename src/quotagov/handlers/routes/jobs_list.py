@@ -30,6 +30,7 @@ router = Router()  # type: ignore[no-untyped-call]
         400,
         401,
         403,
+        503,
         s200=api_contract.ok(
             api_contract.JobPage,
             "one page of the team's submissions, newest first",
