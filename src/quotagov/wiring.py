@@ -15,6 +15,7 @@ start). Nothing under ``governance/``, ``policy/`` or ``scheduler/`` imports it.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         VersionStore,
     )
     from quotagov.governance.ports.handoff import DecisionHandoff
+    from quotagov.governance.ports.messages import MessageMac
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
@@ -61,6 +63,14 @@ if TYPE_CHECKING:
     from quotagov.policy.models import Policy
 
 _T = TypeVar("_T")
+
+
+def sender_name() -> str:
+    """The running function's name (``AWS_LAMBDA_FUNCTION_NAME``, set by Lambda and by
+    the local runtime's invoker), the sender a sealed message names; ``quotagov``
+    outside a function (the CLI)."""
+    return os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or "quotagov"
+
 
 #: ``(response_url, text) -> None``: an ephemeral answer to the Slack user who clicked.
 SlackResponder = Callable[[str, str], None]
@@ -247,14 +257,22 @@ class Services:
         """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsSubmissionQueue
 
-        return SqsSubmissionQueue(self.settings.require("submission_queue_url"))
+        from quotagov.governance.provenance import SUBMISSION_QUEUE
+
+        return SqsSubmissionQueue(
+            self.settings.require("submission_queue_url"), seal=self.sealer(SUBMISSION_QUEUE)
+        )
 
     @dependency()
     def decision_handoff(self) -> DecisionHandoff:
         """The SQS ``ApplyQueue`` to ``ApplyDecisionsFunction`` (``APPLY_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsDecisionHandoff
 
-        return SqsDecisionHandoff(self.settings.require("apply_queue_url"))
+        from quotagov.governance.provenance import APPLY_QUEUE
+
+        return SqsDecisionHandoff(
+            self.settings.require("apply_queue_url"), seal=self.sealer(APPLY_QUEUE)
+        )
 
     @dependency()
     def owner_notices(self) -> DecisionHandoff:
@@ -262,7 +280,11 @@ class Services:
         (``OWNER_NOTICE_QUEUE_URL``): failed submissions whose owner it tells."""
         from quotagov.adapters.sqs_queue import SqsDecisionHandoff
 
-        return SqsDecisionHandoff(self.settings.require("owner_notice_queue_url"))
+        from quotagov.governance.provenance import NOTICE_QUEUE
+
+        return SqsDecisionHandoff(
+            self.settings.require("owner_notice_queue_url"), seal=self.sealer(NOTICE_QUEUE)
+        )
 
     def optional_owner_notices(self) -> DecisionHandoff | None:
         """:attr:`owner_notices` when ``OWNER_NOTICE_QUEUE_URL`` is set (or one is
@@ -341,6 +363,29 @@ class Services:
         return KmsRecordSealer(self.settings.audit_seal_key, boto3.client("kms"))
 
     @dependency()
+    def message_mac(self) -> MessageMac | None:
+        """The message key (``MESSAGE_KEY``, KMS ``HMAC_256``): seals what this function
+        sends, verifies what it receives; None when unset (tests without KMS)."""
+        if not self.settings.message_key:
+            return None
+        import boto3
+
+        from quotagov.adapters.kms_audit import KmsRecordSealer
+
+        return KmsRecordSealer(self.settings.message_key, boto3.client("kms"))
+
+    def sealer(self, purpose: str) -> Callable[[str], str] | None:
+        """Seals this function's messages to the ``purpose`` queue under
+        :attr:`message_mac`, naming the function (``AWS_LAMBDA_FUNCTION_NAME``, read at
+        send time) as the sender; None without a message key."""
+        mac = self.message_mac
+        if mac is None:
+            return None
+        from quotagov.governance.provenance import MessageSealer
+
+        return MessageSealer(mac, purpose, sender_name, self.clock)
+
+    @dependency()
     def audit_writer(self) -> ChainWriter:
         """The one chain writer: appends sealed records to ``AUDIT_TABLE``."""
         from quotagov.governance.audit.chain import ChainWriter
@@ -363,7 +408,10 @@ class Services:
             from quotagov.adapters.sqs_audit import SqsAuditQueue
             from quotagov.governance.audit.handover import QueuedAuditSink
 
-            return QueuedAuditSink(SqsAuditQueue(self.settings.audit_queue_url), self.clock)
+            from quotagov.governance.provenance import AUDIT_QUEUE
+
+            queue = SqsAuditQueue(self.settings.audit_queue_url, seal=self.sealer(AUDIT_QUEUE))
+            return QueuedAuditSink(queue, self.clock)
         if not self.settings.audit_table and "audit_chains" not in self._values:
             handoff = self.optional_handoff()
             if handoff is not None:  # no audit queue: through the apply function
@@ -499,6 +547,8 @@ class Services:
             default_channel=self.settings.approval_channel,
             notifier=self.optional_notifier(),
             handoff=self.optional_handoff(),
+            proofs=self.message_mac,
+            sender=sender_name,
         )
 
     @dependency(cached=False)
@@ -532,6 +582,8 @@ class Services:
             platform_channel=self.settings.platform_channel,
             notifier=self.optional_notifier(),
             handoff=self.optional_handoff(),
+            proofs=self.message_mac,
+            sender=sender_name,
         )
 
     @dependency(cached=False)
@@ -600,6 +652,7 @@ class Services:
             job_queue=self.settings.require("job_queue"),
             stale_after_seconds=stale,
             notices=self.optional_owner_notices(),
+            proofs=self.message_mac,
         )
 
     def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
@@ -618,6 +671,8 @@ class Services:
             notifier=self.optional_notifier(),
             capacity=self.environment_capacity if queue else None,
             notices=self.optional_owner_notices() if batch else None,
+            proofs=self.message_mac,
+            sender=sender_name,
         )
 
 

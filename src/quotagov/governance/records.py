@@ -98,6 +98,9 @@ class JobRecord(BaseModel):
         originalId: the first submission of the chain (None for an original).
         successorIds: submissions that resubmit this one, oldest first.
         resubmitCount: how many times the chain was resubmitted before this one.
+        submissionProof: ``{"v", "sender", "mac"}``, the KMS MAC of the function that
+            accepted the submission (:mod:`quotagov.governance.submission.proof`); the
+            worker submits, and the reconciler re-queues, only records it verifies.
     """
 
     model_config = ConfigDict(extra="allow", validate_assignment=False)
@@ -132,6 +135,7 @@ class JobRecord(BaseModel):
     originalId: str | None = None
     successorIds: list[str] = Field(default_factory=list)
     resubmitCount: int = 0
+    submissionProof: dict[str, Any] | None = None
 
     @property
     def submission_id(self) -> str:

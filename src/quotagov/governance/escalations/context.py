@@ -16,7 +16,9 @@ from quotagov.governance.ports.escalations import (
     GovernedJobs,
     ImpactPreviewer,
 )
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.policy.models import Policy
 
 #: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
@@ -54,6 +56,9 @@ class EscalationDeps:
         handoff: when set (the Slack and escalation API functions), a decided or
             direct escalation is recorded and handed to the apply function, the only
             one that calls ``UpdateServiceJob``; None: applied in this process.
+        proofs: the message key proving decisions (:mod:`.proof`); None (tests
+            without KMS): decisions are stored and applied without proof.
+        sender: the running function's name, named by the proofs it makes.
     """
 
     policy: Policy
@@ -68,6 +73,8 @@ class EscalationDeps:
     new_id: Callable[[], str] = field(default=new_escalation_id)
     notifier: OwnerNotifier | None = None
     handoff: DecisionHandoff | None = None
+    proofs: MessageMac | None = None
+    sender: Callable[[], str] = field(default=lambda: QUOTAGOV_ACTOR)
 
     def record(
         self, action: str, actor: str, resource: str, decision_id: str, **details: Any

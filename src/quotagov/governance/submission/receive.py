@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from quotagov.governance.submission.proof import with_proof
 from quotagov.governance.notifications import refused as refused_event
 from quotagov.governance.ports import (
     JobRecordConflictError,
@@ -168,6 +169,8 @@ def receive_submission(
         raise
     now = int(deps.clock.now())
     record = _record_for(request, principal, submission_id, now, source, decision)
+    if record.state is SubmissionState.QUEUED:  # what the worker will act on: proven
+        record = with_proof(record, deps.proofs, deps.sender())
     try:
         stored = deps.jobs.create(record)
     except JobRecordExistsError:

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from quotagov.governance.submission.proof import unproven
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -119,8 +120,9 @@ def submit_to_batch(
             done for a submission the reconciler queued again.
 
     Returns:
-        The record: ``SUBMITTED`` (now or earlier), ``FAILED`` with reasons, or
-        ``REFUSED`` (left as it was).
+        The record: ``SUBMITTED`` (now or earlier), ``FAILED`` with reasons,
+        ``REFUSED`` (left as it was), or ``QUEUED`` as it was when its
+        ``submissionProof`` does not verify (:mod:`.proof`: audited, not submitted).
 
     Raises:
         LookupError: no record has this id.
@@ -138,6 +140,8 @@ def submit_to_batch(
             # left (this message is then delivered again): both are idempotent.
             _after_failure(record, deps, "SubmissionFailed")
         return record
+    if unproven(record, deps.proofs, deps.audit, deps.governed_queue):
+        return record  # written outside quotagov: audited, left QUEUED, never submitted
 
     reasons = _recheck_policy(record, deps.policy)
     if reasons:
