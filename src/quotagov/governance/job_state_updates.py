@@ -122,12 +122,6 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
     job it submits with ``quotagov:submissionId`` (events carry no tags). A job without
     the tag is foreign; its ``FOREIGN#`` item spares Batch the question next time.
 
-    Batch's word, not the event's: the event only names the job. What is folded, and
-    so what a disposition, the thrash guard or a successor acts on, is the job as
-    ``DescribeServiceJob`` returns it (:func:`batch_word`): a forged event invoked
-    directly on the function ("3 preemptions", "FAILED, retries exhausted") changes
-    nothing Batch does not confirm.
-
     Raises:
         RecordNotVisibleYetError: the job is tagged with a submission whose record is
             not readable (yet).
@@ -144,10 +138,7 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
         if impostor is not None:
             return _foreign(event, deps, claimed=claimed, finding=impostor)
         submission_id = claimed
-    confirmed = batch_word(event, deps)
-    if confirmed is None:
-        return JobStateResult(outcome="unchanged", batch_job_id=event.job_id)
-    folded = _fold_and_save(submission_id, confirmed, deps)
+    folded = _fold_and_save(submission_id, event, deps)
     record = {
         **folded.record,
         "jobStateFacts": folded.after.to_item(),
@@ -318,27 +309,6 @@ def _disposition_type(outcome: DispositionOutcome) -> str:
     if outcome.decided_by == QUOTAGOV_ACTOR and outcome.choice:
         return outcome.choice.value
     return outcome.policy_action
-
-
-def batch_word(event: StateEvent, deps: JobStateDeps) -> StateEvent | None:
-    """The job of ``event`` as Batch describes it now (one ``DescribeServiceJob``), as
-    a :class:`StateEvent` with the event's id and time; None when Batch does not know
-    the job (nothing to act on).
-
-    The description has the event's ``detail`` shape (status, attempts,
-    ``preemptionSummary``, ``capacityUsage``): https://docs.aws.amazon.com/batch/latest/APIReference/API_DescribeServiceJob.html.
-    Folding is order-free, so a description newer than the event is folded alike.
-
-    Raises:
-        BatchError: Batch could not be asked (the event is retried).
-    """
-    try:
-        described = deps.dispositions.batch.describe_service_job(jobId=event.job_id)
-    except BatchNotFoundError:
-        return None
-    return StateEvent.from_detail(
-        described, event_id=event.event_id, event_time_ms=event.event_time_ms
-    )
 
 
 def _submission_from_batch(event: StateEvent, deps: JobStateDeps) -> str | None:
