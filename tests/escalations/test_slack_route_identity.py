@@ -111,3 +111,20 @@ def test_forged_v2_and_function_url_clicks_are_401_and_change_nothing(
     stored = world.escalations.get(escalation_id)
     assert stored is not None and stored.status is EscalationStatus.PENDING
     assert stored.decided_by is None and world.update_calls == []
+
+
+def test_a_five_thousand_digit_timestamp_is_a_401_with_its_reason(world: World) -> None:
+    """From the internet (no right held): a signed-looking click whose
+    X-Slack-Request-Timestamp has 5,000 digits is a 401 naming the header, not a
+    failure of the function; the escalation stays PENDING."""
+    escalation_id = _pending(world)
+    event = world.click_event(escalation_id, "U0CAROL")
+    event["headers"]["X-Slack-Request-Timestamp"] = "9" * 5000
+    response = _send(event)
+    assert response["statusCode"] == 401
+    assert json.loads(response["body"]) == {
+        "message": "invalid Slack request signature: X-Slack-Request-Timestamp: "
+        "5000 characters, at most 12 digits are read"
+    }
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING

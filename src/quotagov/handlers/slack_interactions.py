@@ -243,14 +243,19 @@ def __getattr__(name: str) -> Any:
 def interactions() -> Response[str]:
     """Verify, parse, record; 401 for a bad signature, 400 for a bad payload, else 200."""
     from quotagov.governance.slack.interactions import parse_block_actions
-    from quotagov.handlers.slack_signature import verify_slack_request
+    from quotagov.handlers.slack_signature import timestamp_fault, verify_slack_request
 
     current = services()
-    body = verify_slack_request(
-        router.current_event.raw_event, current.slack_signing_secret, current.clock
-    )
+    raw = router.current_event.raw_event
+    body = verify_slack_request(raw, current.slack_signing_secret, current.clock)
     if body is None:
-        logger.warning("refused a Slack request with a missing, stale or invalid signature")
+        fault = timestamp_fault(raw)
+        logger.warning(
+            "refused a Slack request with a missing, stale or invalid signature",
+            extra={"fault": fault},
+        )
+        if fault is not None:
+            return _text(401, f"invalid Slack request signature: {fault}")
         return _text(401, "invalid Slack request signature")
     payload = _payload_of(body)
     if isinstance(payload, Response):
