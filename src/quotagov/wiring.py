@@ -256,7 +256,6 @@ class Services:
     def submission_queue(self) -> SubmissionQueue:
         """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsSubmissionQueue
-
         from quotagov.governance.provenance import SUBMISSION_QUEUE
 
         return SqsSubmissionQueue(
@@ -267,7 +266,6 @@ class Services:
     def decision_handoff(self) -> DecisionHandoff:
         """The SQS ``ApplyQueue`` to ``ApplyDecisionsFunction`` (``APPLY_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsDecisionHandoff
-
         from quotagov.governance.provenance import APPLY_QUEUE
 
         return SqsDecisionHandoff(
@@ -279,7 +277,6 @@ class Services:
         """The SQS ``OwnerNoticeQueue`` to ``ApplyDecisionsFunction``
         (``OWNER_NOTICE_QUEUE_URL``): failed submissions whose owner it tells."""
         from quotagov.adapters.sqs_queue import SqsDecisionHandoff
-
         from quotagov.governance.provenance import NOTICE_QUEUE
 
         return SqsDecisionHandoff(
@@ -407,7 +404,6 @@ class Services:
         if self.settings.audit_queue_url:
             from quotagov.adapters.sqs_audit import SqsAuditQueue
             from quotagov.governance.audit.handover import QueuedAuditSink
-
             from quotagov.governance.provenance import AUDIT_QUEUE
 
             queue = SqsAuditQueue(self.settings.audit_queue_url, seal=self.sealer(AUDIT_QUEUE))

@@ -135,4 +135,3 @@ def test_sample_event_verifies_and_re_signs() -> None:
     assert resigned["multiValueHeaders"]["X-Slack-Signature"] == [
         resigned["headers"]["X-Slack-Signature"]
     ]
-

@@ -26,10 +26,10 @@ from quotagov.governance.submission import service_job_request
 from quotagov.handlers import job_state
 from quotagov.policy import Policy
 from quotagov.settings import Settings
+from support.agreeing_batch import AgreeingBatch
 from support.aws import QUEUE_ARN, fake_aws_env, powertools_env
 from support.lambda_context import LambdaContext
 from support.payloads import training_job_request
-from support.agreeing_batch import AgreeingBatch
 from support.policies import example_policy, simulated_batch
 from support.principals import ALICE, FRANK
 

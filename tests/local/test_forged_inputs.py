@@ -132,9 +132,7 @@ def test_an_audit_message_invoked_on_the_audit_function_is_refused_and_audited(
     after = [r for r in rt.audit_records() if r.get("action") != REFUSED_ACTION]
     assert after == before  # nothing of the attacker's was appended
     refused = {r["details"]["id"]: r for r in _refusals(rt)}
-    assert refused["m-bare"]["details"]["reason"] == (
-        "sealed: must be 1 (no proof of sender)"
-    )
+    assert refused["m-bare"]["details"]["reason"] == ("sealed: must be 1 (no proof of sender)")
     assert refused["m-sealed"]["details"]["reason"] == (
         "mac: does not verify (not sealed by a quotagov sender)"
     )
@@ -218,9 +216,7 @@ def test_a_hand_written_queued_job_record_is_never_submitted_nor_requeued(
     _dynamodb().put_item(TableName=table, Item=item)
     submits = len(_batch_calls(rt, "SubmitServiceJob"))
     body = json.dumps({"submissionId": "forged-1"})
-    worker = rt.invoke(
-        "SubmitWorkerFunction", _sqs_event(rt, "SubmissionQueue", "m-sub", body)
-    )
+    worker = rt.invoke("SubmitWorkerFunction", _sqs_event(rt, "SubmissionQueue", "m-sub", body))
     assert worker.result == {"batchItemFailures": [{"itemIdentifier": "m-sub"}]}
     rt.advance(600)  # the reconciler's schedule runs (stale after 900 s by default)
     assert any(i.function == "ReconcilerFunction" for i in rt.invocations)

@@ -113,7 +113,8 @@ def verify_slack_request(
         clock: the time source of the 300 s window (epoch seconds).
 
     Never raises: malformed or overlong timestamps (:func:`timestamp_fault`),
-    non-ASCII signatures and undecodable bodies all count as invalid. A body that is not UTF-8 is verified as the bytes it is.
+    non-ASCII signatures and undecodable bodies all count as invalid. A body that is
+    not UTF-8 is verified as the bytes it is.
     """
     body = raw_body(event)
     if body is None:

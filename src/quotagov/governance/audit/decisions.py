@@ -40,7 +40,7 @@ class QueuedEntry:
         decided_at: when it was taken (epoch seconds; None: now), the record's ``time``.
         queued_by: the sender the message's verified proof names (the sending
             function, :mod:`quotagov.governance.provenance`), stored as ``queuedBy``
-            (None: not stored).    """
+            (None: not stored)."""
 
     decision: ControllerDecision
     decided_at: float | None = None

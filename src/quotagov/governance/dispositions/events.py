@@ -32,8 +32,8 @@ from quotagov.governance.dispositions.rules import (
     thrash_disposition,
 )
 from quotagov.governance.job_state import JobTracking, StateEvent, fold
-from quotagov.governance.ports import BatchNotFoundError
 from quotagov.governance.lease import Lease
+from quotagov.governance.ports import BatchNotFoundError
 from quotagov.governance.records import JobRecord
 
 

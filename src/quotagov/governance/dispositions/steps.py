@@ -20,7 +20,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.submission.proof import unproven, with_proof
 from quotagov.governance.dispositions import notify
 from quotagov.governance.dispositions.audit import decision_for
 from quotagov.governance.dispositions.deps import DispositionDeps
@@ -39,6 +38,7 @@ from quotagov.governance.notifications import disposition_applied
 from quotagov.governance.ports import BatchClientError, BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
+from quotagov.governance.submission.proof import unproven, with_proof
 
 logger = logging.getLogger(__name__)
 

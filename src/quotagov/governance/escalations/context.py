@@ -11,12 +11,12 @@ from typing import Any
 from quotagov.clock import Clock
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier, ControllerDecision
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.escalations import (
     EscalationRepository,
     GovernedJobs,
     ImpactPreviewer,
 )
-from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.governance.ports.messages import MessageMac
 from quotagov.policy.models import Policy

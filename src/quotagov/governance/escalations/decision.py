@@ -15,9 +15,9 @@
   Batch.
 - A click after ``expiresAt`` expires the request instead.
 - Before an approval is applied, :func:`settle` recomputes the impact preview
-  (:func:`~.preview_check.recheck_before_apply`); when the victims or their unsaved work changed materially
-  (:mod:`.recheck`), nothing is applied: the request goes back to PENDING with the new
-  preview, the message shows it next to the old one, and the next Approve click
+  (:func:`~.preview_check.recheck_before_apply`); when the victims or their unsaved
+  work changed materially (:mod:`.recheck`), nothing is applied: the request goes back
+  to PENDING with the new preview, the message shows it next to the old one, and the next Approve click
   confirms it (recomputed again). Audited ``EscalationPreviewChanged``. The recompute
   reads Batch, so it runs in the apply function, not in the click's answer.
 """
@@ -177,11 +177,12 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
     hand-off) only refreshes the message; nothing is sent to Batch.
 
     An APPROVED request whose decision proof does not verify (:mod:`.proof`) is left
-    as it is, audited, never applied. One that does is checked against the policy and the job's record
-    (:func:`~.authority.approval_refusal`: the item may have been written by another
-    role): one that lacks the policy's authority is DENIED by quotagov, unapplied. Then
-    (not a direct level) it is rechecked (:func:`~.preview_check.recheck_before_apply`): when its impact changed
-    materially it is reopened (PENDING) and returned unapplied.
+    as it is, audited, never applied. One that does is checked against the policy and
+    the job's record (:func:`~.authority.approval_refusal`: the item may have been
+    written by another role): one that lacks the policy's authority is DENIED by
+    quotagov, unapplied. Then (not a direct level) it is rechecked
+    (:func:`~.preview_check.recheck_before_apply`): when its impact changed materially
+    it is reopened (PENDING) and returned unapplied.
 
     Returns:
         The escalation after.
@@ -211,8 +212,8 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
 def decision_round(escalation: Escalation) -> float | None:
     """The decision round of ``escalation``: when the preview its approver saw was
     computed (epoch seconds), None without a preview. A request reopened by a changed
-    preview (:func:`~.preview_check.recheck_before_apply`) carries a newer preview, so each approval round has its
-    own audit id and hand-off idempotency key."""
+    preview (:func:`~.preview_check.recheck_before_apply`) carries a newer preview, so
+    each approval round has its own audit id and hand-off idempotency key."""
     return escalation.preview.computed_at if escalation.preview is not None else None
 
 

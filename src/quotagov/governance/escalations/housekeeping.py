@@ -26,8 +26,8 @@ from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.escalations.preview_check import recheck_before_apply
 from quotagov.governance.escalations.proof import unproven
-from quotagov.governance.ports import BatchError
 from quotagov.governance.lease import Lease
+from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
 logger = logging.getLogger(__name__)

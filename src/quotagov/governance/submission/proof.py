@@ -71,9 +71,7 @@ def with_proof(record: JobRecord, mac: MessageMac | None, sender: str) -> JobRec
     return record.model_copy(update={"submissionProof": proof})
 
 
-def unproven(
-    record: JobRecord, mac: MessageMac | None, audit: AuditSink, job_queue: str
-) -> bool:
+def unproven(record: JobRecord, mac: MessageMac | None, audit: AuditSink, job_queue: str) -> bool:
     """True when ``record`` must not be acted on: no valid ``submissionProof`` (one
     KMS ``VerifyMac``); the refusal is then audited. False without a message key.
 

@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from quotagov.governance.submission.proof import with_proof
 from quotagov.governance.notifications import refused as refused_event
 from quotagov.governance.ports import (
     JobRecordConflictError,
@@ -37,6 +36,7 @@ from quotagov.governance.submission.errors import (
     IdempotencyMismatchError,
     SubmissionUnavailableError,
 )
+from quotagov.governance.submission.proof import with_proof
 from quotagov.governance.submission_request import SubmissionRequest
 
 #: Namespace of the deterministic submission ids (uuid5).

@@ -33,8 +33,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from quotagov.governance.ports.messages import MessageMac
-from quotagov.governance.submission.proof import unproven
 from quotagov.clock import Clock
 from quotagov.governance.ports import (
     AuditSink,
@@ -49,6 +47,7 @@ from quotagov.governance.ports import (
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff, HandoffError
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.deps import (
     REQUEUE_COUNT,
@@ -56,6 +55,7 @@ from quotagov.governance.submission.deps import (
     requeue_count,
 )
 from quotagov.governance.submission.failure import announce_failure
+from quotagov.governance.submission.proof import unproven
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.submission.proof import unproven
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -43,6 +42,7 @@ from quotagov.governance.submission.deps import (
 )
 from quotagov.governance.submission.errors import TransientSubmitError
 from quotagov.governance.submission.failure import announce_failure
+from quotagov.governance.submission.proof import unproven
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy
 
