@@ -17,9 +17,10 @@
 - Before an approval is applied, :func:`settle` recomputes the impact preview
   (:func:`~.preview_check.recheck_before_apply`); when the victims or their unsaved
   work changed materially (:mod:`.recheck`), nothing is applied: the request goes back
-  to PENDING with the new preview, the message shows it next to the old one, and the next Approve click
-  confirms it (recomputed again). Audited ``EscalationPreviewChanged``. The recompute
-  reads Batch, so it runs in the apply function, not in the click's answer.
+  to PENDING with the new preview, the message shows it next to the old one, and the
+  next Approve click confirms it (recomputed again). Audited
+  ``EscalationPreviewChanged``. The recompute reads Batch, so it runs in the apply
+  function, not in the click's answer.
 """
 
 from __future__ import annotations
