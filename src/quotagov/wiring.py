@@ -26,6 +26,7 @@ from quotagov.settings import Settings
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
+    from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
     from quotagov.adapters.slack import SlackCredentials
     from quotagov.governance.audit.chain import ChainWriter
     from quotagov.governance.audit.decisions import DecisionLog
@@ -479,6 +480,20 @@ class Services:
         from quotagov.adapters.slack import load_slack_credentials
 
         return load_slack_credentials(self.settings.require("slack_secret_arn"))
+
+    @dependency()
+    def slack_replays(self) -> DynamoDBReplayCache | None:
+        """The replay cache of Slack signatures on ``IDEMPOTENCY_TABLE`` (None when the
+        function has no such table: tests)."""
+        if not self.settings.idempotency_table:
+            return None
+        import boto3
+
+        from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
+
+        return DynamoDBReplayCache(
+            self.settings.idempotency_table, boto3.client("dynamodb"), self.clock
+        )
 
     @dependency()
     def slack_signing_secret(self) -> str:

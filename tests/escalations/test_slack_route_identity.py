@@ -128,3 +128,40 @@ def test_a_five_thousand_digit_timestamp_is_a_401_with_its_reason(world: World) 
     }
     stored = world.escalations.get(escalation_id)
     assert stored is not None and stored.status is EscalationStatus.PENDING
+
+
+def test_a_click_replayed_within_the_window_is_refused_and_changes_nothing(
+    world: World, dynamodb_endpoint: str
+) -> None:
+    """No right held but a captured request (a proxy log, a browser extension): a
+    signed Deny click sent again within Slack's 300 s window verifies, but its
+    signature was already used: 401, and the escalation stays as the first click left
+    it."""
+    import copy
+
+    import boto3
+
+    from quotagov import wiring
+    from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
+
+    client = boto3.client("dynamodb", region_name="eu-west-1", endpoint_url=dynamodb_endpoint)
+    client.create_table(
+        TableName="replays",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wiring.services().set("slack_replays", DynamoDBReplayCache("replays", client, world.clock))
+    escalation_id = _pending(world)
+    click = world.click_event(escalation_id, "U0CAROL", "escalation_deny")
+    first = _send(copy.deepcopy(click))
+    assert first["statusCode"] == 200, first
+    after_first = world.escalations.get(escalation_id)
+    assert after_first is not None and after_first.status is EscalationStatus.DENIED
+    world.clock.advance(120)  # still inside the 300 s window
+    replayed = _send(click)
+    assert replayed["statusCode"] == 401
+    assert json.loads(replayed["body"]) == {
+        "message": "replayed Slack request: this signature was already used"
+    }
+    assert world.escalations.get(escalation_id) == after_first

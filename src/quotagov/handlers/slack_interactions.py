@@ -243,7 +243,11 @@ def __getattr__(name: str) -> Any:
 def interactions() -> Response[str]:
     """Verify, parse, record; 401 for a bad signature, 400 for a bad payload, else 200."""
     from quotagov.governance.slack.interactions import parse_block_actions
-    from quotagov.handlers.slack_signature import timestamp_fault, verify_slack_request
+    from quotagov.handlers.slack_signature import (
+        request_headers,
+        timestamp_fault,
+        verify_slack_request,
+    )
 
     current = services()
     raw = router.current_event.raw_event
@@ -257,6 +261,11 @@ def interactions() -> Response[str]:
         if fault is not None:
             return _text(401, f"invalid Slack request signature: {fault}")
         return _text(401, "invalid Slack request signature")
+    replays = current.slack_replays
+    signature = request_headers(raw).get("x-slack-signature", "")
+    if replays is not None and not replays.first_use(signature):
+        logger.warning("refused a replayed Slack request (signature already used)")
+        return _text(401, "replayed Slack request: this signature was already used")
     payload = _payload_of(body)
     if isinstance(payload, Response):
         return payload
