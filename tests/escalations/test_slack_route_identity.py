@@ -165,3 +165,26 @@ def test_a_click_replayed_within_the_window_is_refused_and_changes_nothing(
         "message": "replayed Slack request: this signature was already used"
     }
     assert world.escalations.get(escalation_id) == after_first
+
+
+def test_a_click_whose_replay_check_fails_is_a_503_and_records_nothing(world: World) -> None:
+    """DynamoDB refuses the replay cache's write (throttled): the documented 503, the
+    click is not recorded (the user clicks again)."""
+    from botocore.exceptions import ClientError
+
+    from quotagov import wiring
+
+    class Throttled:
+        def first_use(self, signature: str) -> bool:
+            error = {"Error": {"Code": "ProvisionedThroughputExceededException"}}
+            raise ClientError(error, "PutItem")  # type: ignore[arg-type]
+
+    wiring.services().set("slack_replays", Throttled())
+    escalation_id = _pending(world)
+    response = _send(world.click_event(escalation_id, "U0CAROL", "escalation_deny"))
+    assert response["statusCode"] == 503
+    assert json.loads(response["body"]) == {
+        "message": "Slack request not checked for replay: try again"
+    }
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING

@@ -233,6 +233,11 @@ def __getattr__(name: str) -> Any:
     responses=api_contract.responses(
         400,
         s200={"description": "read; refusals go to the clicker through response_url"},
+        s503=api_contract.error(
+            503,
+            "the replay cache of signatures could not be written; nothing was recorded",
+            {"message": "Slack request not checked for replay: try again"},
+        ),
         s401=api_contract.error(
             401,
             "missing, stale or wrong X-Slack-Signature",
@@ -263,7 +268,14 @@ def interactions() -> Response[str]:
         return _text(401, "invalid Slack request signature")
     replays = current.slack_replays
     signature = request_headers(raw).get("x-slack-signature", "")
-    if replays is not None and not replays.first_use(signature):
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        first = replays is None or replays.first_use(signature)
+    except (ClientError, BotoCoreError) as error:  # nothing recorded: the user clicks again
+        logger.warning("replay cache unavailable", extra={"error": str(error)})
+        return _text(503, "Slack request not checked for replay: try again")
+    if not first:
         logger.warning("refused a replayed Slack request (signature already used)")
         return _text(401, "replayed Slack request: this signature was already used")
     payload = _payload_of(body)
