@@ -28,6 +28,8 @@ class Settings:
     #: the queue through which other functions hand decisions to the writer (AUDIT_QUEUE_URL)
     audit_queue_url: str = ""
     audit_seal_key: str = ""  #: KMS HMAC_256 key sealing audit records (AUDIT_SEAL_KEY)
+    #: KMS HMAC_256 key proving the sender of queue messages and records (MESSAGE_KEY)
+    message_key: str = ""
     audit_digest_bucket: str = ""  #: S3 bucket (Object Lock) of the digests (AUDIT_DIGEST_BUCKET)
     audit_digest_key: str = ""  #: KMS ECC_NIST_P256 key signing digests (AUDIT_DIGEST_KEY)
     #: PEM/DER file of the digest public key, used instead of kms:GetPublicKey by

@@ -26,6 +26,7 @@ from quotagov.settings import Settings
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
+    from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
     from quotagov.adapters.slack import SlackCredentials
     from quotagov.governance.audit.chain import ChainWriter
     from quotagov.governance.audit.decisions import DecisionLog
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         VersionStore,
     )
     from quotagov.governance.ports.handoff import DecisionHandoff
+    from quotagov.governance.ports.messages import MessageMac
     from quotagov.governance.ports.policy_history import PolicyHistory
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
@@ -91,6 +93,13 @@ def _announce_policy(stamp: PolicyStamp) -> None:
         1,
         policyVersion=str(stamp.version) if stamp.version is not None else f"file:{stamp.digest}",
     )
+
+
+def sender_name() -> str:
+    """The running function's name (``AWS_LAMBDA_FUNCTION_NAME``, set by Lambda and by
+    the local runtime's invoker), the sender a sealed message names; ``quotagov``
+    outside a function (the CLI)."""
+    return os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or "quotagov"
 
 
 #: ``(response_url, text) -> None``: an ephemeral answer to the Slack user who clicked.
@@ -287,23 +296,32 @@ class Services:
     def submission_queue(self) -> SubmissionQueue:
         """The SQS submission queue (``SUBMISSION_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsSubmissionQueue
+        from quotagov.governance.provenance import SUBMISSION_QUEUE
 
-        return SqsSubmissionQueue(self.settings.require("submission_queue_url"))
+        return SqsSubmissionQueue(
+            self.settings.require("submission_queue_url"), seal=self.sealer(SUBMISSION_QUEUE)
+        )
 
     @dependency()
     def decision_handoff(self) -> DecisionHandoff:
         """The SQS ``ApplyQueue`` to ``ApplyDecisionsFunction`` (``APPLY_QUEUE_URL``)."""
         from quotagov.adapters.sqs_queue import SqsDecisionHandoff
+        from quotagov.governance.provenance import APPLY_QUEUE
 
-        return SqsDecisionHandoff(self.settings.require("apply_queue_url"))
+        return SqsDecisionHandoff(
+            self.settings.require("apply_queue_url"), seal=self.sealer(APPLY_QUEUE)
+        )
 
     @dependency()
     def owner_notices(self) -> DecisionHandoff:
         """The SQS ``OwnerNoticeQueue`` to ``ApplyDecisionsFunction``
         (``OWNER_NOTICE_QUEUE_URL``): failed submissions whose owner it tells."""
         from quotagov.adapters.sqs_queue import SqsDecisionHandoff
+        from quotagov.governance.provenance import NOTICE_QUEUE
 
-        return SqsDecisionHandoff(self.settings.require("owner_notice_queue_url"))
+        return SqsDecisionHandoff(
+            self.settings.require("owner_notice_queue_url"), seal=self.sealer(NOTICE_QUEUE)
+        )
 
     def optional_owner_notices(self) -> DecisionHandoff | None:
         """:attr:`owner_notices` when ``OWNER_NOTICE_QUEUE_URL`` is set (or one is
@@ -382,6 +400,29 @@ class Services:
         return KmsRecordSealer(self.settings.audit_seal_key, aws_clients.client("kms"))
 
     @dependency()
+    def message_mac(self) -> MessageMac | None:
+        """The message key (``MESSAGE_KEY``, KMS ``HMAC_256``): seals what this function
+        sends, verifies what it receives; None when unset (tests without KMS)."""
+        if not self.settings.message_key:
+            return None
+        import boto3
+
+        from quotagov.adapters.kms_audit import KmsRecordSealer
+
+        return KmsRecordSealer(self.settings.message_key, boto3.client("kms"))
+
+    def sealer(self, purpose: str) -> Callable[[str], str] | None:
+        """Seals this function's messages to the ``purpose`` queue under
+        :attr:`message_mac`, naming the function (``AWS_LAMBDA_FUNCTION_NAME``, read at
+        send time) as the sender; None without a message key."""
+        mac = self.message_mac
+        if mac is None:
+            return None
+        from quotagov.governance.provenance import MessageSealer
+
+        return MessageSealer(mac, purpose, sender_name, self.clock)
+
+    @dependency()
     def audit_writer(self) -> ChainWriter:
         """The one chain writer: appends sealed records to ``AUDIT_TABLE``."""
         from quotagov.governance.audit.chain import ChainWriter
@@ -403,8 +444,10 @@ class Services:
         if self.settings.audit_queue_url:
             from quotagov.adapters.sqs_audit import SqsAuditQueue
             from quotagov.governance.audit.handover import QueuedAuditSink
+            from quotagov.governance.provenance import AUDIT_QUEUE
 
-            return QueuedAuditSink(SqsAuditQueue(self.settings.audit_queue_url), self.clock)
+            queue = SqsAuditQueue(self.settings.audit_queue_url, seal=self.sealer(AUDIT_QUEUE))
+            return QueuedAuditSink(queue, self.clock)
         if not self.settings.audit_table and "audit_chains" not in self._values:
             handoff = self.optional_handoff()
             if handoff is not None:  # no audit queue: through the apply function
@@ -474,6 +517,20 @@ class Services:
         from quotagov.adapters.slack import load_slack_credentials
 
         return load_slack_credentials(self.settings.require("slack_secret_arn"))
+
+    @dependency()
+    def slack_replays(self) -> DynamoDBReplayCache | None:
+        """The replay cache of Slack signatures on ``IDEMPOTENCY_TABLE`` (None when the
+        function has no such table: tests)."""
+        if not self.settings.idempotency_table:
+            return None
+        import boto3
+
+        from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
+
+        return DynamoDBReplayCache(
+            self.settings.idempotency_table, boto3.client("dynamodb"), self.clock
+        )
 
     @dependency()
     def slack_signing_secret(self) -> str:
@@ -553,6 +610,8 @@ class Services:
             default_channel=self.settings.approval_channel,
             notifier=self.optional_notifier(),
             handoff=self.optional_handoff(),
+            proofs=self.message_mac,
+            sender=sender_name,
         )
 
     @dependency(cached=False)
@@ -595,6 +654,8 @@ class Services:
             platform_channel=self.settings.platform_channel,
             notifier=self.optional_notifier(),
             handoff=self.optional_handoff(),
+            proofs=self.message_mac,
+            sender=sender_name,
         )
 
     @dependency(cached=False)
@@ -702,6 +763,7 @@ class Services:
             job_queue=self.settings.require("job_queue"),
             stale_after_seconds=stale,
             notices=self.optional_owner_notices(),
+            proofs=self.message_mac,
         )
 
     def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
@@ -720,6 +782,8 @@ class Services:
             notifier=self.optional_notifier(),
             capacity=self.environment_capacity if queue else None,
             notices=self.optional_owner_notices() if batch else None,
+            proofs=self.message_mac,
+            sender=sender_name,
         )
 
 

@@ -52,18 +52,26 @@ def _sqs_event(body: str, message_id: str = "m-1") -> dict[str, Any]:
 def test_a_queued_decision_is_written_once_with_its_sender(
     dynamodb: Any, clock: ManualClock
 ) -> None:
+    from quotagov.adapters.kms_audit import KmsRecordSealer
+    from quotagov.governance.provenance import AUDIT_QUEUE, MessageSealer, open_message
+
+    kms = boto3.client("kms", region_name=REGION)
+    key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")["KeyMetadata"]
+    mac = KmsRecordSealer(key["KeyId"], kms)
     sqs = boto3.client("sqs", region_name=REGION)
     url = sqs.create_queue(QueueName="audit")["QueueUrl"]
-    sink = QueuedAuditSink(SqsAuditQueue(url, sqs), clock)
+    seal = MessageSealer(mac, AUDIT_QUEUE, lambda: "JobsApiFunction", clock)
+    sink = QueuedAuditSink(SqsAuditQueue(url, sqs, seal=seal), clock)
     sink.record_decision(DECISION)
     sink.record_decision(DECISION)  # sent twice (a retried use case)
     bodies = [
         m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     ]
-    assert len(bodies) == 2 and parse_message(bodies[0]).controller_decision() == DECISION
+    opened = open_message(mac, AUDIT_QUEUE, bodies[0])
+    assert len(bodies) == 2 and parse_message(opened.body).controller_decision() == DECISION
     chains = DynamoDBChainStore(TABLE, dynamodb)
     log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
-    wiring.override(audit_log=log)
+    wiring.override(audit_log=log, message_mac=mac)
     try:
         clock.advance(30)  # the writer runs later than the decision was taken
         answers = [
@@ -76,9 +84,10 @@ def test_a_queued_decision_is_written_once_with_its_sender(
     assert answers == [{"batchItemFailures": []}] * 3
     [record] = list(chains.records("ml-gov-queue"))
     assert record["decisionId"] == "refused:sub-7" and record["action"] == "SubmissionRefused"
-    assert record["time"] == "2026-05-04T10:00:00Z"  # decidedAt, not when it was written
+    # the proof's time and sender, not when it was written nor the SQS SenderId
+    assert record["time"] == "2026-05-04T10:00:00Z"
     assert record["recordedAt"] == "2026-05-04T10:00:30Z"
-    assert record["queuedBy"] == "AROAEXAMPLEJOBSAPI:JobsApiFunction"
+    assert record["queuedBy"] == "JobsApiFunction"
     assert record["details"] == dict(DECISION.details)
 
 

@@ -78,7 +78,7 @@ EXPECTED_CODES = {
     ("get", "/jobs/{jobId}"): ["200", "400", "401", "404", "503"],
     ("post", "/jobs/{jobId}/disposition"): ["200", "400", "401", "404", "409", "415", "503"],
     ("post", "/jobs/{jobId}/escalations"): ["200", "201", "202", "400", "401", "415", "422", "503"],
-    ("post", "/slack/interactions"): ["200", "400", "401"],
+    ("post", "/slack/interactions"): ["200", "400", "401", "503"],
 }
 
 

@@ -69,9 +69,6 @@ NOT_DRIVEN_HERE: dict[tuple[str, str], str] = {
     ("JobStateFunction", "batch:TerminateServiceJob"): (
         "the thrash guard terminates a job it moves to another share"
     ),
-    ("JobStateFunction", "batch:DescribeServiceJob"): (
-        "a job found by its quotagov:submissionId tag before its record has a batchJobId"
-    ),
     ("ApplyDecisionsFunction", "batch:SubmitServiceJob"): (
         "a disposition chosen with a Slack button: the successor"
     ),
@@ -80,6 +77,15 @@ NOT_DRIVEN_HERE: dict[tuple[str, str], str] = {
         "a submission QUEUED through every re-queue: is its job in Batch after all?"
     ),
     ("ReconcilerFunction", "batch:DescribeServiceJob"): "the same, by its tag",
+    ("ReconcilerFunction", "kms:VerifyMac"): "a stuck QUEUED record's submissionProof",
+    ("ReconcilerFunction", "kms:GenerateMac"): "its re-queue and audit messages, sealed",
+    ("SubmitWorkerFunction", "kms:GenerateMac"): (
+        "a submission it fails: its owner notice and audit record, sealed"
+    ),
+    ("EscalationExpiryFunction", "kms:GenerateMac"): "an expiry's audit record, sealed",
+    ("JobsApiFunction", "kms:VerifyMac"): (
+        "POST /jobs/{jobId}/disposition: the stored successor's submissionProof"
+    ),
 }
 
 
@@ -202,7 +208,9 @@ def test_every_batch_and_kms_action_granted_is_called_or_its_path_named(
 
 
 def test_the_slack_function_holds_and_calls_no_batch_action(calls: list[ActionCall]) -> None:
-    assert not any(c.function == "SlackInteractionsFunction" for c in calls)
+    slack = {(c.action, c.resource) for c in calls if c.function == "SlackInteractionsFunction"}
+    # only the proofs of what it records and hands over (sealed messages, decision proofs)
+    assert slack == {("kms:GenerateMac", "MessageKey")}
     held = _checked_actions(TEMPLATE, "SlackInteractionsFunction")
     assert not {a for a in held if a.startswith("batch:")}
 

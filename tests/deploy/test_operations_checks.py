@@ -189,6 +189,7 @@ def test_project_alarms_notify_the_alarm_topic_and_someone_must_be_named() -> No
     [
         ("AuditEventsRejectedAlarm", "AuditEventsRejected"),
         ("HandoffsDroppedAlarm", "HandoffsDropped"),
+        ("UnauthenticatedMessagesAlarm", "UnauthenticatedMessages"),
         ("AuditDigestsRefusedAlarm", "AuditDigestsRefused"),
     ],
 )

@@ -111,3 +111,80 @@ def test_forged_v2_and_function_url_clicks_are_401_and_change_nothing(
     stored = world.escalations.get(escalation_id)
     assert stored is not None and stored.status is EscalationStatus.PENDING
     assert stored.decided_by is None and world.update_calls == []
+
+
+def test_a_five_thousand_digit_timestamp_is_a_401_with_its_reason(world: World) -> None:
+    """From the internet (no right held): a signed-looking click whose
+    X-Slack-Request-Timestamp has 5,000 digits is a 401 naming the header, not a
+    failure of the function; the escalation stays PENDING."""
+    escalation_id = _pending(world)
+    event = world.click_event(escalation_id, "U0CAROL")
+    event["headers"]["X-Slack-Request-Timestamp"] = "9" * 5000
+    response = _send(event)
+    assert response["statusCode"] == 401
+    assert json.loads(response["body"]) == {
+        "message": "invalid Slack request signature: X-Slack-Request-Timestamp: "
+        "5000 characters, at most 12 digits are read"
+    }
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING
+
+
+def test_a_click_replayed_within_the_window_is_refused_and_changes_nothing(
+    world: World, dynamodb_endpoint: str
+) -> None:
+    """No right held but a captured request (a proxy log, a browser extension): a
+    signed Deny click sent again within Slack's 300 s window verifies, but its
+    signature was already used: 401, and the escalation stays as the first click left
+    it."""
+    import copy
+
+    import boto3
+
+    from quotagov import wiring
+    from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
+
+    client = boto3.client("dynamodb", region_name="eu-west-1", endpoint_url=dynamodb_endpoint)
+    client.create_table(
+        TableName="replays",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wiring.services().set("slack_replays", DynamoDBReplayCache("replays", client, world.clock))
+    escalation_id = _pending(world)
+    click = world.click_event(escalation_id, "U0CAROL", "escalation_deny")
+    first = _send(copy.deepcopy(click))
+    assert first["statusCode"] == 200, first
+    after_first = world.escalations.get(escalation_id)
+    assert after_first is not None and after_first.status is EscalationStatus.DENIED
+    world.clock.advance(120)  # still inside the 300 s window
+    replayed = _send(click)
+    assert replayed["statusCode"] == 401
+    assert json.loads(replayed["body"]) == {
+        "message": "replayed Slack request: this signature was already used"
+    }
+    assert world.escalations.get(escalation_id) == after_first
+
+
+def test_a_click_whose_replay_check_fails_is_a_503_and_records_nothing(world: World) -> None:
+    """DynamoDB refuses the replay cache's write (throttled): the documented 503, the
+    click is not recorded (the user clicks again)."""
+    from botocore.exceptions import ClientError
+
+    from quotagov import wiring
+
+    class Throttled:
+        def first_use(self, signature: str) -> bool:
+            error = {"Error": {"Code": "ProvisionedThroughputExceededException"}}
+            raise ClientError(error, "PutItem")  # type: ignore[arg-type]
+
+    wiring.services().set("slack_replays", Throttled())
+    escalation_id = _pending(world)
+    response = _send(world.click_event(escalation_id, "U0CAROL", "escalation_deny"))
+    assert response["statusCode"] == 503
+    assert json.loads(response["body"]) == {
+        "message": "Slack request not checked for replay: try again"
+    }
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.PENDING

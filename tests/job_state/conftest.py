@@ -26,6 +26,7 @@ from quotagov.governance.submission import service_job_request
 from quotagov.handlers import job_state
 from quotagov.policy import Policy
 from quotagov.settings import Settings
+from support.agreeing_batch import AgreeingBatch
 from support.aws import QUEUE_ARN, fake_aws_env, powertools_env
 from support.lambda_context import LambdaContext
 from support.payloads import training_job_request
@@ -69,10 +70,15 @@ class World:
     def deps(self) -> JobStateDeps:
         return JobStateDeps(store=self.store, dispositions=self.disposition_deps())
 
+    @property
+    def agreeing_batch(self) -> AgreeingBatch:
+        """:attr:`batch`, confirming hand-fed events of jobs it never ran."""
+        return AgreeingBatch(self.batch, self.store)
+
     def disposition_deps(self) -> DispositionDeps:
         return DispositionDeps(
             store=self.store,
-            batch=self.batch,
+            batch=self.agreeing_batch,
             policy=self.policy,
             audit=self.audit,
             clock=self.clock,
@@ -216,7 +222,7 @@ def build_world(policy: Policy, seed: int = 7) -> Iterator[World]:
             Settings(jobs_table=TABLE, job_queue=QUEUE_ARN, platform_channel="C0PLATFORM"),
             clock=clock,
             policy=policy,
-            batch=world.batch,
+            batch=world.agreeing_batch,
             audit=world.audit,
             chat=None,
             job_state_store=world.store,

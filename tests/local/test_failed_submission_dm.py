@@ -89,7 +89,9 @@ def test_a_submission_batch_refuses_fails_with_its_reason_and_one_dm(
     # function that has; a duplicate of it is delivered too.
     assert _dms(rt) == []
     [notice] = _receive(rt, "OwnerNoticeQueue")
-    assert json.loads(notice["Body"]) == {
+    sealed = json.loads(notice["Body"])  # sealed by the worker (proof of sender)
+    assert sealed["sender"] == "SubmitWorkerFunction"
+    assert json.loads(sealed["body"]) == {
         "kind": "submission-failed",
         "submissionId": submission_id,
     }

@@ -84,6 +84,7 @@ _ATTRIBUTES: dict[str, str] = {
     "claimed_at": "claimedAt",
     "superseded_priority": "supersededPriority",
     "previous_preview": "previousPreview",
+    "decision_proof": "decisionProof",
 }
 _FIELDS = {attribute: name for name, attribute in _ATTRIBUTES.items()}
 _INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts", "superseded_priority"}

@@ -10,7 +10,7 @@ IAM: ``sqs:SendMessage`` on the queue (``SUBMISSION_QUEUE_URL``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -36,26 +36,36 @@ class SqsSubmissionQueue:
     Args:
         queue_url: the queue URL (``SUBMISSION_QUEUE_URL``).
         client: a boto3 SQS client (built with the default session when None).
+        seal: turns a body into the sealed message sent
+            (:class:`~quotagov.governance.provenance.MessageSealer`); None sends it bare.
     """
 
-    def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
+    def __init__(
+        self,
+        queue_url: str,
+        client: SQSClient | None = None,
+        seal: Callable[[str], str] | None = None,
+    ) -> None:
         if client is None:
             from quotagov.adapters import aws_clients
 
             client = aws_clients.client("sqs")
         self._client = client
         self._url = queue_url
+        self._seal = seal
 
     def send(self, submission_id: str) -> None:
         """Send ``{"submissionId": ...}``.
 
         Raises:
-            SubmissionQueueError: SQS refused the message or could not be reached.
+            SubmissionQueueError: SQS (or KMS, sealing it) refused the message or could
+                not be reached.
         """
         try:
-            self._client.send_message(
-                QueueUrl=self._url, MessageBody=queued_message_body(submission_id)
-            )
+            body = queued_message_body(submission_id)
+            if self._seal is not None:
+                body = self._seal(body)
+            self._client.send_message(QueueUrl=self._url, MessageBody=body)
         except (ClientError, BotoCoreError) as exc:
             raise SubmissionQueueError(f"SQS SendMessage failed: {exc}") from exc
 
@@ -71,26 +81,35 @@ class SqsDecisionHandoff:
     Args:
         queue_url: the queue URL.
         client: a boto3 SQS client (built with the default session when None).
+        seal: turns a body into the sealed message sent
+            (:class:`~quotagov.governance.provenance.MessageSealer`); None sends it bare.
     """
 
-    def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
+    def __init__(
+        self,
+        queue_url: str,
+        client: SQSClient | None = None,
+        seal: Callable[[str], str] | None = None,
+    ) -> None:
         if client is None:
             from quotagov.adapters import aws_clients
 
             client = aws_clients.client("sqs")
         self._client = client
         self._url = queue_url
+        self._seal = seal
 
     def send(self, message: Mapping[str, Any]) -> None:
         """Send ``message`` as compact JSON.
 
         Raises:
-            HandoffError: SQS refused the message or could not be reached.
+            HandoffError: SQS (or KMS, sealing it) refused the message or could not be
+                reached.
         """
         try:
-            self._client.send_message(
-                QueueUrl=self._url,
-                MessageBody=json.dumps(dict(message), separators=(",", ":"), sort_keys=True),
-            )
+            body = json.dumps(dict(message), separators=(",", ":"), sort_keys=True)
+            if self._seal is not None:
+                body = self._seal(body)
+            self._client.send_message(QueueUrl=self._url, MessageBody=body)
         except (ClientError, BotoCoreError) as exc:
             raise HandoffError(f"SQS SendMessage failed: {exc}") from exc

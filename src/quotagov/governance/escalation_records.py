@@ -99,6 +99,10 @@ class Escalation:
             materially (:mod:`quotagov.governance.escalations.recheck`): the preview
             the approvers had seen; ``preview`` then holds the recomputed one, which
             the next Approve click confirms.
+        decision_proof: the proof of the decision (``{"v", "sender", "mac"}``, a KMS
+            MAC by the function that recorded the click or the direct level,
+            :mod:`quotagov.governance.escalations.proof`); None while undecided. An
+            approval is applied only when it verifies.
     """
 
     escalation_id: str
@@ -129,6 +133,7 @@ class Escalation:
     claimed_at: float | None = None
     superseded_priority: int | None = None
     previous_preview: ImpactPreview | None = None
+    decision_proof: dict[str, Any] | None = None
 
     def with_changes(self, **changes: Any) -> Escalation:
         """A copy with ``changes`` applied (field names as above)."""

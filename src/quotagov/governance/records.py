@@ -102,6 +102,9 @@ class JobRecord(BaseModel):
             (Batch's shapes: ``{attempts, evaluateOnExit}``, ``{attemptDurationSeconds}``),
             sent with every submission of the chain; None when not set.
         tags: the submitter's own service-job tags (quotagov adds its own beside them).
+        submissionProof: ``{"v", "sender", "mac"}``, the KMS MAC of the function that
+            accepted the submission (:mod:`quotagov.governance.submission.proof`); the
+            worker submits, and the reconciler re-queues, only records it verifies.
     """
 
     model_config = ConfigDict(extra="allow", validate_assignment=False)
@@ -139,6 +142,7 @@ class JobRecord(BaseModel):
     retryStrategy: dict[str, Any] | None = None
     timeoutConfig: dict[str, Any] | None = None
     tags: dict[str, str] | None = None
+    submissionProof: dict[str, Any] | None = None
 
     @property
     def submission_id(self) -> str:

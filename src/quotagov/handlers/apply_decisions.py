@@ -134,13 +134,20 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     Returns:
         ``{"kind", "recordId", "status"}``, or ``{"dropped": reason}`` for a message
         that can never be used (or is not of its queue's kinds).
+
+    Raises:
+        RefusedMessageError: no valid proof of its sender (audited; SQS parks it).
     """
+    from quotagov.governance.provenance import APPLY_QUEUE, NOTICE_QUEUE
+    from quotagov.handlers.sealed_messages import open_record
+
     notices_url = services().settings.owner_notice_queue_url
     from_notices = queue_arn_matches_url(record.event_source_arn or "", notices_url)
+    # an unsealed or forged message raises RefusedMessageError: audited, then parked
+    opened = open_record(record, NOTICE_QUEUE if from_notices else APPLY_QUEUE)
+    body = record.body if opened is None else opened.body
     try:
-        message = parse_message(
-            json.loads(record.body), NOTICE_KINDS if from_notices else APPLY_KINDS
-        )
+        message = parse_message(json.loads(body), NOTICE_KINDS if from_notices else APPLY_KINDS)
     except (ValueError, RecursionError, HandoffMessageError) as error:
         logger.warning(
             "dropped an unusable hand-off",

@@ -154,12 +154,31 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     """
     from quotagov.governance.audit.decisions import QueuedEntry
     from quotagov.governance.audit.handover import parse_message
+    from quotagov.governance.provenance import (
+        AUDIT_QUEUE,
+        REFUSED_ACTION,
+        UnauthenticatedError,
+        claimed_sender,
+        open_message,
+        refusal,
+    )
 
     received: list[tuple[str, QueuedEntry]] = []
+    refused: set[str] = set()
+    current = services()
+    mac = current.message_mac
 
     def parse_one(record: SQSRecord) -> None:
+        body, sender, sent_at = record.body, None, None
+        if mac is not None:
+            try:
+                opened = open_message(mac, AUDIT_QUEUE, record.body)
+            except UnauthenticatedError as exc:
+                _refuse(record, str(exc))
+                raise
+            body, sender, sent_at = opened.body, opened.sender, opened.sent_at
         try:
-            message = parse_message(record.body)
+            message = parse_message(body)
         except (ValueError, ValidationError) as exc:
             logger.error(
                 "malformed audit queue message",
@@ -167,19 +186,44 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
             )
             metrics.add_metric(name="AuditMessagesMalformed", unit=MetricUnit.Count, value=1)
             raise
-        sender = record.attributes.sender_id if record.attributes else None
-        entry = QueuedEntry(message.controller_decision(), message.decidedAt, sender)
+        # the time and the sender come from the verified proof, never from the body
+        taken = message.decidedAt if sent_at is None else sent_at
+        entry = QueuedEntry(message.controller_decision(), taken, sender)
         received.append((record.message_id, entry))
+
+    def _refuse(record: SQSRecord, reason: str) -> None:
+        """Record the refusal as a finding (once per message id) and keep the message:
+        it fails, so SQS parks it in the DLQ after its receives."""
+        logger.error(
+            "unauthenticated audit queue message refused",
+            extra={"messageId": record.message_id, "reason": reason},
+        )
+        decision = refusal(
+            job_queue=current.settings.job_queue,
+            where=record.event_source_arn or "AuditQueue",
+            item_id=record.message_id,
+            reason=reason,
+            text=record.body,
+            claimed=claimed_sender(record.body),
+        )
+        refused.add(record.message_id)
+        received.append((record.message_id, QueuedEntry(decision)))
 
     answer = process_batch(event, parse_one, processor, context)
     if not received:
         return answer
     failures = list(answer.get("batchItemFailures") or [])
+    # every refusal, this function's own or another's, is counted here, once per receipt
+    refusals = sum(1 for _, entry in received if entry.decision.action == REFUSED_ACTION)
+    if refusals:
+        metrics.add_metric(name="UnauthenticatedMessages", unit=MetricUnit.Count, value=refusals)
     outcomes = services().audit_log.record_decisions([entry for _, entry in received])
     stored = 0
     for (message_id, entry), failure in zip(received, outcomes, strict=True):
-        if failure is None:
+        if failure is None and message_id not in refused:
             stored += 1
+            continue
+        if failure is None:  # the refusal is recorded; the message already failed
             continue
         logger.error(
             "audit decision not appended",

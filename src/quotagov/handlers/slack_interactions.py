@@ -233,6 +233,11 @@ def __getattr__(name: str) -> Any:
     responses=api_contract.responses(
         400,
         s200={"description": "read; refusals go to the clicker through response_url"},
+        s503=api_contract.error(
+            503,
+            "the replay cache of signatures could not be written; nothing was recorded",
+            {"message": "Slack request not checked for replay: try again"},
+        ),
         s401=api_contract.error(
             401,
             "missing, stale or wrong X-Slack-Signature",
@@ -243,15 +248,36 @@ def __getattr__(name: str) -> Any:
 def interactions() -> Response[str]:
     """Verify, parse, record; 401 for a bad signature, 400 for a bad payload, else 200."""
     from quotagov.governance.slack.interactions import parse_block_actions
-    from quotagov.handlers.slack_signature import verify_slack_request
+    from quotagov.handlers.slack_signature import (
+        request_headers,
+        timestamp_fault,
+        verify_slack_request,
+    )
 
     current = services()
-    body = verify_slack_request(
-        router.current_event.raw_event, current.slack_signing_secret, current.clock
-    )
+    raw = router.current_event.raw_event
+    body = verify_slack_request(raw, current.slack_signing_secret, current.clock)
     if body is None:
-        logger.warning("refused a Slack request with a missing, stale or invalid signature")
+        fault = timestamp_fault(raw)
+        logger.warning(
+            "refused a Slack request with a missing, stale or invalid signature",
+            extra={"fault": fault},
+        )
+        if fault is not None:
+            return _text(401, f"invalid Slack request signature: {fault}")
         return _text(401, "invalid Slack request signature")
+    replays = current.slack_replays
+    signature = request_headers(raw).get("x-slack-signature", "")
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        first = replays is None or replays.first_use(signature)
+    except (ClientError, BotoCoreError) as error:  # nothing recorded: the user clicks again
+        logger.warning("replay cache unavailable", extra={"error": str(error)})
+        return _text(503, "Slack request not checked for replay: try again")
+    if not first:
+        logger.warning("refused a replayed Slack request (signature already used)")
+        return _text(401, "replayed Slack request: this signature was already used")
     payload = _payload_of(body)
     if isinstance(payload, Response):
         return payload

@@ -34,6 +34,26 @@ MAX_SKEW_SECONDS = 300
 SIGNATURE_VERSION = "v0"
 
 
+#: Longest ``X-Slack-Request-Timestamp`` read (epoch seconds need 10 digits until 2286):
+#: a longer one is refused before it is converted, so that a huge header from the
+#: internet is a 401, never a failure of the function (Python refuses to convert
+#: decimal strings over 4300 digits).
+MAX_TIMESTAMP_DIGITS = 12
+
+
+def timestamp_fault(event: Mapping[str, Any]) -> str | None:
+    """The reason an ``X-Slack-Request-Timestamp`` of decimal digits is refused unread
+    (longer than :data:`MAX_TIMESTAMP_DIGITS`), else None (other faults are the
+    signature's: :func:`verify_slack_request`)."""
+    timestamp = request_headers(event).get("x-slack-request-timestamp", "")
+    if len(timestamp) > MAX_TIMESTAMP_DIGITS:
+        return (
+            f"X-Slack-Request-Timestamp: {len(timestamp)} characters, "
+            f"at most {MAX_TIMESTAMP_DIGITS} digits are read"
+        )
+    return None
+
+
 def slack_signature(signing_secret: str, timestamp: str, body: bytes) -> str:
     """``v0=`` + hex HMAC-SHA256 of ``b"v0:<timestamp>:" + body`` keyed with the secret.
 
@@ -92,8 +112,9 @@ def verify_slack_request(
         signing_secret: the Slack app's signing secret.
         clock: the time source of the 300 s window (epoch seconds).
 
-    Never raises: malformed timestamps, non-ASCII signatures and undecodable bodies
-    all count as invalid. A body that is not UTF-8 is verified as the bytes it is.
+    Never raises: malformed or overlong timestamps (:func:`timestamp_fault`),
+    non-ASCII signatures and undecodable bodies all count as invalid. A body that is
+    not UTF-8 is verified as the bytes it is.
     """
     body = raw_body(event)
     if body is None:
@@ -102,6 +123,8 @@ def verify_slack_request(
     timestamp = headers.get("x-slack-request-timestamp", "")
     signature = headers.get("x-slack-signature", "")
     if not timestamp.isascii() or not timestamp.isdigit() or not signature.isascii():
+        return None
+    if len(timestamp) > MAX_TIMESTAMP_DIGITS:
         return None
     if abs(clock.now() - int(timestamp)) > MAX_SKEW_SECONDS:
         return None

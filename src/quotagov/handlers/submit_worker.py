@@ -158,12 +158,18 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         ``REFUSED``, ...).
 
     Raises:
+        RefusedMessageError: the message has no valid proof of its sender (audited;
+            SQS parks it after its receives).
         BatchBackoffError: Batch throttled an earlier message of this invocation.
         TransientSubmitError: Batch throttled or failed on this one.
     """
+    from quotagov.governance.provenance import SUBMISSION_QUEUE
+    from quotagov.handlers.sealed_messages import open_record
     from quotagov.handlers.submission_messages import parse_message
 
-    message = parse_message(record.body, record.raw_event.get("messageAttributes") or {})
+    opened = open_record(record, SUBMISSION_QUEUE)  # RefusedMessageError: parked
+    body = record.body if opened is None else opened.body
+    message = parse_message(body, record.raw_event.get("messageAttributes") or {})
     if message.submission_id is None:
         return _refuse(record, message, message.faults)
     return _send(record, message)

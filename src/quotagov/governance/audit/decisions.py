@@ -28,6 +28,7 @@ from quotagov.governance.audit.events import iso_utc
 from quotagov.governance.audit.known import CONFIG, DECISION
 from quotagov.governance.canonical import canonical_json
 from quotagov.governance.ports import ControllerDecision, VersionStore
+from quotagov.governance.provenance import refusal_findings
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,9 @@ class QueuedEntry:
     Attributes:
         decision: the decision.
         decided_at: when it was taken (epoch seconds; None: now), the record's ``time``.
-        queued_by: the audit queue's ``SenderId`` of the message that carried it (the
-            sending role's id), stored as ``queuedBy`` (None: not stored).
-    """
+        queued_by: the sender the message's verified proof names (the sending
+            function, :mod:`quotagov.governance.provenance`), stored as ``queuedBy``
+            (None: not stored)."""
 
     decision: ControllerDecision
     decided_at: float | None = None
@@ -74,8 +75,8 @@ class DecisionLog:
             decision: the decision.
             decided_at: when it was taken (epoch seconds; default now), the record's
                 ``time``; ``recordedAt`` is always now.
-            queued_by: the audit queue's ``SenderId`` of the message that carried it
-                (the sending role's id), stored as ``queuedBy``.
+            queued_by: the sender the message's verified proof names, stored as
+                ``queuedBy``.
 
         Raises:
             ValueError: ``job_queue`` or ``decision_id`` is empty.
@@ -156,7 +157,7 @@ class DecisionLog:
             "before": None,
             "after": None,
             "difference": [],
-            "findings": [],
+            "findings": refusal_findings(decision),
         }
         if entry.queued_by is not None:
             body["queuedBy"] = entry.queued_by

@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance.dispositions.successor import submit_with_batch
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.policy.models import Policy
 
 
@@ -34,6 +36,9 @@ class DispositionDeps:
         handoff: when set (the Slack function), an owner's decision is only recorded
             and handed to the apply function, which submits the successor and updates
             the question (:func:`~quotagov.governance.dispositions.settle_disposition`).
+        proofs: the message key: a successor is stored with its ``submissionProof``
+            and submitted only when the stored one verifies; None: no proofs (tests).
+        sender: the running function's name, named by the proofs it makes.
     """
 
     store: JobStateStore
@@ -47,6 +52,8 @@ class DispositionDeps:
     submit: SuccessorSubmitter | None = None
     notifier: OwnerNotifier | None = None
     handoff: DecisionHandoff | None = None
+    proofs: MessageMac | None = None
+    sender: Callable[[], str] = field(default=lambda: QUOTAGOV_ACTOR)
 
     @property
     def audit_job_queue(self) -> str:

@@ -38,6 +38,7 @@ from quotagov.governance.notifications import disposition_applied
 from quotagov.governance.ports import BatchClientError, BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.records import JobRecord
+from quotagov.governance.submission.proof import unproven, with_proof
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +136,7 @@ def apply(
     """
     successor_id = str(disposition.successor_id)
     built = successor_routing(successor_record(job, disposition, now=deps.clock.now()), deps.policy)
+    built = with_proof(built, deps.proofs, deps.sender())
     faults = successor_faults(built, deps.policy)
     if faults:
         return refuse_successor(job, disposition, faults, deps)
@@ -145,7 +147,10 @@ def apply(
     if not successor_batch_job_id:
         # the stored successor is what goes to Batch: held to the policy too (it may
         # have been written before this call, by this run or by another role)
-        faults = successor_faults(JobRecord.from_item(stored), deps.policy)
+        stored_record = JobRecord.from_item(stored)
+        faults = successor_faults(stored_record, deps.policy)
+        if not faults and unproven(stored_record, deps.proofs, deps.audit, deps.audit_job_queue):
+            faults = [f"successor {successor_id}: stored record has no valid submissionProof"]
         if faults:
             return refuse_successor(job, disposition, faults, deps)
         try:

@@ -33,6 +33,7 @@ from quotagov.governance.escalations.errors import (
     EscalationUnavailableError,
 )
 from quotagov.governance.escalations.job_lock import free_job
+from quotagov.governance.escalations.proof import prove, unproven
 from quotagov.governance.handoff import escalation_message
 from quotagov.governance.notifications import priority_changed
 from quotagov.governance.ports import BatchError
@@ -81,6 +82,7 @@ def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
         apply_attempts=1,
         expires_at=now,
     )
+    applied = applied.with_changes(decision_proof=prove(deps, applied))
     deps.repository.put_new(applied)
     note_priority(deps, applied)
     _record_direct(deps, escalation, "EscalationApplied", "applied")
@@ -103,6 +105,7 @@ def _hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation
         claimed_at=now,
         expires_at=now,
     )
+    approved = approved.with_changes(decision_proof=prove(deps, approved))
     deps.repository.put_new(approved)
     _record_direct(deps, escalation, "EscalationApproved", "approved")
     assert deps.handoff is not None
@@ -129,10 +132,16 @@ def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:
     ``UpdateServiceJob``. A Batch error in either call is APPLY_FAILED (one apply
     attempt) for the retry run.
 
+    First of all the decision's proof (:mod:`.proof`): an item whose proof does not
+    verify is returned unchanged (audited), nothing is sent to Batch.
+
     Returns:
         The escalation after the move (``approved`` itself when another run moved it
-        first and the conditional write found it no longer APPROVED).
+        first and the conditional write found it no longer APPROVED, or when it has
+        no valid decision proof).
     """
+    if unproven(deps, approved):  # no proof of the decision: audited, left as is
+        return approved
     attempts = approved.apply_attempts + 1
     # A failed or interrupted earlier attempt may have reached Batch (a lost reply, a
     # dead invocation): finding exactly the requested priority then is its doing.
@@ -147,7 +156,7 @@ def apply_approved(deps: EscalationDeps, approved: Escalation) -> Escalation:
             return refuse_apply(deps, approved, why)
         running = _raise_in_batch(deps, approved, description)
     except BatchError as error:
-        return _apply_failed(deps, approved, error, attempts)
+        return apply_failed(deps, approved, error, attempts)
     if running > approved.requested_priority or (
         running == approved.requested_priority and not tried_before
     ):
@@ -212,7 +221,7 @@ def refuse_apply(deps: EscalationDeps, approved: Escalation, why: str) -> Escala
     return refused
 
 
-def _apply_failed(
+def apply_failed(
     deps: EscalationDeps, approved: Escalation, error: BatchError, attempts: int
 ) -> Escalation:
     """APPROVED -> APPLY_FAILED with ``error`` after attempt number ``attempts``."""

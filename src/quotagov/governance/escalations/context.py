@@ -11,12 +11,14 @@ from typing import Any
 from quotagov.clock import Clock
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier, ControllerDecision
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.escalations import (
     EscalationRepository,
     GovernedJobs,
     ImpactPreviewer,
 )
 from quotagov.governance.ports.handoff import DecisionHandoff
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.policy.models import Policy
 
 #: How many apply attempts (``DescribeServiceJob``, then ``UpdateServiceJob`` unless
@@ -60,6 +62,9 @@ class EscalationDeps:
         handoff: when set (the Slack and escalation API functions), a decided or
             direct escalation is recorded and handed to the apply function, the only
             one that calls ``UpdateServiceJob``; None: applied in this process.
+        proofs: the message key proving decisions (:mod:`.proof`); None (tests
+            without KMS): decisions are stored and applied without proof.
+        sender: the running function's name, named by the proofs it makes.
     """
 
     policy: Policy
@@ -74,6 +79,8 @@ class EscalationDeps:
     new_id: Callable[[], str] = field(default=new_escalation_id)
     notifier: OwnerNotifier | None = None
     handoff: DecisionHandoff | None = None
+    proofs: MessageMac | None = None
+    sender: Callable[[], str] = field(default=lambda: QUOTAGOV_ACTOR)
 
     def record(
         self, action: str, actor: str, resource: str, decision_id: str, **details: Any

@@ -15,11 +15,12 @@
   Batch.
 - A click after ``expiresAt`` expires the request instead.
 - Before an approval is applied, :func:`settle` recomputes the impact preview
-  (:func:`_recheck`); when the victims or their unsaved work changed materially
-  (:mod:`.recheck`), nothing is applied: the request goes back to PENDING with the new
-  preview, the message shows it next to the old one, and the next Approve click
-  confirms it (recomputed again). Audited ``EscalationPreviewChanged``. The recompute
-  reads Batch, so it runs in the apply function, not in the click's answer.
+  (:func:`~.preview_check.recheck_before_apply`); when the victims or their unsaved
+  work changed materially (:mod:`.recheck`), nothing is applied: the request goes back
+  to PENDING with the new preview, the message shows it next to the old one, and the
+  next Approve click confirms it (recomputed again). Audited
+  ``EscalationPreviewChanged``. The recompute reads Batch, so it runs in the apply
+  function, not in the click's answer.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
-from quotagov.governance.escalations.recheck import material_change
+from quotagov.governance.escalations.preview_check import recheck_before_apply
+from quotagov.governance.escalations.proof import prove, unproven
 from quotagov.governance.handoff import escalation_message
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
@@ -133,75 +135,17 @@ def record_decision(
     return _decide(deps, escalation, approve=approve, user_id=user_id, now=now)
 
 
-def _recheck(deps: EscalationDeps, approved: Escalation) -> Escalation | None:
-    """Recompute the preview of an APPROVED escalation before applying it; the
-    escalation reopened (back to PENDING) when the approver must look again, None to go
-    on (the fresh preview is then stored on the request).
-
-    Runs in :func:`settle` (the apply function), never in the click's answer, so a slow
-    Batch cannot delay the acknowledgement (Slack's 3-second limit). A material change
-    (:mod:`.recheck`) moves APPROVED back to PENDING with the new preview and the old
-    one (``previous_preview``), audited ``EscalationPreviewChanged``; the message shows
-    both and keeps its buttons, and the next Approve click is checked the same way
-    against the new numbers. A request whose job is gone from the records, or whose
-    priority Batch already has, is left to :func:`~.applying.apply_approved`.
-
-    Raises:
-        BatchError: Batch could not be read; the hand-off is retried (nothing stored).
-    """
-    job = deps.jobs.find(approved.job_id)
-    if job is None:
-        return None
-    description = deps.batch.describe_service_job(jobId=approved.batch_job_id)
-    if int(description.get("schedulingPriority") or 0) >= approved.requested_priority:
-        return None  # raised meanwhile: applying supersedes it, there is nothing to preview
-    fresh = deps.previewer.preview(job, description, approved.requested_priority)
-    change = material_change(approved.preview, fresh)
-    if change is None:
-        deps.repository.transition(
-            approved.escalation_id, EscalationStatus.APPROVED, {"preview": fresh}
-        )
-        return None
-    reopened = deps.repository.transition(
-        approved.escalation_id,
-        EscalationStatus.APPROVED,
-        {
-            "status": EscalationStatus.PENDING,
-            "preview": fresh,
-            "previous_preview": approved.preview,
-            "decided_by": None,
-            "decided_at": None,
-            "claimed_at": None,
-        },
-    )
-    if reopened is None:  # moved meanwhile (a retry run took it over): leave it be
-        return deps.repository.get(approved.escalation_id) or approved
-    deps.record(
-        "EscalationPreviewChanged",
-        approved.decided_by or QUOTAGOV_ACTOR,
-        approved.escalation_id,
-        f"{approved.escalation_id}:preview:{fresh.computed_at}",
-        # not ``jobId``: this decision makes no Batch call, so the audit must never
-        # take it for the decision behind one (``docs/architecture.md``, audit items)
-        serviceJobId=approved.batch_job_id,
-        change=change,
-        shown=approved.preview.to_dict() if approved.preview else None,
-        recomputed=fresh.to_dict(),
-    )
-    update_message(deps, reopened)
-    return reopened
-
-
 def _decide(
     deps: EscalationDeps, escalation: Escalation, *, approve: bool, user_id: str, now: float
 ) -> DecisionResult:
     """PENDING -> APPROVED or DENIED, audited (not yet applied nor shown)."""
     escalation_id = escalation.escalation_id
     status = EscalationStatus.APPROVED if approve else EscalationStatus.DENIED
+    proof = prove(deps, escalation.with_changes(decided_by=user_id, decided_at=now))
     decided = deps.repository.transition(
         escalation_id,
         EscalationStatus.PENDING,
-        {"status": status, "decided_by": user_id, "decided_at": now}
+        {"status": status, "decided_by": user_id, "decided_at": now, "decision_proof": proof}
         | ({"claimed_at": now} if approve else {}),
     )
     if decided is None:
@@ -233,11 +177,13 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
     Any other status (already applied, superseded, failed, expired: a redelivered
     hand-off) only refreshes the message; nothing is sent to Batch.
 
-    An APPROVED request is first checked against the policy and the job's record
-    (:func:`~.authority.approval_refusal`: the item may have been written by another
-    role): one that lacks the policy's authority is DENIED by quotagov, unapplied. Then
-    (not a direct level) it is rechecked (:func:`_recheck`): when its impact changed
-    materially it is reopened (PENDING) and returned unapplied.
+    An APPROVED request whose decision proof does not verify (:mod:`.proof`) is left
+    as it is, audited, never applied. One that does is checked against the policy and
+    the job's record (:func:`~.authority.approval_refusal`: the item may have been
+    written by another role): one that lacks the policy's authority is DENIED by
+    quotagov, unapplied. Then (not a direct level) it is rechecked
+    (:func:`~.preview_check.recheck_before_apply`): when its impact changed materially
+    it is reopened (PENDING) and returned unapplied.
 
     Returns:
         The escalation after.
@@ -246,11 +192,13 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
         BatchError: the recompute could not read Batch (nothing stored; retry).
     """
     if decided.status is EscalationStatus.APPROVED:
+        if unproven(deps, decided):  # written outside quotagov: audited, left as is
+            return decided
         why = approval_refusal(deps.policy, deps.jobs.find(decided.job_id), decided)
         if why is not None:
             decided = refuse_apply(deps, decided, why)
         elif not decided.direct:
-            reopened = _recheck(deps, decided)
+            reopened = recheck_before_apply(deps, decided)
             if reopened is not None:
                 return reopened
             decided = deps.repository.get(decided.escalation_id) or decided
@@ -265,8 +213,8 @@ def settle(deps: EscalationDeps, decided: Escalation) -> Escalation:
 def decision_round(escalation: Escalation) -> float | None:
     """The decision round of ``escalation``: when the preview its approver saw was
     computed (epoch seconds), None without a preview. A request reopened by a changed
-    preview (:func:`_recheck`) carries a newer preview, so each approval round has its
-    own audit id and hand-off idempotency key."""
+    preview (:func:`~.preview_check.recheck_before_apply`) carries a newer preview, so
+    each approval round has its own audit id and hand-off idempotency key."""
     return escalation.preview.computed_at if escalation.preview is not None else None
 
 

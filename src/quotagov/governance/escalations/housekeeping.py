@@ -16,6 +16,7 @@ import logging
 
 from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
+from quotagov.governance.escalations.applying import apply_failed as fail_apply
 from quotagov.governance.escalations.context import (
     MAX_APPLY_ATTEMPTS,
     STALE_APPROVAL_SECONDS,
@@ -23,7 +24,10 @@ from quotagov.governance.escalations.context import (
 )
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
+from quotagov.governance.escalations.preview_check import recheck_before_apply
+from quotagov.governance.escalations.proof import unproven
 from quotagov.governance.lease import Lease
+from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
 logger = logging.getLogger(__name__)
@@ -81,10 +85,17 @@ def claim_lease(escalation: Escalation) -> Lease | None:
 def retry_failed(deps: EscalationDeps) -> list[Escalation]:
     """Call ``UpdateServiceJob`` again for APPLY_FAILED requests with attempts left.
 
-    Each retry first claims the request (APPLY_FAILED -> APPROVED, conditional, with a
+    A request whose decision proof does not verify (:mod:`.proof`: a hand-written or
+    edited item) is left as it is and audited, never claimed. Each retry first claims
+    the request (APPLY_FAILED -> APPROVED, conditional, with a
     fresh ``claimed_at``), so concurrent runs never call Batch twice for the same
     request. APPROVED requests whose claim lease has lapsed are released first
     (:func:`release_stale_claims`).
+
+    Then, like the first apply, the impact is rechecked
+    (:func:`~.preview_check.recheck_before_apply`): a material change reopens the
+    request for the approvers instead of applying it; Batch unreadable for the
+    recheck is one more failed attempt.
 
     Returns:
         The requests this run retried, after their ``UpdateServiceJob`` outcome.
@@ -92,6 +103,8 @@ def retry_failed(deps: EscalationDeps) -> list[Escalation]:
     release_stale_claims(deps)
     done = []
     for failed in deps.repository.with_status(EscalationStatus.APPLY_FAILED):
+        if unproven(deps, failed):  # a table item alone is no decision: left as is
+            continue
         if failed.apply_attempts >= MAX_APPLY_ATTEMPTS:
             give_up(deps, failed)
             continue
@@ -102,6 +115,16 @@ def retry_failed(deps: EscalationDeps) -> list[Escalation]:
         )
         if claimed is None:
             continue
+        if not claimed.direct:  # the impact is rechecked as at the first apply
+            try:
+                reopened = recheck_before_apply(deps, claimed)
+            except BatchError as error:
+                done.append(fail_apply(deps, claimed, error, claimed.apply_attempts + 1))
+                continue
+            if reopened is not None:
+                done.append(reopened)
+                continue
+            claimed = deps.repository.get(claimed.escalation_id) or claimed
         result = apply_approved(deps, claimed)
         update_message(deps, result)
         done.append(result)
@@ -118,6 +141,8 @@ def release_stale_claims(deps: EscalationDeps) -> None:
     now = deps.clock.now()
     cutoff = now - STALE_APPROVAL_SECONDS
     for stuck in deps.repository.with_status(EscalationStatus.APPROVED):
+        if unproven(deps, stuck):  # a table item alone is no decision: left as is
+            continue
         lease = claim_lease(stuck)
         if lease is not None and not lease.held(now):
             deps.repository.release_stale_claim(

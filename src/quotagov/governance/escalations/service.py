@@ -29,6 +29,7 @@ from quotagov.governance.ports.escalations import (
     ImpactPreviewer,
 )
 from quotagov.governance.ports.handoff import DecisionHandoff
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.policy.models import Policy
 
 
@@ -68,6 +69,8 @@ class Escalations:
         new_id: Callable[[], str] = new_escalation_id,
         notifier: OwnerNotifier | None = None,
         handoff: DecisionHandoff | None = None,
+        proofs: MessageMac | None = None,
+        sender: Callable[[], str] | None = None,
     ) -> None:
         self.deps = EscalationDeps(
             policy=policy,
@@ -82,6 +85,8 @@ class Escalations:
             new_id=new_id,
             notifier=notifier,
             handoff=handoff,
+            proofs=proofs,
+            **({"sender": sender} if sender is not None else {}),
         )
 
     @property

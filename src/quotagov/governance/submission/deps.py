@@ -14,7 +14,7 @@ enqueue-failure marker.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
@@ -26,7 +26,9 @@ from quotagov.governance.ports import (
     JobsRepository,
     SubmissionQueue,
 )
+from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
@@ -87,6 +89,9 @@ class SubmissionDeps:
             under Batch's limit (a no-op when None).
         capacity: the service environment's capacity (``receive_submission`` refuses a
             job needing more instances than it has; no such check when None).
+        proofs: the message key (:mod:`quotagov.governance.submission.proof`); None
+            (tests without KMS): records are stored and acted on without proof.
+        sender: the running function's name, named by the proofs it makes.
     """
 
     policy: Policy
@@ -100,6 +105,8 @@ class SubmissionDeps:
     notifier: OwnerNotifier | None = None
     capacity: EnvironmentCapacity | None = None
     notices: DecisionHandoff | None = None
+    proofs: MessageMac | None = None
+    sender: Callable[[], str] = field(default=lambda: QUOTAGOV_ACTOR)
 
     @property
     def governed_queue(self) -> str:

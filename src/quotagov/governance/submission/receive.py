@@ -36,6 +36,7 @@ from quotagov.governance.submission.errors import (
     IdempotencyMismatchError,
     SubmissionUnavailableError,
 )
+from quotagov.governance.submission.proof import with_proof
 from quotagov.governance.submission_request import SubmissionRequest
 
 #: Namespace of the deterministic submission ids (uuid5).
@@ -169,6 +170,8 @@ def receive_submission(
         raise
     now = int(deps.clock.now())
     record = _record_for(request, principal, submission_id, now, source, decision)
+    if record.state is SubmissionState.QUEUED:  # what the worker will act on: proven
+        record = with_proof(record, deps.proofs, deps.sender())
     try:
         stored = deps.jobs.create(record)
     except JobRecordExistsError:

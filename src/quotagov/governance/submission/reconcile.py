@@ -47,6 +47,7 @@ from quotagov.governance.ports import (
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff, HandoffError
+from quotagov.governance.ports.messages import MessageMac
 from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.deps import (
     REQUEUE_COUNT,
@@ -54,6 +55,7 @@ from quotagov.governance.submission.deps import (
     requeue_count,
 )
 from quotagov.governance.submission.failure import announce_failure
+from quotagov.governance.submission.proof import unproven
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,8 @@ class ReconcileDeps:
         limit: submissions handled per pass (>= 1).
         notices: the owner notice queue (``OWNER_NOTICE_QUEUE_URL``); None: nobody is
             told (the reconciler holds no Slack secret).
+        proofs: the message key: a record whose ``submissionProof`` it does not verify
+            is audited and left alone (:mod:`.proof`); None: no check (tests).
     """
 
     jobs: JobsRepository
@@ -95,6 +99,7 @@ class ReconcileDeps:
     max_requeues: int = DEFAULT_MAX_REQUEUES
     limit: int = DEFAULT_LIMIT
     notices: DecisionHandoff | None = None
+    proofs: MessageMac | None = None
 
     def __post_init__(self) -> None:
         if self.stale_after_seconds < 1:
@@ -116,6 +121,8 @@ class ReconcileReport:
         deferred: an AWS call failed; left as they were for the next pass.
         unchanged: moved by someone else meanwhile (no longer ``QUEUED``).
         unnotified: failed, but the owner notice queue refused the notice (logged).
+        refused: no valid ``submissionProof`` (written outside quotagov): audited,
+            left ``QUEUED``, never re-queued.
     """
 
     requeued: list[str] = field(default_factory=list)
@@ -124,6 +131,7 @@ class ReconcileReport:
     deferred: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     unnotified: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, list[str]]:
         """The report as ``{"requeued": [...], "submitted": [...], ...}``."""
@@ -134,6 +142,7 @@ class ReconcileReport:
             "deferred": self.deferred,
             "unchanged": self.unchanged,
             "unnotified": self.unnotified,
+            "refused": self.refused,
         }
 
 
@@ -153,6 +162,9 @@ def reconcile_stale_submissions(deps: ReconcileDeps) -> ReconcileReport:
         SubmissionState.QUEUED, now - deps.stale_after_seconds, limit=deps.limit
     )
     for record in stuck:
+        if unproven(record, deps.proofs, deps.audit, deps.job_queue):
+            report.refused.append(record.pk)  # written outside quotagov: audited, left
+            continue
         if requeue_count(record) < deps.max_requeues:
             _requeue(record, deps, now, report)
         else:

@@ -42,6 +42,7 @@ from quotagov.governance.submission.deps import (
 )
 from quotagov.governance.submission.errors import TransientSubmitError
 from quotagov.governance.submission.failure import announce_failure
+from quotagov.governance.submission.proof import unproven
 from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy.models import Policy
 
@@ -129,8 +130,9 @@ def submit_to_batch(
             done for a submission the reconciler queued again.
 
     Returns:
-        The record: ``SUBMITTED`` (now or earlier), ``FAILED`` with reasons, or
-        ``REFUSED`` (left as it was).
+        The record: ``SUBMITTED`` (now or earlier), ``FAILED`` with reasons,
+        ``REFUSED`` (left as it was), or ``QUEUED`` as it was when its
+        ``submissionProof`` does not verify (:mod:`.proof`: audited, not submitted).
 
     Raises:
         LookupError: no record has this id.
@@ -148,6 +150,8 @@ def submit_to_batch(
             # left (this message is then delivered again): both are idempotent.
             _after_failure(record, deps, "SubmissionFailed")
         return record
+    if unproven(record, deps.proofs, deps.audit, deps.governed_queue):
+        return record  # written outside quotagov: audited, left QUEUED, never submitted
 
     reasons = _recheck_policy(record, deps.policy)
     if reasons:

@@ -1,0 +1,68 @@
+"""The replay cache of Slack request signatures: one conditional ``PutItem`` per
+verified request on the idempotency table.
+
+Slack signs ``v0:<timestamp>:<body>`` and the receiver accepts a timestamp within
+300 s of its clock (https://api.slack.com/authentication/verifying-requests-from-slack),
+so a captured request verifies again for up to 300 s after it was sent. The cache
+stores each accepted signature for longer than that window (``expiration``, the
+table's TTL attribute) with ``attribute_not_exists(id)``, or over an expired entry
+that DynamoDB's TTL has not removed yet (deletion may lag:
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html); a second
+use is refused.
+
+IAM: ``dynamodb:PutItem`` on the table (``IDEMPOTENCY_TABLE``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from quotagov.clock import Clock
+
+#: Key prefix of the cache's items (the table also holds Powertools Idempotency records).
+KEY_PREFIX = "slack-signature#"
+
+
+class DynamoDBReplayCache:
+    """First use of a Slack signature within its window.
+
+    Args:
+        table_name: ``IDEMPOTENCY_TABLE`` (key ``id`` (S), TTL ``expiration`` (N)).
+        client: a boto3 DynamoDB client.
+        clock: epoch seconds.
+        keep_seconds: how long a signature is kept (default 600 s, twice Slack's
+            300 s window: a timestamp up to 300 s in the future is accepted too).
+    """
+
+    def __init__(self, table_name: str, client: Any, clock: Clock, keep_seconds: int = 600) -> None:
+        self._table = table_name
+        self._client = client
+        self._clock = clock
+        self._keep = keep_seconds
+
+    def first_use(self, signature: str) -> bool:
+        """True the first time ``signature`` is seen within :attr:`keep_seconds`;
+        False for a replay.
+
+        Raises:
+            botocore.exceptions.ClientError: DynamoDB failed (the request is answered
+                503 by the caller, not accepted unchecked).
+        """
+        now = int(self._clock.now())
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item={
+                    "id": {"S": KEY_PREFIX + signature},
+                    "expiration": {"N": str(now + self._keep)},
+                },
+                ConditionExpression="attribute_not_exists(id) OR expiration < :now",
+                ExpressionAttributeValues={":now": {"N": str(now)}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
