@@ -30,7 +30,7 @@ Not counted: CloudWatch Logs ingestion and the embedded metrics, CloudTrail, idl
 polls, KMS keys' monthly fee, S3 storage. Prices: :data:`PRICES` (list prices, the date
 and region beside them); Batch API calls have no charge.
 
-``--compare SRC`` runs the same workload on another checkout's ``src`` (for example a
+``--compare CHECKOUT`` runs the same workload on another checkout (for example a
 ``git worktree`` of the previous commit) in a subprocess after this one, so before and
 after share one run. Prints figures; asserts nothing.
 """
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import math
@@ -90,6 +91,15 @@ _DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem"}
 _DYNAMODB_READS = {"GetItem", "Query", "Scan"}
 _KMS_ASYMMETRIC = {"Sign", "Verify"}
 _S3_GET = {"GetObject", "HeadObject"}
+
+
+def _local(name: str) -> Any:
+    """The local runtime's module ``name``, from the tools package or, in a checkout from
+    before the tools were split out (``--compare``), from ``quotagov.local``."""
+    try:
+        return importlib.import_module(f"quotagov_tools.local.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"quotagov.local.{name}")
 
 
 def _size(attributes: Mapping[str, Any] | None) -> int:
@@ -147,7 +157,8 @@ class CostMeter:
         from moto.dynamodb.models import dynamodb_backends
         from moto.dynamodb.models.dynamo_type import DynamoType
 
-        from quotagov.local.stack import ACCOUNT_ID, REGION
+        stack = _local("stack")
+        ACCOUNT_ID, REGION = stack.ACCOUNT_ID, stack.REGION
 
         try:
             table = dynamodb_backends[ACCOUNT_ID][REGION].get_table(table_name)
@@ -242,7 +253,8 @@ def _policy_with_room(source: Path, escalations: int) -> Path:
 
 #: The workload's mix: (share of submissions, principal, team, class, quota share).
 def _mix() -> list[tuple[float, str, str, str, str]]:
-    from quotagov.local.demo_story import ALICE, DAVE, FRANK
+    story = _local("demo_story")
+    ALICE, DAVE, FRANK = story.ALICE, story.DAVE, story.FRANK
 
     bob = ALICE.replace("/alice", "/bob")
     return [
@@ -257,9 +269,11 @@ def run_workload(jobs: int, escalate_every: int) -> dict[str, Any]:
     """Run the workload on a fresh local runtime; returns the counts (see the module doc),
     split into ``event`` (what the workload set off) and ``schedule`` (scheduled rules),
     plus the run's ``jobs``, ``virtualHours`` and ``outcomes``."""
-    from quotagov.local.demo_driver import DemoDriver
-    from quotagov.local.demo_story import APPROVER
-    from quotagov.local.runtime import DEFAULT_POLICY, LocalRuntime, RuntimeOptions
+    DemoDriver = _local("demo_driver").DemoDriver
+    APPROVER = _local("demo_story").APPROVER
+    runtime_module = _local("runtime")
+    LocalRuntime, RuntimeOptions = runtime_module.LocalRuntime, runtime_module.RuntimeOptions
+    DEFAULT_POLICY = runtime_module.DEFAULT_POLICY
 
     escalations_wanted = jobs // escalate_every if escalate_every else 0
     options = RuntimeOptions(
@@ -516,13 +530,19 @@ def _print(label: str, figures: Mapping[str, Any]) -> None:
         print(f"     {name:<44} {event:10.3f} {scheduled:12.3f}")
 
 
+def _python_path(checkout: Path) -> str:
+    """``PYTHONPATH`` for a checkout: its ``src`` and, when it has one, its ``tools``."""
+    paths = [checkout / "src", checkout / "tools"]
+    return os.pathsep.join(str(path) for path in paths if path.is_dir())
+
+
 def main() -> None:
     """Measure, print; with ``--compare`` the other checkout runs the same in a subprocess."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--escalate-every", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the raw counts as JSON")
-    parser.add_argument("--compare", type=Path, help="another checkout's src directory")
+    parser.add_argument("--compare", type=Path, help="another checkout (its root directory)")
     args = parser.parse_args()
     figures = run_workload(args.jobs, args.escalate_every)
     if args.json:
@@ -539,8 +559,8 @@ def main() -> None:
                 str(args.escalate_every),
                 "--json",
             ],
-            env={**os.environ, "PYTHONPATH": str(args.compare.resolve())},
-            cwd=args.compare.resolve().parent,
+            env={**os.environ, "PYTHONPATH": _python_path(args.compare.resolve())},
+            cwd=args.compare.resolve(),
             capture_output=True,
             text=True,
             check=True,

@@ -16,8 +16,13 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.checks import default_template
-from quotagov.deploy.template import FUNCTION_TYPE, load_template, references, resources_of_type
+from quotagov_tools.deploy.checks import default_template
+from quotagov_tools.deploy.template import (
+    FUNCTION_TYPE,
+    load_template,
+    references,
+    resources_of_type,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(default_template(ROOT))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.records import SubmissionState
+from quotagov.governance.model.job import SubmissionState
 from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import get_job, post_jobs

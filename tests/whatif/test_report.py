@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from quotagov.durations import human_duration
-from quotagov.whatif import WhatIf, run_whatif
-from quotagov.whatif.perturb import perturbed
-from quotagov.whatif.report import aggregate, delta_block, verdicts, with_deltas
+from quotagov_tools.whatif import WhatIf, run_whatif
+from quotagov_tools.whatif.perturb import perturbed
+from quotagov_tools.whatif.report import aggregate, delta_block, verdicts, with_deltas
 from support.whatif import contention, small_policy
 
 
@@ -133,8 +133,8 @@ def test_the_pool_works_without_fork_too(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_the_environment_is_named_once_when_the_policies_agree() -> None:
-    from quotagov.whatif.html import _environment
-    from quotagov.whatif.runner import _one_or_each
+    from quotagov_tools.whatif.html import _environment
+    from quotagov_tools.whatif.runner import _one_or_each
 
     same = {"a": {"ml.g5.xlarge": 2}, "b": {"ml.g5.xlarge": 2}}
     assert _one_or_each(same) == {"ml.g5.xlarge": 2}

@@ -78,7 +78,7 @@ class JobView(BaseModel):
 
 
 class JobSummary(BaseModel):
-    """One submission in a listing (:func:`quotagov.governance.job_list.list_jobs`)."""
+    """One submission in a listing (:func:`quotagov.governance.jobs.listing.list_jobs`)."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved, refuse_apply
 from quotagov.governance.escalations.authority import approval_refusal, decider_refusal
 from quotagov.governance.escalations.context import EscalationDeps
@@ -36,6 +35,7 @@ from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.escalations.recheck import material_change
 from quotagov.governance.handoff import escalation_message
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import HandoffError

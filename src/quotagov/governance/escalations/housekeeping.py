@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
 from quotagov.governance.escalations.context import (
     MAX_APPLY_ATTEMPTS,
@@ -24,6 +23,7 @@ from quotagov.governance.escalations.context import (
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.lease import Lease
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
 logger = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.context import EscalationDeps
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import ChatError, PostedMessage
 from quotagov.governance.slack.escalations import (
     outcome_blocks,

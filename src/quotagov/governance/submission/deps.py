@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quotagov.clock import Clock
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import (
     AuditSink,
@@ -27,7 +28,6 @@ from quotagov.governance.ports import (
     SubmissionQueue,
 )
 from quotagov.governance.ports.handoff import DecisionHandoff
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
 

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -29,7 +30,6 @@ from quotagov.governance.ports import (
     JobRecordConflictError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission.deps import (
     ENQUEUE_FAILED,
@@ -42,7 +42,7 @@ from quotagov.governance.submission.deps import (
 )
 from quotagov.governance.submission.errors import TransientSubmitError
 from quotagov.governance.submission.failure import announce_failure
-from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.policy.models import Policy
 
 logger = logging.getLogger(__name__)
