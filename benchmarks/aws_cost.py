@@ -130,7 +130,11 @@ class CostMeter:
         self.bucket = "event"
         self.calls: Counter[tuple[str, str, str]] = Counter()
         self.per_service: Counter[str] = Counter()
+        #: (bucket, function, "service:Operation") -> calls
+        self.by_function: Counter[tuple[str, str, str]] = Counter()
         self.units: defaultdict[tuple[str, str], float] = defaultdict(float)
+        #: (bucket, function, unit) -> DynamoDB request units
+        self.units_by_function: defaultdict[tuple[str, str, str], float] = defaultdict(float)
         self.events: Counter[str] = Counter()
 
     def register(self, session: Any) -> None:
@@ -145,6 +149,7 @@ class CostMeter:
         service = model.service_model.signing_name or model.service_model.endpoint_prefix
         self.calls[(self.bucket, service, model.name)] += 1
         self.per_service[service] += 1
+        self.by_function[(self.bucket, function, f"{service}:{model.name}")] += 1
         if context is not None:
             context["quotagov_cost"] = {"params": dict(params), "function": function}
         if service == "events" and model.name == "PutEvents":
@@ -184,29 +189,27 @@ class CostMeter:
         after = _size(request.get("Item")) if operation == "PutItem" else before
         return max(1, math.ceil(max(before, after) / 1024))
 
+    def _add_units(self, unit: str, amount: float) -> None:
+        """Count ``amount`` request units of ``unit`` for the running function."""
+        self.units[(self.bucket, unit)] += amount
+        function = self._current() or "?"
+        self.units_by_function[(self.bucket, function, unit)] += amount
+
     def _count_writes(self, operation: str, params: Mapping[str, Any]) -> None:
+        write = "dynamodb.write_unit"
         if operation in _DYNAMODB_WRITES:
-            self.units[(self.bucket, "dynamodb.write_unit")] += self._write_units(operation, params)
+            self._add_units(write, self._write_units(operation, params))
         elif operation == "TransactWriteItems":
             for item in params.get("TransactItems", []):
                 for kind, request in item.items():
                     op = {"Put": "PutItem", "ConditionCheck": "GetItem"}.get(kind, f"{kind}Item")
-                    self.units[(self.bucket, "dynamodb.write_unit")] += 2 * self._write_units(
-                        op, request
-                    )
+                    self._add_units(write, 2 * self._write_units(op, request))
         elif operation == "BatchWriteItem":
             for table, requests in params.get("RequestItems", {}).items():
                 for request in requests:
-                    if "PutRequest" in request:
-                        put = {"TableName": table, **request["PutRequest"]}
-                        self.units[(self.bucket, "dynamodb.write_unit")] += self._write_units(
-                            "PutItem", put
-                        )
-                    else:
-                        delete = {"TableName": table, **request["DeleteRequest"]}
-                        self.units[(self.bucket, "dynamodb.write_unit")] += self._write_units(
-                            "DeleteItem", delete
-                        )
+                    kind = "PutItem" if "PutRequest" in request else "DeleteItem"
+                    body = request.get("PutRequest") or request.get("DeleteRequest") or {}
+                    self._add_units(write, self._write_units(kind, {"TableName": table, **body}))
 
     def _after_dynamodb(
         self, model: Any, parsed: Mapping[str, Any], context: Any, **_: Any
@@ -216,28 +219,21 @@ class CostMeter:
             return
         params = seen["params"]
         factor = 1.0 if params.get("ConsistentRead") else 0.5
+        read = "dynamodb.read_unit"
         if model.name == "GetItem":
             size = _size(parsed.get("Item"))
-            self.units[(self.bucket, "dynamodb.read_unit")] += factor * max(
-                1, math.ceil(size / 4096)
-            )
+            self._add_units(read, factor * max(1, math.ceil(size / 4096)))
         elif model.name in ("Query", "Scan"):
             size = sum(_size(item) for item in parsed.get("Items", []))
-            self.units[(self.bucket, "dynamodb.read_unit")] += factor * max(
-                1, math.ceil(size / 4096)
-            )
+            self._add_units(read, factor * max(1, math.ceil(size / 4096)))
         elif model.name == "BatchGetItem":
             for items in parsed.get("Responses", {}).values():
                 for item in items:
-                    self.units[(self.bucket, "dynamodb.read_unit")] += factor * max(
-                        1, math.ceil(_size(item) / 4096)
-                    )
+                    self._add_units(read, factor * max(1, math.ceil(_size(item) / 4096)))
         elif model.name == "TransactGetItems":
             for response in parsed.get("Responses", []):
                 size = _size(response.get("Item"))
-                self.units[(self.bucket, "dynamodb.read_unit")] += 2 * max(
-                    1, math.ceil(size / 4096)
-                )
+                self._add_units(read, 2 * max(1, math.ceil(size / 4096)))
 
 
 def _policy_with_room(source: Path, escalations: int) -> Path:
@@ -380,6 +376,16 @@ def run_workload(jobs: int, escalate_every: int) -> dict[str, Any]:
             "apiRequests": triggers[bucket]["api"],
             "sqsInvocations": triggers[bucket]["sqs"],
             "slackCalls": dict(slack_calls[bucket]),
+            "unitsByFunction": {
+                f"{function} {unit}": round(n, 2)
+                for (b, function, unit), n in sorted(meter.units_by_function.items())
+                if b == bucket
+            },
+            "callsByFunction": {
+                f"{function} {call}": n
+                for (b, function, call), n in sorted(meter.by_function.items())
+                if b == bucket
+            },
         }
     return figures
 

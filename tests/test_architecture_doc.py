@@ -36,6 +36,11 @@ LOGICAL_ID = re.compile(
     r"^[A-Z][A-Za-z0-9]*(Function|Queue|DLQ|Table|Key|Bucket|Rule|Alarm|Api|Secret"
     r"|Parameter|Role|Topic|Layer|Schedule|Dashboard|Pool|Policy)$"
 )
+#: Names on the page that look like logical ids but are classes of a library.
+LIBRARY_NAMES = {
+    "DynamoDBPersistenceLayer": "Powertools' idempotency store",
+    "TrainingQueue": "the SageMaker Python SDK's AWS Batch queue",
+}
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 DOTTED = re.compile(r"^quotagov(_tools)?(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
@@ -127,7 +132,7 @@ def test_every_name_on_the_page_exists(kind: str) -> None:
             and not (token.endswith("Role") and token.removesuffix("Role") in resources)
             # a class of the code or its libraries named like a resource (a port)
             and not re.search(rf"^class {token}\b", corpus, re.M)
-            and token not in ("DynamoDBPersistenceLayer",)
+            and token not in LIBRARY_NAMES
         ]
     else:
         corpus = _corpus()
