@@ -139,10 +139,10 @@ def submit_to_batch(
             _after_failure(record, deps, "SubmissionFailed")
         return record
 
-    reasons = _recheck_policy(record, deps.policy)
+    stored = record
+    record, reasons = _route_again(record, deps.policy)
     if reasons:
         return _fail(record, deps, reasons, "SubmissionFailed")
-    stored, record = record, _with_current_routing(record, deps.policy)
     if recheck or requeue_count(record):
         try:
             found = find_service_job(deps.batch, record, deps.governed_queue, also=stored)
@@ -170,25 +170,24 @@ def submit_to_batch(
     return mark_submitted(record, deps, response)
 
 
-def _recheck_policy(record: JobRecord, policy: Policy) -> list[str]:
-    """Reasons the queued record is no longer allowed by ``policy`` (empty if it is)."""
+def _route_again(record: JobRecord, policy: Policy) -> tuple[JobRecord, list[str]]:
+    """The queued record routed once by the current ``policy``: the record with today's
+    share, ``schedulingPriority``, preemption retries and owner (a level's priority may
+    have changed since it was accepted) and no reasons, or the record as stored and every
+    reason the policy no longer allows it."""
     try:
         request = request_of(record)
     except ValueError as exc:  # pydantic ValidationError is a ValueError
-        return [f"stored request no longer valid: {exc}"]
+        return record, [f"stored request no longer valid: {exc}"]
     try:
         decision = route(policy, request, record.principal)
     except NotATeamMemberError as exc:
-        return [f"policy changed since the submission was accepted: {exc}"]
-    return [f"policy changed since the submission was accepted: {r}" for r in decision.reasons]
-
-
-def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
-    """The record routed by the current policy (a level's priority may have changed)."""
-    decision = route(policy, request_of(record), record.principal)
+        return record, [f"policy changed since the submission was accepted: {exc}"]
     routing = decision.routing
-    if routing is None:  # pragma: no cover - guarded by _recheck_policy
-        return record
+    if decision.reasons or routing is None:
+        return record, [
+            f"policy changed since the submission was accepted: {r}" for r in decision.reasons
+        ]
     return record.model_copy(
         update={
             "quotaShareName": routing.quotaShareName,
@@ -196,7 +195,7 @@ def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
             "preemptionRetriesBeforeTermination": routing.preemptionRetriesBeforeTermination,
             "ownerSlackUserId": routing.ownerSlackUserId,
         }
-    )
+    ), []
 
 
 def find_service_job(
