@@ -23,8 +23,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tools tests benchmarks
+	$(BIN)/ruff format --check src tools tests benchmarks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -70,6 +70,7 @@ $(SAM_STAMP):
 lint-template: $(STAMP) $(SAM_STAMP)
 	$(SAM_VENV)/bin/sam validate --lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(SAM_VENV)/bin/sam build
+	$(BIN)/python -m quotagov_tools.deploy.package .aws-sam/build
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache site

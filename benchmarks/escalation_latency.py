@@ -56,15 +56,15 @@ def _payload(name: str) -> str:
 
 def _setup(active_jobs: int) -> dict[str, Any]:
     from quotagov import wiring
-    from quotagov.adapters.batch_simulated import SimulatedBatch
     from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
     from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
     from quotagov.adapters.slack import SlackCredentials
     from quotagov.clock import ManualClock
-    from quotagov.governance.records import JobRecord, SubmissionState
-    from quotagov.local.fake_slack import FakeSlack
+    from quotagov.governance.model.job import JobRecord, SubmissionState
     from quotagov.policy import parse_policy
     from quotagov.settings import Settings
+    from quotagov_tools.batch_simulated import SimulatedBatch
+    from quotagov_tools.local.fake_slack import FakeSlack
 
     data = yaml.safe_load((ROOT / "src/quotagov/examples/policy.yaml").read_text())
     data["teams"]["research"]["escalationBudget"] = {"count": 100000, "periodSeconds": 604800}

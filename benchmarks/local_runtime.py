@@ -12,8 +12,8 @@ import io
 import statistics
 import time
 
-from quotagov.local.demo_story import ALICE, Demo
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.demo_story import ALICE, Demo
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 
 def main() -> None:

@@ -16,9 +16,9 @@ import time
 import tracemalloc
 from typing import Any
 
-from quotagov.adapters.batch_simulated import SimulatedBatch
-from quotagov.adapters.simbatch import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.simbatch import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 
 GPU = "ml.g5.xlarge"
 SHARES = [

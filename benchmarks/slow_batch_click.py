@@ -1,6 +1,6 @@
 """How long the Slack click waits when Batch answers in 5 s (a slow Batch, Slack's 3 s).
 
-The embedded runtime (``quotagov.local``) plays the walkthrough up to alice's
+The embedded runtime (``quotagov_tools.local``) plays the walkthrough up to alice's
 escalation; then every call of the simulated Batch sleeps ``--batch-seconds`` (5 s) of
 wall time, and the approver's signed click is sent to ``POST /slack/interactions``.
 Printed: the seconds until the Slack function answered (Slack's limit is 3 s), the
@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def measure(batch_seconds: float) -> dict[str, Any]:
     """One run in this process (the code on ``sys.path``): the click's answer time."""
-    from quotagov.local.demo_story import APPROVER, Demo
-    from quotagov.local.runtime import LocalRuntime, RuntimeOptions
-    from quotagov.local.slack_clicks import block_actions_payload, signed_form
+    from quotagov_tools.local.demo_story import APPROVER, Demo
+    from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
+    from quotagov_tools.local.slack_clicks import block_actions_payload, signed_form
 
     runtime = LocalRuntime(RuntimeOptions(extra_env={"POWERTOOLS_LOG_LEVEL": "ERROR"})).start()
     try:
@@ -94,7 +94,8 @@ def measure(batch_seconds: float) -> dict[str, Any]:
 
 def run_tree(tree: Path, batch_seconds: float) -> dict[str, Any]:
     """:func:`measure` in a subprocess on ``tree``'s ``src/`` and template."""
-    env = dict(os.environ, PYTHONPATH=str(tree / "src"))
+    paths = [tree / "src", tree / "tools"]  # the runtime and, once split out, the tools
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in paths if p.is_dir()))
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import slow_batch_click as b; "
         "print(json.dumps(b.measure(float(sys.argv[2]))))"

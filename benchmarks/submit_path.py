@@ -42,12 +42,12 @@ from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import D
 
 from quotagov import wiring
 from quotagov.clock import SystemClock
+from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
     JobRecordNotFoundError,
 )
-from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.policy.loading import FilePolicySource
 from quotagov.settings import Settings
 
@@ -240,7 +240,7 @@ def worker_cpu_per_message() -> float:
 
 def handler_modules(template: Path = ROOT / "template.yaml") -> list[str]:
     """The module of every function's ``Handler`` in the template (sorted, unique)."""
-    from quotagov.deploy.template import (
+    from quotagov_tools.deploy.template import (
         FUNCTION_TYPE,
         function_property,
         load_template,

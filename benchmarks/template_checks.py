@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quotagov.deploy.checks import check_events, check_handlers, check_iam, default_template
-from quotagov.deploy.template import load_template
+from quotagov_tools.deploy.checks import check_events, check_handlers, check_iam, default_template
+from quotagov_tools.deploy.template import load_template
 
 ROOT = Path(__file__).resolve().parents[1]
 

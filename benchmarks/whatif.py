@@ -30,9 +30,9 @@ from typing import Any
 
 from quotagov.policy import Policy, load_policy
 from quotagov.policy.validation import parse_policy
-from quotagov.whatif import WhatIf, Workload, run_whatif
-from quotagov.whatif.importers import from_csv
-from quotagov.whatif.mapping import parse_maps
+from quotagov_tools.whatif import WhatIf, Workload, run_whatif
+from quotagov_tools.whatif.importers import from_csv
+from quotagov_tools.whatif.mapping import parse_maps
 
 TRACE = Path(__file__).resolve().parents[1] / "examples/traces/openb_pod_list_gpushare40.csv"
 MAPS = [

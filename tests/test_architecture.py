@@ -1,7 +1,10 @@
-"""The package's shape, checked: no import cycle, and the layers point one way.
+"""The packages' shape, checked: no import cycle, and the layers point one way.
 
 ``docs/design.md``, "Shape": handlers and local -> governance -> policy, scheduler and ports;
-adapters implement the ports. Imports are read from the source with :mod:`ast`,
+adapters implement the ports. Two packages: :mod:`quotagov` (``src/``, the Lambda runtime
+the template's ``CodeUri`` ships) and :mod:`quotagov_tools` (``tools/``: CLI, local
+runtime, simulated Batch, what-if, deploy checks), which imports the runtime and never
+the other way. Imports are read from the source with :mod:`ast`,
 function-level imports included, so a cycle hidden inside a function counts too.
 Imports under ``if TYPE_CHECKING:`` are left out of the cycle check (they are never
 executed: annotations only), but not out of the layer checks.
@@ -15,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-PACKAGE = "quotagov"
+ROOT = Path(__file__).resolve().parents[1]
+#: source root -> its top-level package
+ROOTS = {ROOT / "src": "quotagov", ROOT / "tools": "quotagov_tools"}
 #: Packages of pure rules and use cases, and what they may never import.
 PURE = (
     "quotagov.governance",
@@ -24,29 +28,33 @@ PURE = (
     "quotagov.scheduler",
     "quotagov.batch_semantics",
     "quotagov.batch_shapes",
-    "quotagov.whatif",
+    "quotagov_tools.whatif",
     "quotagov.durations",
 )
 FORBIDDEN = (
     "quotagov.wiring",
     "quotagov.adapters",
     "quotagov.handlers",
-    "quotagov.local",
-    "quotagov.commands",
+    "quotagov_tools.local",
+    "quotagov_tools.commands",
     "boto3",
     "botocore",
 )
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
+    return {
+        _module_name(root, p): p
+        for root, package in ROOTS.items()
+        for p in sorted((root / package).rglob("*.py"))
+    }
 
 
 def _type_checking_nodes(tree: ast.Module) -> set[int]:
@@ -166,9 +174,7 @@ def test_adapters_import_ports_and_records_never_a_use_case() -> None:
     """Adapters may use the governance ports, record types and pure helpers only."""
     allowed = (
         "quotagov.governance.ports",
-        "quotagov.governance.records",
-        "quotagov.governance.escalation_records",
-        "quotagov.governance.impact_preview_model",
+        "quotagov.governance.model",
         "quotagov.governance.canonical",
         "quotagov.governance.errors",
     )
@@ -183,3 +189,84 @@ def test_adapters_import_ports_and_records_never_a_use_case() -> None:
             ):
                 offenders.append(f"{name} imports {module}")
     assert offenders == []
+
+
+def test_the_runtime_never_imports_a_tool() -> None:
+    """Nothing in ``src/quotagov`` (what Lambda runs) imports :mod:`quotagov_tools`."""
+    known = set(_modules())
+    offenders = [
+        f"{name} imports {module}"
+        for name, path in _modules().items()
+        if name.split(".")[0] == "quotagov"
+        for module in _imports(name, path, known)
+        if module.split(".")[0] == "quotagov_tools"
+    ]
+    assert offenders == []
+
+
+#: The modules allowed at the root of ``quotagov.governance``: rules and shapes shared by
+#: several use cases, each with the reason it is not in a use case's package.
+GOVERNANCE_ROOT = {
+    "access": "who may see and act on a submission, read by every API use case",
+    "canonical": "canonical JSON shared by the audit chain and the hand-off messages",
+    "errors": "the errors every use case raises",
+    "handoff": "the hand-off message shared by its senders and the apply function",
+    "lease": "the lease rule used by submission, escalations and dispositions",
+    "owners": "who owns a job and how to reach them, for every notifying use case",
+    "provenance": "the proof of sender (KMS MAC) every use case puts on and checks in messages",
+    "pacing": "the SubmitServiceJob pacing shared by the worker and the dispositions",
+    "routing": "the policy's routing rule, shared by submission, dispositions and what-if",
+}
+
+
+def test_the_governance_root_holds_shared_rules_only() -> None:
+    """A use case's modules live in its package (submission, escalations, jobs, ...)."""
+    root = ROOT / "src" / "quotagov" / "governance"
+    modules = {path.stem for path in root.glob("*.py") if path.stem != "__init__"}
+    assert modules - set(GOVERNANCE_ROOT) == set()
+
+
+def _code_uris() -> set[Path]:
+    from quotagov_tools.deploy.template import load_template
+
+    template = load_template(ROOT / "template.yaml")
+    default = template.get("Globals", {}).get("Function", {}).get("CodeUri")
+    uris = set()
+    for resource in template["Resources"].values():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            uris.add(ROOT / str(resource.get("Properties", {}).get("CodeUri", default)))
+    return uris
+
+
+def test_no_function_package_holds_a_tool_module() -> None:
+    """The directory each function ships (its ``CodeUri``), and what ``sam build`` made of
+    it when a build is present (``make test`` runs ``make lint-template`` first), hold no
+    ``local``, ``whatif``, ``commands``, ``deploy`` or ``simbatch`` module."""
+    from quotagov_tools.deploy.package import tool_modules
+
+    uris = _code_uris()
+    assert uris == {ROOT / "src"}
+    found = {str(uri): tool_modules(uri) for uri in uris}
+    build = ROOT / ".aws-sam" / "build"
+    if build.is_dir():
+        for function in build.iterdir():
+            if (function / "quotagov").is_dir():
+                found[str(function)] = tool_modules(function)
+    assert {where: modules for where, modules in found.items() if modules} == {}
+
+
+def test_the_package_check_finds_a_tool_module(tmp_path: Path) -> None:
+    """The check itself: a function directory with a stray tool module is caught."""
+    from quotagov_tools.deploy.package import main, tool_modules
+
+    function = tmp_path / "build" / "JobsApiFunction"
+    (function / "quotagov" / "local").mkdir(parents=True)
+    (function / "quotagov" / "handlers").mkdir(parents=True)
+    (function / "quotagov" / "handlers" / "jobs_api.py").write_text("")
+    (function / "quotagov" / "local" / "runtime.py").write_text("")
+    # (joined, so that a rename of the tool package never rewrites the expectation)
+    assert tool_modules(function) == [".".join(["quotagov", "local", "runtime"])]
+    assert main([str(tmp_path / "build")]) == 1
+    (function / "quotagov" / "local" / "runtime.py").unlink()
+    assert main([str(tmp_path / "build")]) == 0
+    assert main([str(tmp_path / "empty")]) == 2

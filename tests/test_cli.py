@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.cli import EXIT_BROKEN_PIPE, build_parser, main, plain_text
+from quotagov_tools.cli import EXIT_BROKEN_PIPE, build_parser, main, plain_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,8 +66,8 @@ def test_serve_help_names_host(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_plain_text_takes_docstring_markup_out() -> None:
-    assert plain_text("``--json`` (see :mod:`quotagov.local.demo_story`)") == (
-        "--json (see quotagov.local.demo_story)"
+    assert plain_text("``--json`` (see :mod:`quotagov_tools.local.demo_story`)") == (
+        "--json (see quotagov_tools.local.demo_story)"
     )
     assert plain_text(":func:`~quotagov.a.run` and :class:`the engine <quotagov.Engine>`") == (
         "run and the engine"
@@ -93,7 +93,7 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback() -> None:
     # `quotagov simulate ... --output json | head -c 0`: the reader is gone before the
     # command writes, so its first write meets a closed pipe
     walkthrough = ROOT / "src/quotagov/examples/aws-walkthrough.json"
-    command = [sys.executable, "-m", "quotagov.cli", "simulate", str(walkthrough)]
+    command = [sys.executable, "-m", "quotagov_tools.cli", "simulate", str(walkthrough)]
     with subprocess.Popen(
         [*command, "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     ) as process:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.deploy.template import (
+from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
     function_property,
     load_template,
@@ -54,4 +54,4 @@ def test_handler_import_defers_tracer_scheduler_and_slack(module: str) -> None:
 
 @pytest.mark.slow
 def test_impact_preview_loads_the_scheduler_only_to_compute_a_preview() -> None:
-    assert _loaded_by("quotagov.governance.impact_preview") == []
+    assert _loaded_by("quotagov.governance.escalations.preview") == []

@@ -1,6 +1,6 @@
 """The installable package: its extras, what the wheel carries, ``--version``.
 
-- :mod:`quotagov.extras` is the one table of which command needs which extra; it must
+- :mod:`quotagov_tools.extras` is the one table of which command needs which extra; it must
   name extras ``pyproject.toml`` declares, and a command whose extra is missing stops
   at once (exit 2, one line on stderr naming the extra) without doing any work. The
   missing extra is simulated in a subprocess by a ``sitecustomize`` that puts ``None``
@@ -25,8 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.cli import main
-from quotagov.extras import COMMAND_EXTRAS, LOCAL, PLOT, missing_extra, missing_modules, refusal
+from quotagov_tools.cli import main
+from quotagov_tools.extras import (
+    COMMAND_EXTRAS,
+    LOCAL,
+    PLOT,
+    missing_extra,
+    missing_modules,
+    refusal,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -200,7 +207,7 @@ def test_without_both_extras_help_version_and_base_commands_work(tmp_path: Path)
 @pytest.mark.slow
 def test_building_the_parser_imports_neither_moto_nor_matplotlib() -> None:
     probe = (
-        "import sys; from quotagov.cli import build_parser; build_parser(); "
+        "import sys; from quotagov_tools.cli import build_parser; build_parser(); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'moto', 'matplotlib'}))"
     )
     done = subprocess.run(
@@ -260,16 +267,21 @@ def test_the_wheel_carries_the_template_and_the_examples_and_no_tests(wheel: Pat
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         assert (
-            archive.read("quotagov/_bundled/template.yaml") == (ROOT / "template.yaml").read_bytes()
+            archive.read("quotagov_tools/_bundled/template.yaml")
+            == (ROOT / "template.yaml").read_bytes()
         )
         for example in EXAMPLES.iterdir():
             if example.suffix in (".yaml", ".json"):
                 assert archive.read(f"quotagov/examples/{example.name}") == example.read_bytes()
         metadata = archive.read(f"quotagov-{PROJECT['version']}.dist-info/METADATA").decode()
-    assert {"quotagov/local/runtime.py", "quotagov/extras.py", "quotagov/py.typed"} <= names
+    assert {
+        "quotagov_tools/local/runtime.py",
+        "quotagov_tools/extras.py",
+        "quotagov/py.typed",
+    } <= names
     assert "quotagov/adapters/sagemaker_create_training_job.json" in names
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"quotagov", f"quotagov-{PROJECT['version']}.dist-info"}
+    assert tops == {"quotagov", "quotagov_tools", f"quotagov-{PROJECT['version']}.dist-info"}
     assert not [n for n in names if "tests/" in n or "conftest" in n or "/test_" in n]
     for extra in ("local", "plot", "dev"):
         assert f"Provides-Extra: {extra}\n" in metadata
@@ -285,12 +297,13 @@ def test_the_demo_runs_from_the_unpacked_wheel_in_an_empty_directory(
     empty = tmp_path / "empty"
     empty.mkdir()
     # the package comes from the unpacked wheel (PYTHONPATH is ahead of the editable
-    # install's path), the template from quotagov/_bundled/: no checkout is in reach
+    # install's path), the template from quotagov_tools/_bundled/: no checkout is in reach
     run = (
-        "import sys, quotagov; assert quotagov.__file__.startswith(sys.argv[1]), "
-        "quotagov.__file__; from quotagov.local.stack import default_template_path; "
-        "assert default_template_path() == quotagov.local.stack.BUNDLED_TEMPLATE; "
-        "from quotagov.cli import main; sys.exit(main(sys.argv[2:]))"
+        "import sys, quotagov, quotagov_tools.local.stack as stack; "
+        "assert quotagov.__file__.startswith(sys.argv[1]), quotagov.__file__; "
+        "assert stack.__file__.startswith(sys.argv[1]), stack.__file__; "
+        "assert stack.default_template_path() == stack.BUNDLED_TEMPLATE; "
+        "from quotagov_tools.cli import main; sys.exit(main(sys.argv[2:]))"
     )
     done = subprocess.run(
         [sys.executable, "-c", run, str(site), "demo", "--json"],

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from quotagov.governance.audit.trail import AuditTrail
     from quotagov.governance.dispositions import DispositionDeps
     from quotagov.governance.escalations import Escalations
-    from quotagov.governance.job_state_updates import JobStateDeps
+    from quotagov.governance.job_state.updates import JobStateDeps
+    from quotagov.governance.jobs.waiting import QueueReadings, WaitExplainer
     from quotagov.governance.notifications import OwnerNotifier
     from quotagov.governance.pacing import Pacer
     from quotagov.governance.ports import (
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
     from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
     from quotagov.governance.submission.reconcile import ReconcileDeps
-    from quotagov.governance.waiting import QueueReadings, WaitExplainer
     from quotagov.policy.loading import FilePolicySource, PolicyStamp, SsmPolicySource
     from quotagov.policy.models import Policy
 
@@ -594,7 +594,7 @@ class Services:
     def escalations(self) -> Escalations:
         """The escalation use case over the current policy (built on every read)."""
         from quotagov.governance.escalations import Escalations, JobRecordLookup
-        from quotagov.governance.impact_preview import SchedulerImpactPreviewer
+        from quotagov.governance.escalations.preview import SchedulerImpactPreviewer
 
         policy, batch, clock = self.policy, self.batch, self.clock
         jobs = JobRecordLookup(self.jobs)
@@ -619,7 +619,7 @@ class Services:
         """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy and
         :attr:`environment_capacity`."""
         from quotagov.governance.escalations import JobRecordLookup
-        from quotagov.governance.waiting import WaitExplainer
+        from quotagov.governance.jobs.waiting import WaitExplainer
 
         return WaitExplainer(
             policy=self.policy,
@@ -633,8 +633,8 @@ class Services:
     @dependency()
     def queue_readings(self) -> QueueReadings:
         """The governed queue's last reading for job views, kept a few seconds
-        (:data:`quotagov.governance.waiting.QUEUE_READING_SECONDS`) by the warm function."""
-        from quotagov.governance.waiting import QueueReadings
+        (:data:`quotagov.governance.jobs.waiting.QUEUE_READING_SECONDS`) by the warm function."""
+        from quotagov.governance.jobs.waiting import QueueReadings
 
         return QueueReadings(self.clock)
 
@@ -661,7 +661,7 @@ class Services:
     @dependency(cached=False)
     def job_state(self) -> JobStateDeps:
         """What the job-state use case talks to (the store plus :attr:`dispositions`)."""
-        from quotagov.governance.job_state_updates import JobStateDeps
+        from quotagov.governance.job_state.updates import JobStateDeps
 
         dispositions = self.dispositions
         return JobStateDeps(

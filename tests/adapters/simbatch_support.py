@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from quotagov.adapters.simbatch import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
+from quotagov_tools.simbatch import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 from support.aws import GPU
 from support.aws import QUEUE_NAME as QUEUE
 from support.payloads import training_job_request

@@ -10,10 +10,10 @@ from simbatch_support import GPU, QUEUE, share, submit_request
 
 from quotagov.adapters import batch_model
 from quotagov.adapters.batch_model import BatchModelError, validate_request, validate_response
-from quotagov.adapters.batch_simulated import SimulatedBatch
-from quotagov.adapters.simbatch import service_jobs as sim_models
 from quotagov.clock import ManualClock
 from quotagov.governance.ports import BatchPort
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.simbatch import service_jobs as sim_models
 from support.aws import QUEUE_ARN
 
 

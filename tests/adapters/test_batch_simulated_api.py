@@ -17,8 +17,6 @@ from simbatch_support import (
     training_payload,
 )
 
-from quotagov.adapters.batch_simulated import SimulatedBatch
-from quotagov.adapters.simbatch.models import SERVICE_ENVIRONMENT_MAX_RESOURCE
 from quotagov.clock import ManualClock
 from quotagov.governance.ports import (
     BatchClientError,
@@ -27,6 +25,8 @@ from quotagov.governance.ports import (
     BatchThrottledError,
 )
 from quotagov.policy.validation import load_policy
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.simbatch.models import SERVICE_ENVIRONMENT_MAX_RESOURCE
 from support.aws import QUEUE_ARN
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

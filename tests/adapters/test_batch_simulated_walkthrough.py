@@ -10,9 +10,9 @@ from typing import Any
 from simbatch_support import EPOCH, QUEUE, submit_request
 
 from quotagov.adapters.batch_model import response_faults
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.clock import ManualClock
 from quotagov.scheduler import load_scenario, simulate
+from quotagov_tools.batch_simulated import SimulatedBatch
 
 
 def _walkthrough() -> dict[str, Any]:

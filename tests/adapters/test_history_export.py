@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from simbatch_support import EPOCH, GPU, QUEUE, share, submit_request
 
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.batch_semantics import queue_region
-from quotagov.cli import main
 from quotagov.clock import ManualClock
-from quotagov.commands import history
 from quotagov.governance.history import export_history
 from quotagov.governance.ports import BatchServerError, BatchThrottledError
-from quotagov.whatif.importers import from_history
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.cli import main
+from quotagov_tools.commands import history
+from quotagov_tools.whatif.importers import from_history
 from support.aws import no_aws_credentials
 
 QUICK_JOBS = 120
@@ -118,7 +118,7 @@ def test_the_command_writes_a_history_whatif_imports(
     assert history.run(args, batch=batch) == 0
     assert "123 jobs from 2 page(s)" in capsys.readouterr().out
     # the untagged jobs need a --map of their share
-    from quotagov.whatif.mapping import parse_maps
+    from quotagov_tools.whatif.mapping import parse_maps
 
     workload = from_history(path, maps=parse_maps(["team_b=applied:scheduled"]))
     assert len(workload.jobs) == 123
@@ -133,7 +133,7 @@ def test_an_untagged_unmapped_job_is_named(batch: SimulatedBatch, tmp_path: Path
     path = tmp_path / "history.jsonl"
     with path.open("w") as handle:
         export_history(batch, QUEUE, handle, sleep=lambda s: None)
-    from quotagov.whatif import WorkloadError
+    from quotagov_tools.whatif import WorkloadError
 
     with pytest.raises(WorkloadError) as caught:
         from_history(path, maps={})
@@ -165,7 +165,7 @@ def test_tags_of_a_job_submitted_around_quotagov_are_not_trusted(
         export_history(b, QUEUE, handle, sleep=lambda s: None)
     line = json.loads(path.read_text())
     assert (line["submissionId"], line["team"], line["workloadClass"]) == (None, None, None)
-    from quotagov.whatif.mapping import parse_maps
+    from quotagov_tools.whatif.mapping import parse_maps
 
     workload = from_history(path, maps=parse_maps(["team_a=research:exploratory"]))
     assert [(j.name, j.team, j.workloadClass) for j in workload.jobs] == [

@@ -17,7 +17,6 @@ from audit.support import (
     create_audit_table,
     simulated_batch,
 )
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier
@@ -25,8 +24,9 @@ from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.trail import AuditTrail
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.aws import REGION
 from support.slack import chat_for
 

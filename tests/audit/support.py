@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from quotagov.adapters.batch_simulated import SimulatedBatch
-from quotagov.adapters.simbatch import RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.policy import Policy
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.simbatch import RUN_SECONDS_HINT
 from support import events
 from support.aws import ACCOUNT, GPU, QUEUE_ARN
 from support.payloads import training_job_request

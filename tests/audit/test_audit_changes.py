@@ -18,7 +18,6 @@ from audit.support import (
     submit,
     with_job,
 )
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
@@ -27,7 +26,8 @@ from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.known import CONFIG
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
-from quotagov.local.fake_slack import FakeSlack
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.local.fake_slack import FakeSlack
 
 XL = "ml.g5.xlarge"
 

@@ -21,7 +21,6 @@ from audit.support import (
     load_event,
 )
 from quotagov import wiring
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier
@@ -32,9 +31,10 @@ from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall
 from quotagov.governance.audit.trail import AuditEventError, AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers.audit_trail import BatchApiCallEvent, LambdaInvokeEvent, handler
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
 from quotagov.settings import Settings
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.events import EVENTS
 from support.lambda_context import LambdaContext
 

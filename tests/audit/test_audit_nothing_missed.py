@@ -17,15 +17,15 @@ from audit.support import (
     load_call,
     share_arn,
 )
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import GENESIS_HASH, record_hash, verify_chain
 from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.governance.audit.trail import AuditTrail, ForeignCallError
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.lambda_context import LambdaContext
 
 XL = "ml.g5.xlarge"

@@ -22,8 +22,8 @@ from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import verify_chain
 from quotagov.governance.audit.review import describe_record
 from quotagov.handlers.audit_trail import handler
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.settings import Settings
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.aws import QUEUE_ARN, REGION
 from support.lambda_context import LambdaContext
 

@@ -285,7 +285,7 @@ def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record
     """What an auditor in another account runs: the table, the bucket, the exported
     public key (no KMS call for digests) and VerifyMac on the seal key."""
     from quotagov import wiring
-    from quotagov.cli import main
+    from quotagov_tools.cli import main
 
     pem = tmp_path / "digest-public-key.pem"
     pem.write_bytes(world.checker.pem())
@@ -324,7 +324,7 @@ def test_audit_verify_options_do_not_outlive_the_command(
     subprocess checked its digests with this test's public key (the flaky demo check,
     ``tests/local/test_local_environment.py``)."""
     from quotagov import wiring
-    from quotagov.cli import main
+    from quotagov_tools.cli import main
 
     pem = tmp_path / "digest-public-key.pem"
     pem.write_bytes(world.checker.pem())

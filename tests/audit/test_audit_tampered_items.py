@@ -9,9 +9,9 @@ import pytest
 from audit.support import TABLE, load_call
 from quotagov import wiring
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
-from quotagov.cli import main
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.settings import Settings
+from quotagov_tools.cli import main
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.routing import route
+from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.governance.submission.to_batch import service_job_request
-from quotagov.governance.submission_request import SubmissionRequest
 from quotagov.policy import Policy, parse_policy
 from submission.conftest import policy_text, submission
 from support.principals import ALICE, assumed_role

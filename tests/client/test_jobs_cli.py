@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.cli import main
+from quotagov_tools.cli import main
 from support.principals import ALICE, assumed_role
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow  # a quotagov serve subprocess
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "quotagov.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "quotagov_tools.cli", "serve", "--port", "0"],
         cwd=ROOT,
         env={**os.environ, "POWERTOOLS_LOG_LEVEL": "ERROR"},
         stdout=subprocess.PIPE,

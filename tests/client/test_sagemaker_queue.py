@@ -89,7 +89,7 @@ def inputs() -> list[Any]:
 @pytest.fixture
 def served(sdk_env: None) -> Iterator[tuple[Any, str]]:
     """The local runtime behind ``quotagov serve``'s HTTP server on loopback."""
-    from quotagov.local.http_server import LocalServer
+    from quotagov_tools.local.http_server import LocalServer
     from support.runtime import quiet_runtime
 
     with quiet_runtime() as runtime:

@@ -22,7 +22,7 @@ from botocore.credentials import Credentials
 
 from quotagov.client import ApiError, Client, TransportError
 from quotagov.client.transport import PRINCIPAL_HEADER, SigV4Transport, region_of
-from quotagov.commands.jobs import UsageError, client_for, load_config
+from quotagov_tools.commands.jobs import UsageError, client_for, load_config
 
 
 class Recorder(BaseHTTPRequestHandler):

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from openapi_spec_validator import validate
 
-from quotagov.deploy.template import load_template
 from quotagov.handlers.openapi import document_text, openapi_document
-from quotagov.local.stack import Stack
+from quotagov_tools.deploy.template import load_template
+from quotagov_tools.local.stack import Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = ROOT / "docs/openapi.json"
@@ -128,9 +128,9 @@ def test_the_live_runtime_answers_only_documented_codes(document: dict[str, Any]
     import contextlib
     import io
 
-    from quotagov.local.demo_story import ALICE, DAVE, Demo
-    from quotagov.local.slack_clicks import signed_form
-    from quotagov.local.stack import ACCOUNT_ID
+    from quotagov_tools.local.demo_story import ALICE, DAVE, Demo
+    from quotagov_tools.local.slack_clicks import signed_form
+    from quotagov_tools.local.stack import ACCOUNT_ID
     from support.runtime import quiet_runtime
 
     mallory = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/mallory"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.template import function_role, parse_template
+from quotagov_tools.deploy.template import function_role, parse_template
 
 FIXTURE_TEMPLATE = """
 AWSTemplateFormatVersion: "2010-09-09"

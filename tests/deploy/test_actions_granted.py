@@ -3,7 +3,7 @@ one its role holds is called.
 
 The actions are not listed by hand: they are what the code calls when it runs. The
 local runtime runs each function as its own role and keeps each AWS call it makes
-(:class:`quotagov.local.actions.ActionLog`); here it plays the demo's timeline (every
+(:class:`quotagov_tools.local.actions.ActionLog`); here it plays the demo's timeline (every
 function, the Slack approval and the apply function's recheck of the impact preview
 included), then starts every function cold and makes the audit writer append on top of
 a head an earlier instance sealed (``kms:VerifyMac``). The grants are those of the
@@ -35,8 +35,8 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.checks import default_template
-from quotagov.deploy.template import (
+from quotagov_tools.deploy.checks import default_template
+from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
     function_role,
     function_statements,
@@ -44,9 +44,9 @@ from quotagov.deploy.template import (
     references,
     resources_of_type,
 )
-from quotagov.local.actions import ActionCall
-from quotagov.local.demo_story import DAVE, Demo
-from quotagov.local.runtime import LocalRuntime
+from quotagov_tools.local.actions import ActionCall
+from quotagov_tools.local.demo_story import DAVE, Demo
+from quotagov_tools.local.runtime import LocalRuntime
 from support.runtime import quiet_runtime
 
 pytestmark = pytest.mark.slow  # the whole local runtime plays the demo

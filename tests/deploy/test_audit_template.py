@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.checks import check_iam, default_template
-from quotagov.deploy.checks.seals import queue_seal
-from quotagov.deploy.template import (
+from quotagov.governance.audit.seals import MAX_RUN_RECORDS
+from quotagov_tools.deploy.checks import check_iam, default_template
+from quotagov_tools.deploy.checks.seals import queue_seal
+from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
     function_property,
     function_statements,
@@ -26,7 +27,6 @@ from quotagov.deploy.template import (
     references,
     resources_of_type,
 )
-from quotagov.governance.audit.seals import MAX_RUN_RECORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(default_template(ROOT))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from quotagov.deploy.checks import (
+from quotagov_tools.deploy.checks import (
     Finding,
     check_events,
     check_handlers,
@@ -17,7 +17,7 @@ from quotagov.deploy.checks import (
     check_template,
     main,
 )
-from quotagov.deploy.template import load_template
+from quotagov_tools.deploy.template import load_template
 
 from .conftest import API_EVENT, CLOUDTRAIL_EVENT, FixtureProject
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.template import (
+from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
     function_role,
     function_statements,

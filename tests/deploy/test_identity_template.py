@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.checks import default_template
-from quotagov.deploy.template import (
+from quotagov_tools.deploy.checks import default_template
+from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
     function_statements,
     load_template,

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.checks import Finding, check_operations, dead_letter_queues
-from quotagov.deploy.checks.run import default_template
-from quotagov.deploy.checks.seals import queue_seal
-from quotagov.deploy.template import FUNCTION_TYPE, load_template, resources_of_type
+from quotagov_tools.deploy.checks import Finding, check_operations, dead_letter_queues
+from quotagov_tools.deploy.checks.run import default_template
+from quotagov_tools.deploy.checks.seals import queue_seal
+from quotagov_tools.deploy.template import FUNCTION_TYPE, load_template, resources_of_type
 
 from .conftest import FixtureProject
 

@@ -17,8 +17,11 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from quotagov.deploy.checks import check_iam, check_template, default_template
-from quotagov.deploy.template import (
+from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND
+from quotagov.policy import load_policy
+from quotagov.settings import Settings
+from quotagov_tools.deploy.checks import check_iam, check_template, default_template
+from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
     function_property,
     function_statements,
@@ -26,9 +29,6 @@ from quotagov.deploy.template import (
     references,
     resources_of_type,
 )
-from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND
-from quotagov.policy import load_policy
-from quotagov.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")

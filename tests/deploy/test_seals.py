@@ -3,7 +3,7 @@
 Read from ``.aws-sam/build/template.yaml`` when ``sam build`` ran (``make test`` runs
 it first), else from ``template.yaml``. The expectations below are written out by hand,
 queue by queue and table by table, so a change to who may send, receive, write or read
-shows up here as well as in the checker (:mod:`quotagov.deploy.checks.seals`), which
+shows up here as well as in the checker (:mod:`quotagov_tools.deploy.checks.seals`), which
 derives the same lists from the grants. The checker is then given faults on purpose.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.deploy.checks import check_seals, default_template
-from quotagov.deploy.checks.seals import queue_seal, secret_readers, table_seal
-from quotagov.deploy.template import function_statements, load_template
+from quotagov_tools.deploy.checks import check_seals, default_template
+from quotagov_tools.deploy.checks.seals import queue_seal, secret_readers, table_seal
+from quotagov_tools.deploy.template import function_statements, load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(default_template(ROOT))

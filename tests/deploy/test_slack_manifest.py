@@ -17,8 +17,8 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
-from quotagov.cli import main
-from quotagov.deploy.slack_manifest import PLACEHOLDER_URL, manifest, manifest_yaml
+from quotagov_tools.cli import main
+from quotagov_tools.deploy.slack_manifest import PLACEHOLDER_URL, manifest, manifest_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 

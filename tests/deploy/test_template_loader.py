@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.deploy.template import (
+from quotagov_tools.deploy.template import (
     TemplateError,
     function_property,
     load_template,

@@ -14,9 +14,9 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 
 from quotagov.adapters.aws_clients import AwsFault, classify, retryable
 from quotagov.adapters.dynamodb_escalations import CONFLICT_ATTEMPTS, EscalationsTable
-from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.handlers.api_errors import aws_fault_response
-from quotagov.local.faults import refusal
+from quotagov_tools.local.faults import refusal
 
 from .test_escalations_e2e import REASON, audit_actions, message_text
 from .test_escalations_table import T0, escalation

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.slack.audit import risk_message
 from quotagov.governance.slack.escalations import request_blocks
 

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.model.escalation import EscalationStatus
 from support.events import rest_event
 from support.lambda_context import LambdaContext
 

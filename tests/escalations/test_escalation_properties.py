@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.model.escalation import EscalationStatus
 from support.events import rest_event
 from support.lambda_context import LambdaContext
 from support.mutations import bodies, mutated

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from quotagov import wiring
-from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.policy import PolicyError, parse_policy
 from quotagov.policy.models import Policy
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from quotagov import wiring
-from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.model.escalation import EscalationStatus
 
 from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
 

@@ -9,8 +9,8 @@ import boto3
 import pytest
 
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.ports import BudgetSpentError, EscalationConflictError, OpenEscalationError
 
 from .conftest import REGION

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.handoff import escalation_message
+from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from support.lambda_context import LambdaContext
 from support.principals import FRANK

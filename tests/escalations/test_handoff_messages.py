@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.handoff import (
     NOTICE_KINDS,
     HandoffMessageError,
@@ -19,8 +18,9 @@ from quotagov.governance.handoff import (
     parse_message,
     submission_failed_message,
 )
+from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.governance.ports.audit import ControllerDecision
-from quotagov.local.fake_slack import FakeSlack
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.lambda_context import LambdaContext
 
 from .world import BOT_TOKEN, World
@@ -208,7 +208,7 @@ def _notices_configured(
 
 
 def _failed_record(world: World, pk: str = "sub-failed", **changes: Any) -> None:
-    from quotagov.governance.records import JobRecord, SubmissionState
+    from quotagov.governance.model.job import JobRecord, SubmissionState
     from support.principals import ALICE
 
     fields: dict[str, Any] = {
@@ -248,7 +248,7 @@ def test_a_notice_about_a_record_that_did_not_fail_tells_nobody(
 ) -> None:
     """A sender of notices cannot make the apply function say what the record does not:
     the record is read, and only a FAILED one (not merely enqueue-failed) is told."""
-    from quotagov.governance.records import SubmissionState
+    from quotagov.governance.model.job import SubmissionState
 
     _notices_configured(world, dynamodb_endpoint, dm_slack)
     _failed_record(world, "sub-queued", state=SubmissionState.QUEUED, reasons=[])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from quotagov.governance.escalations import JobRecordLookup
-from quotagov.governance.impact_preview import SchedulerImpactPreviewer
-from quotagov.governance.impact_preview_model import ImpactOutcome, PreemptedJob
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.escalations.preview import SchedulerImpactPreviewer
+from quotagov.governance.model.impact_preview import ImpactOutcome, PreemptedJob
+from quotagov.governance.model.job import JobRecord, SubmissionState
 
 from .world import DAVE, World
 

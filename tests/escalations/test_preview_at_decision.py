@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations.recheck import material_change
-from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+from quotagov.governance.model.escalation import EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactOutcome, ImpactPreview, PreemptedJob
 
 from .test_escalations_e2e import actions_block, audit_actions, message_text
 from .world import World

@@ -15,11 +15,11 @@ from moto import mock_aws
 from quotagov import wiring
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
-from quotagov.cli import main
 from quotagov.clock import ManualClock
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.reports.escalations import escalation_report
+from quotagov_tools.cli import main
 from support.aws import fake_aws_env, no_aws_credentials
 from support.policies import example_policy
 from support.principals import ALICE, BOB, DAVE

@@ -25,8 +25,8 @@ from quotagov.adapters.slack import (
     respond_ephemeral,
 )
 from quotagov.governance.ports import ChatError, PostedMessage
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.settings import Settings
+from quotagov_tools.local.fake_slack import FakeSlack
 
 TOKEN = "xoxb-test-token"
 BLOCKS = [{"type": "section", "text": {"type": "mrkdwn", "text": "*hello*"}}]

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.escalation_records import EscalationStatus
 from quotagov.governance.escalations import messages
 from quotagov.governance.escalations.context import MAX_CARD_UPDATE_ATTEMPTS
+from quotagov.governance.model.escalation import EscalationStatus
 
 from .world import World
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.impact_preview_model import ImpactOutcome, ImpactPreview, PreemptedJob
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.slack.escalations import outcome_blocks, request_blocks
 from quotagov.governance.slack.interactions import (
     ActionReply,

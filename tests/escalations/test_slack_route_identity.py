@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.escalation_records import EscalationStatus
+from quotagov.governance.model.escalation import EscalationStatus
 from support.lambda_context import LambdaContext
 from support.lambda_http_events import function_url_event, http_api_v2_event
 

@@ -121,7 +121,7 @@ def test_sample_event_verifies_and_re_signs() -> None:
     import json
     from pathlib import Path
 
-    from quotagov.local.fake_slack import sign_event
+    from quotagov_tools.local.fake_slack import sign_event
 
     sample = json.loads(
         (Path(__file__).resolve().parents[2] / "events/slack_interactions-approve.json").read_text()

@@ -12,8 +12,8 @@ import pytest
 
 from quotagov import wiring
 from quotagov.governance.escalations import JobRecordLookup
-from quotagov.governance.records import JobRecord, SubmissionState
-from quotagov.governance.waiting import WaitReason
+from quotagov.governance.jobs.waiting import WaitReason
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from support.events import rest_event
 from support.lambda_context import LambdaContext
 from support.principals import ALICE, DAVE
@@ -162,11 +162,11 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
 
     import boto3
 
-    from quotagov.adapters.batch_simulated import SimulatedBatch
     from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
     from quotagov.clock import ManualClock
     from quotagov.governance.ports import NullAuditSink
     from quotagov.settings import Settings
+    from quotagov_tools.batch_simulated import SimulatedBatch
     from support.aws import REGION
 
     policy = _lent_out_policy()
@@ -258,7 +258,7 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
 
 
 def _lent_out_view(lent_out: dict[str, Any], **explainer: Any) -> dict[str, Any]:
-    from quotagov.governance.waiting import WaitExplainer
+    from quotagov.governance.jobs.waiting import WaitExplainer
 
     svc = wiring.services()
     job = JobRecordLookup(svc.jobs).find("sub-med-1")
@@ -335,7 +335,7 @@ def test_a_view_reads_a_bounded_number_of_jobs_and_reuses_its_reading(
     """At most max_jobs DescribeServiceJob calls per view (the waiting job's own
     description is given), and a second view within QUEUE_READING_SECONDS reads
     Batch not at all."""
-    from quotagov.governance.waiting import QUEUE_READING_SECONDS, QueueReadings
+    from quotagov.governance.jobs.waiting import QUEUE_READING_SECONDS, QueueReadings
 
     batch = lent_out["batch"]
     calls: list[str] = []
@@ -398,10 +398,10 @@ def test_the_route_names_the_borrowers_to_the_owner(lent_out: dict[str, Any]) ->
 
 
 def _reason_before_the_pass(started: list[tuple[str, str]], waiting: tuple[str, str]) -> Any:
-    from quotagov.adapters.batch_simulated import SimulatedBatch
     from quotagov.clock import ManualClock
-    from quotagov.governance.impact_preview import ActiveJob, SchedulerImpactPreviewer
-    from quotagov.governance.waiting import wait_reason
+    from quotagov.governance.escalations.preview import ActiveJob, SchedulerImpactPreviewer
+    from quotagov.governance.jobs.waiting import wait_reason
+    from quotagov_tools.batch_simulated import SimulatedBatch
 
     from .world import walkthrough_policy
 

@@ -26,16 +26,16 @@ import boto3
 import yaml
 
 from quotagov import wiring
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.adapters.slack import SlackCredentials
 from quotagov.clock import ManualClock
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.ports import NullAuditSink
-from quotagov.governance.records import JobRecord, SubmissionState
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
 from quotagov.settings import Settings
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.aws import REGION
 from support.events import load_event, rest_event
 from support.lambda_context import LambdaContext

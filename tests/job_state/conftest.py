@@ -13,19 +13,19 @@ import pytest
 from moto import mock_aws
 
 from quotagov import wiring
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
-from quotagov.adapters.simbatch.payload import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 from quotagov.clock import ManualClock
 from quotagov.governance.dispositions import DispositionDeps
-from quotagov.governance.job_state_updates import JobStateDeps
+from quotagov.governance.job_state.updates import JobStateDeps
+from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.ports import NullAuditSink
-from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.submission import service_job_request
 from quotagov.handlers import job_state
 from quotagov.policy import Policy
 from quotagov.settings import Settings
+from quotagov_tools.batch_simulated import SimulatedBatch
+from quotagov_tools.simbatch.payload import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 from support.agreeing_batch import AgreeingBatch
 from support.aws import QUEUE_ARN, fake_aws_env, powertools_env
 from support.lambda_context import LambdaContext

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from quotagov import wiring
-from quotagov.local.fake_slack import FakeSlack
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.lambda_context import LambdaContext
 from support.slack import chat_for, click_event, click_payload
 

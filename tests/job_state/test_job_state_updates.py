@@ -14,10 +14,10 @@ from quotagov.governance.dispositions import (
     InvalidChoiceError,
     decide_disposition,
 )
-from quotagov.governance.job_state_updates import (
+from quotagov.governance.job_state.updates import (
     apply_state_event,
 )
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.submission import service_job_request
 from quotagov.handlers.service_job_events import parse_state_change
 

@@ -18,11 +18,11 @@ import yaml
 from quotagov import wiring
 from quotagov.adapters.dynamodb_notifications import DynamoDBNotificationLog
 from quotagov.clock import ManualClock
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.notifications import OwnerNotifier, preempted
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.handlers import job_state
-from quotagov.local.fake_slack import FakeSlack
 from quotagov.policy import Policy, parse_policy
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.lambda_context import LambdaContext
 from support.policies import example_policy_text
 from support.slack import chat_for

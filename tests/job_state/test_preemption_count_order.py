@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotagov.governance.job_state_updates import apply_state_event
+from quotagov.governance.job_state.updates import apply_state_event
 from quotagov.handlers.service_job_events import parse_state_change
 
 from .conftest import START, World

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from quotagov.local.actions import (
+from quotagov_tools.local.actions import (
     BATCH_ACTIONS,
     ActionCall,
     ActionLog,
     ActionRecordingBatch,
     resource_of,
 )
-from quotagov.local.runtime import LocalRuntime
+from quotagov_tools.local.runtime import LocalRuntime
 
 
 class FakeBatch:

@@ -8,7 +8,7 @@ follow from time moving on the simulated Batch), an administrator's quota share 
 and clock moves. After every step the invariants that hold at any time are checked
 (no 5xx but documented 503s, no submission sent to Batch twice, no submission recorded
 SUBMITTED without its Batch job, the audit chains intact); at the end the run settles
-and every invariant of :mod:`quotagov.local.invariants` must hold.
+and every invariant of :mod:`quotagov_tools.local.invariants` must hold.
 
 Derandomized with a fixed budget (two examples of at most eight steps after the
 initial submissions and escalation request: one to two minutes on a two-core machine),
@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from quotagov.governance.submission.to_batch import SUBMISSION_TAG
-from quotagov.local.demo_driver import DemoDriver
-from quotagov.local.demo_story import ALICE, DAVE, FRANK, GRACE
-from quotagov.local.faults import FaultPlan
-from quotagov.local.invariants import _batch_jobs, check_invariants
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.demo_driver import DemoDriver
+from quotagov_tools.local.demo_story import ALICE, DAVE, FRANK, GRACE
+from quotagov_tools.local.faults import FaultPlan
+from quotagov_tools.local.invariants import _batch_jobs, check_invariants
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 pytestmark = pytest.mark.slow
 

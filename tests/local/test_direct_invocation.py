@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from quotagov.local.cloudtrail import lambda_invoke_envelope
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.cloudtrail import lambda_invoke_envelope
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 pytestmark = pytest.mark.slow  # a whole local runtime
 

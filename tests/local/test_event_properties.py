@@ -6,7 +6,7 @@ and whatever it stored reads back whole.
 One local runtime (the real template, moto, the simulated Batch) for the module; the
 sample events are the ones ``quotagov invoke`` and the README use. After each example
 every item of the jobs table must read back as a
-:class:`~quotagov.governance.records.JobRecord`.
+:class:`~quotagov.governance.model.job.JobRecord`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from quotagov.adapters.dynamodb_job_state import FOREIGN_PREFIX
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
-from quotagov.local.fake_slack import sign_event
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.fake_slack import sign_event
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 from support.mutations import mutated
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.local.fake_slack import sign_event
-from quotagov.local.loopback import LoopbackGuard, NonLoopbackError, is_loopback
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.fake_slack import sign_event
+from quotagov_tools.local.loopback import LoopbackGuard, NonLoopbackError, is_loopback
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 #: What the expiry schedule answers when nothing is due (no request, no card update).
 NOTHING_DUE = {"expired": [], "cardsUpdated": [], "cardsStillFailing": [], "cardsParked": []}
@@ -125,7 +125,7 @@ def test_is_loopback(host: str, loopback: bool) -> None:
 
 
 def test_serve_refuses_a_non_loopback_host() -> None:
-    from quotagov.local.http_server import LocalServer
+    from quotagov_tools.local.http_server import LocalServer
 
     with pytest.raises(ValueError, match=r"'0\.0\.0\.0' is not a loopback address"):
         LocalServer(None, host="0.0.0.0", port=0)  # type: ignore[arg-type]

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from quotagov.local.demo_driver import training_request
-from quotagov.local.lambda_events import sqs_record
-from quotagov.local.runtime import LocalRuntime
-from quotagov.local.stack import ACCOUNT_ID
+from quotagov_tools.local.demo_driver import training_request
+from quotagov_tools.local.lambda_events import sqs_record
+from quotagov_tools.local.runtime import LocalRuntime
+from quotagov_tools.local.stack import ACCOUNT_ID
 
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"
 REFUSAL = "Quota share background is DISABLED"

@@ -18,9 +18,9 @@ import boto3
 import pytest
 
 from quotagov.governance.provenance import REFUSED_ACTION, UNAUTHENTICATED
-from quotagov.local.demo_driver import training_request
-from quotagov.local.runtime import LocalRuntime
-from quotagov.local.stack import ACCOUNT_ID, REGION
+from quotagov_tools.local.demo_driver import training_request
+from quotagov_tools.local.runtime import LocalRuntime
+from quotagov_tools.local.stack import ACCOUNT_ID, REGION
 from support.runtime import quiet_runtime
 
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"

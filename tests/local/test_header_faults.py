@@ -11,7 +11,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

@@ -10,9 +10,9 @@ from decimal import Decimal
 import pytest
 
 from quotagov.governance.ports import BatchClientError
-from quotagov.local.cloudtrail import cloudtrail_envelope, user_identity
-from quotagov.local.invoker import function_principal
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.cloudtrail import cloudtrail_envelope, user_identity
+from quotagov_tools.local.invoker import function_principal
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 GRACE = "arn:aws:sts::111122223333:assumed-role/ml-admins/grace"
 

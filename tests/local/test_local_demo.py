@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_demo() -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "quotagov.cli", "demo", "--json"],
+        [sys.executable, "-m", "quotagov_tools.cli", "demo", "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -23,7 +23,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 pytestmark = pytest.mark.slow  # starts the whole local stack
 

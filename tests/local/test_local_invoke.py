@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.cli import main
-from quotagov.deploy.template import load_template
-from quotagov.local.stack import Stack
+from quotagov_tools.cli import main
+from quotagov_tools.deploy.template import load_template
+from quotagov_tools.local.stack import Stack
 
 #: What the expiry schedule answers when nothing is due (no request, no card update).
 NOTHING_DUE = {"expired": [], "cardsUpdated": [], "cardsStillFailing": [], "cardsParked": []}
@@ -166,7 +166,7 @@ def test_invoke_cli_exit_codes(tmp_path: Path) -> None:
     """The real command line: unknown function and unreadable event are usage errors (2)."""
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    run = [sys.executable, "-m", "quotagov.cli", "invoke"]
+    run = [sys.executable, "-m", "quotagov_tools.cli", "invoke"]
     unknown = subprocess.run(
         [*run, "NoSuchFunction", "--event", str(EVENTS[0])],
         cwd=ROOT,

@@ -19,14 +19,14 @@ import pytest
 from quotagov import wiring
 from quotagov.adapters.sqs_parked import SqsParkedQueue
 from quotagov.governance.ports.parked import InvocationFailedError
-from quotagov.governance.redrive import (
+from quotagov.governance.redrive.replay import (
     Outcome,
     ParkedKind,
     RedriveDeps,
     redrive,
     unqualified,
 )
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 from support.events import load_event
 
 

@@ -11,8 +11,8 @@ import boto3
 import echo_handlers
 import pytest
 
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
-from quotagov.local.stack import ACCOUNT_ID
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.stack import ACCOUNT_ID
 
 MINI = Path(__file__).parent / "fixtures" / "mini-template.yaml"
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"
@@ -186,7 +186,7 @@ def test_failed_async_invocation_is_retried_then_sent_to_the_on_failure_queue(
 def test_a_template_that_cannot_be_provisioned_leaves_nothing_behind(tmp_path: Path) -> None:
     import os
 
-    from quotagov.deploy.template import TemplateError
+    from quotagov_tools.deploy.template import TemplateError
 
     broken = tmp_path / "template.yaml"
     broken.write_text(

@@ -35,7 +35,7 @@ def base_url() -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "SLACK_SIGNING_SECRET": SECRET}
     process = subprocess.Popen(
-        [sys.executable, "-m", "quotagov.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "quotagov_tools.cli", "serve", "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -216,7 +216,7 @@ def test_submit_escalate_approve_in_slack_over_http(base_url: str) -> None:
 def test_slack_click_command_denies_over_http(
     base_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from quotagov.cli import main
+    from quotagov_tools.cli import main
 
     # the README's example submission, as shipped
     example = json.loads((ROOT / "src/quotagov/examples/job.json").read_text())

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.local.demo_story import APPROVER, Demo
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
-from quotagov.local.slack_clicks import block_actions_payload, signed_form
+from quotagov_tools.local.demo_story import APPROVER, Demo
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.slack_clicks import block_actions_payload, signed_form
 
 BATCH_SECONDS = 5.0
 SLACK_LIMIT_SECONDS = 3.0

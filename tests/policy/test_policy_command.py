@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from quotagov.cli import main
+from quotagov_tools.cli import main
 from support.policies import example_policy_text
 
 

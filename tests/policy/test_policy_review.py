@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from quotagov.cli import main
 from quotagov.governance.audit.findings import policy_change_findings
 from quotagov.governance.audit.policy_diff import policy_difference
 from quotagov.policy import load_policy
-from quotagov.whatif.policy_review import regressions
+from quotagov_tools.cli import main
+from quotagov_tools.whatif.policy_review import regressions
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "src/quotagov/examples/policy.yaml"

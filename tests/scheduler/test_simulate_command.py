@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.cli import main
-from quotagov.commands.simulate import ProgressBar
 from quotagov.scheduler import dump_output, load_scenario, simulate
+from quotagov_tools.cli import main
+from quotagov_tools.commands.simulate import ProgressBar
 
 from .builders import job, scenario, share
 
@@ -143,7 +143,7 @@ def test_progress_callback_reaches_the_total() -> None:
 def test_progress_bar_on_a_terminal_for_large_scenarios(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import quotagov.commands.simulate as command
+    import quotagov_tools.commands.simulate as command
 
     doc = scenario(2, [share("a", 2, "RESERVE")], [job(f"j{i}", "a", i, 10) for i in range(30)])
     path = tmp_path / "s.json"

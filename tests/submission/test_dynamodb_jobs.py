@@ -8,12 +8,12 @@ import pytest
 
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
 from quotagov.clock import ManualClock
+from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
     JobRecordNotFoundError,
 )
-from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 
 from .conftest import JOBS_TABLE
 

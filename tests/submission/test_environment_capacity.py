@@ -14,8 +14,8 @@ import pytest
 
 from quotagov import wiring
 from quotagov.adapters.dynamodb_notifications import NOTIFY_PREFIX
+from quotagov.governance.model.job import SubmissionState
 from quotagov.governance.ports import BatchClientError
-from quotagov.governance.records import SubmissionState
 from quotagov.governance.submission.capacity import EnvironmentCapacity
 from support.principals import ALICE
 

@@ -2,7 +2,7 @@
 exception, and never leave a half-written record.
 
 After every example the store is checked whole: each item of the jobs table reads back
-as a :class:`~quotagov.governance.records.JobRecord`; an accepted (``QUEUED``) record is
+as a :class:`~quotagov.governance.model.job.JobRecord`; an accepted (``QUEUED``) record is
 routed (share, priority, client token) and its id is on the submission queue; a
 ``REFUSED`` one carries its reasons.
 """
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from quotagov.adapters.dynamodb_notifications import NOTIFY_PREFIX
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from support.mutations import bodies
 
 from .api import post_jobs

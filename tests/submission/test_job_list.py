@@ -14,8 +14,8 @@ from moto import mock_aws
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.clock import ManualClock
 from quotagov.governance.errors import ForbiddenError, InvalidRequestError
-from quotagov.governance.job_list import list_jobs
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.jobs.listing import list_jobs
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from support.aws import fake_aws_env
 from support.policies import example_policy
 from support.principals import ALICE, BOB, DAVE, FRANK

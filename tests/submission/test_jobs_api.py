@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.records import SubmissionState
+from quotagov.governance.model.job import SubmissionState
 from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import get_job, post_jobs
@@ -595,8 +595,8 @@ def test_the_front_of_the_share_is_named_only_when_it_is_the_viewers_team(
 ) -> None:
     """A waiting job's view says another team's job heads the share without naming it
     (no Batch ARN): only the viewer's team's jobs are named."""
-    from quotagov.governance.job_view import job_view
-    from quotagov.governance.records import JobRecord
+    from quotagov.governance.jobs.view import job_view
+    from quotagov.governance.model.job import JobRecord
 
     record = JobRecord(
         pk="sub-1",

@@ -15,8 +15,8 @@ import pytest
 from quotagov import wiring
 from quotagov.adapters.batch_pages import iter_service_jobs
 from quotagov.clock import ManualClock
+from quotagov.governance.model.job import SubmissionState
 from quotagov.governance.ports import BatchThrottledError, ControllerDecision
-from quotagov.governance.records import SubmissionState
 from quotagov.governance.submission import SUBMISSION_TAG
 from quotagov.governance.submission.reconcile import (
     DEFAULT_MAX_REQUEUES,

@@ -15,9 +15,9 @@ import boto3
 import pytest
 
 from quotagov import wiring
-from quotagov.cli import main
-from quotagov.governance.records import SubmissionState
+from quotagov.governance.model.job import SubmissionState
 from quotagov.governance.submission import submission_id_for
+from quotagov_tools.cli import main
 from support.aws import REGION
 from support.principals import ALICE
 
@@ -262,7 +262,7 @@ def test_an_audit_failure_leaves_the_message_parked_for_the_next_run(
 ) -> None:
     from quotagov.adapters.sqs_parked import SqsParkedQueue
     from quotagov.governance.ports import NullAuditSink
-    from quotagov.governance.redrive import Outcome, ParkedKind, RedriveDeps, redrive
+    from quotagov.governance.redrive.replay import Outcome, ParkedKind, RedriveDeps, redrive
 
     stuck = _queued("audit-down")
     _empty(stack, stack.queue_url)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from quotagov.governance.routing import NotATeamMemberError, max_instances, route
-from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.policy import Policy, parse_policy
 from support.principals import ALICE, DAVE
 

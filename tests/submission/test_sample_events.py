@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from quotagov.governance.records import SubmissionState
+from quotagov.governance.model.job import SubmissionState
 from quotagov.handlers import jobs_api, submit_worker
 from support.lambda_context import LambdaContext
 from support.principals import ALICE, BOB

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.records import SubmissionState
+from quotagov.governance.model.job import SubmissionState
 from quotagov.governance.submission import submission_id_for
 from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
 from support.principals import ALICE, BOB, DAVE, FRANK

@@ -11,7 +11,7 @@ from support.aws import ACCOUNT, REGION
 class LambdaContext:
     """The attributes of the Python runtime's context object that the handlers read.
 
-    Deterministic, unlike the local runtime's ``quotagov.local.lambda_events.LambdaContext``
+    Deterministic, unlike the local runtime's ``quotagov_tools.local.lambda_events.LambdaContext``
     (a fresh request id and a real deadline per invocation): tests pass ``LambdaContext()``
     or name the function, ``LambdaContext(function_name="JobsApiFunction")``.
     """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from importlib import resources
 
-from quotagov.adapters.batch_simulated import SimulatedBatch
 from quotagov.clock import ManualClock
 from quotagov.policy import Policy, load_policy
+from quotagov_tools.batch_simulated import SimulatedBatch
 from support.aws import GPU, QUEUE_NAME
 
 

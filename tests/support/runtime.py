@@ -6,7 +6,7 @@ import contextlib
 import io
 from collections.abc import Iterator
 
-from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from quotagov.adapters.slack import SlackChatNotifier, build_web_client
-from quotagov.local.fake_slack import FakeSlack
+from quotagov_tools.local.fake_slack import FakeSlack
 from support.events import load_event
 
 #: The sample click, an API Gateway REST event: ``events/slack_interactions-approve.json``.

@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 
 from quotagov.policy import Policy, load_policy
-from quotagov.whatif import Workload, WorkloadJob
+from quotagov_tools.whatif import Workload, WorkloadJob
 
 GPU = "ml.g5.xlarge"
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from quotagov.cli import main
 from quotagov.policy import Policy
-from quotagov.whatif import WorkloadError
-from quotagov.whatif.calibration import UNEXPLAINED, calibrate, read_history
+from quotagov_tools.cli import main
+from quotagov_tools.whatif import WorkloadError
+from quotagov_tools.whatif.calibration import UNEXPLAINED, calibrate, read_history
 from support.whatif import GPU, small_policy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,9 +151,9 @@ def test_every_fault_of_a_history_is_listed(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def demo_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The local runtime's history after the demo (``quotagov demo --history-out``)."""
-    from quotagov.commands.demo import write_history
-    from quotagov.local.demo_story import Demo
-    from quotagov.local.runtime import LocalRuntime, RuntimeOptions
+    from quotagov_tools.commands.demo import write_history
+    from quotagov_tools.local.demo_story import Demo
+    from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
     path = tmp_path_factory.mktemp("demo") / "history.jsonl"
     with contextlib.redirect_stdout(io.StringIO()):

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from quotagov.scheduler import ScenarioAction
-from quotagov.whatif import LoopOptions, Workload, run_policy
+from quotagov_tools.whatif import LoopOptions, Workload, run_policy
 from support.whatif import GPU, contention, small_policy, wjob
 
 
@@ -176,7 +176,7 @@ def test_a_successor_name_taken_by_a_workload_job_gets_another(capacity: dict[st
 
 
 def test_repeated_job_names_are_made_unique_on_import(tmp_path: Any) -> None:
-    from quotagov.whatif.importers import from_history
+    from quotagov_tools.whatif.importers import from_history
 
     line = {"jobName": "train", "instanceType": GPU, "instanceCount": 1, "submittedAt": 0,
             "attempts": [{"startedAt": 0, "stoppedAt": 10}], "team": "r",

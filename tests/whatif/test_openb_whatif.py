@@ -9,11 +9,11 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
-from quotagov.cli import main
 from quotagov.policy import load_policy
-from quotagov.whatif import WorkloadError, run_policy
-from quotagov.whatif.importers import from_csv
-from quotagov.whatif.mapping import parse_gpu_types, parse_maps
+from quotagov_tools.cli import main
+from quotagov_tools.whatif import WorkloadError, run_policy
+from quotagov_tools.whatif.importers import from_csv
+from quotagov_tools.whatif.mapping import parse_gpu_types, parse_maps
 
 TRACE = Path(__file__).resolve().parents[2] / "examples/traces/openb_pod_list_gpushare40.csv"
 MAPS = [
@@ -194,7 +194,7 @@ def test_command_line_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_any_csv_with_a_column_mapping(tmp_path: Path) -> None:
-    from quotagov.whatif.importers import Columns
+    from quotagov_tools.whatif.importers import Columns
 
     path = tmp_path / "tasks.csv"
     path.write_text(

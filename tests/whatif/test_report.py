@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from quotagov.durations import human_duration
-from quotagov.whatif import WhatIf, run_whatif
-from quotagov.whatif.perturb import perturbed
-from quotagov.whatif.report import aggregate, delta_block, verdicts, with_deltas
+from quotagov_tools.whatif import WhatIf, run_whatif
+from quotagov_tools.whatif.perturb import perturbed
+from quotagov_tools.whatif.report import aggregate, delta_block, verdicts, with_deltas
 from support.whatif import contention, small_policy
 
 
@@ -133,8 +133,8 @@ def test_the_pool_works_without_fork_too(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_the_environment_is_named_once_when_the_policies_agree() -> None:
-    from quotagov.whatif.html import _environment
-    from quotagov.whatif.runner import _one_or_each
+    from quotagov_tools.whatif.html import _environment
+    from quotagov_tools.whatif.runner import _one_or_each
 
     same = {"a": {"ml.g5.xlarge": 2}, "b": {"ml.g5.xlarge": 2}}
     assert _one_or_each(same) == {"ml.g5.xlarge": 2}
@@ -147,7 +147,7 @@ def test_the_environment_is_named_once_when_the_policies_agree() -> None:
 def test_a_constant_load_gives_a_constant_used_capacity_series() -> None:
     # 10 instances held the whole run, on an end that 200 bins do not divide evenly:
     # the old binning lost whole stretches to rounding (145 of 200 bins at 0)
-    from quotagov.whatif import Workload
+    from quotagov_tools.whatif import Workload
     from support.whatif import wjob
 
     workload = Workload("constant", (wjob("big", "r", "exp", 0, 4799.3, count=10),))
@@ -170,7 +170,7 @@ def test_a_constant_load_gives_a_constant_used_capacity_series() -> None:
 
 
 def test_binning_keeps_every_piece_of_a_step_function() -> None:
-    from quotagov.whatif.governed import _UsedSeries
+    from quotagov_tools.whatif.governed import _UsedSeries
 
     s = _UsedSeries({})
     s.steps = [(0.0, 10), (0.3, 4), (2.9, 0)]
@@ -189,7 +189,7 @@ def test_regressions_beyond_noise_come_first_worst_first() -> None:
     policies = with_deltas(
         {"today": aggregate([_blocks(420)]), "wider": aggregate([_blocks(4141, wait_p95=110)])}
     )
-    from quotagov.whatif.report import regression_line, regressions
+    from quotagov_tools.whatif.report import regression_line, regressions
 
     found = regressions(policies, seeds=1)
     # p95 completion +886 % for the team, the share and the total; p95 wait +10 %
@@ -229,14 +229,14 @@ def test_verdicts_scale_to_the_span_of_the_run() -> None:
     line = verdicts(policies)["other"]
     assert "0.5 instance-h lost over the run (1 h 20 m) more" in line
     assert "per week" not in line and "per day" not in line
-    from quotagov.whatif.report import rate_window
+    from quotagov_tools.whatif.report import rate_window
 
     assert rate_window(3 * 86400) == (86400.0, "per day")
     assert rate_window(30 * 86400) == (604800.0, "per week")
 
 
 def test_limits_that_the_environment_cannot_hold_are_warned() -> None:
-    from quotagov.whatif.report import limit_warnings
+    from quotagov_tools.whatif.report import limit_warnings
 
     assert limit_warnings(
         {"today": {"ml.g5.xlarge": 24}, "fits": {"ml.g5.xlarge": 3}},

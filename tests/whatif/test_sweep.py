@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.cli import main
-from quotagov.whatif import OptionError
-from quotagov.whatif.sweep import (
+from quotagov_tools.cli import main
+from quotagov_tools.whatif import OptionError
+from quotagov_tools.whatif.sweep import (
     local_runner,
     pareto,
     parse_axes,
@@ -139,7 +139,7 @@ def test_the_grid_in_this_process_and_in_the_pool_agree() -> None:
 def test_dask_runs_the_same_tasks_with_the_same_results() -> None:
     from distributed import LocalCluster
 
-    from quotagov.whatif.sweep import dask_runner
+    from quotagov_tools.whatif.sweep import dask_runner
 
     local = _sweep(local_runner(1))
     with LocalCluster(

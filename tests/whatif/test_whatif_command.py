@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from quotagov.cli import main
+from quotagov_tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 WALKTHROUGH = ROOT / "src/quotagov/examples/aws-walkthrough.json"

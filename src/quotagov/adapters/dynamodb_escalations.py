@@ -28,8 +28,8 @@ from botocore.exceptions import ClientError
 
 from quotagov.adapters.aws_clients import AwsFault, classify
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactPreview
 from quotagov.governance.ports import (
     BudgetSpentError,
     CardUpdate,

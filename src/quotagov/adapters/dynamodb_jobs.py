@@ -1,4 +1,4 @@
-"""``JobsTable`` in DynamoDB: the :class:`~quotagov.governance.records.JobsRepository` adapter.
+"""``JobsTable`` in DynamoDB: the :class:`~quotagov.governance.model.job.JobsRepository` adapter.
 
 Table layout (``docs/architecture.md``): partition key ``pk`` (S) = submission id;
 global secondary index ``byBatchJobId`` on ``batchJobId`` (S), projection ALL. The
@@ -20,12 +20,12 @@ from botocore.exceptions import ClientError
 
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.clock import Clock
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.ports import (
     JobRecordConflictError,
     JobRecordExistsError,
     JobRecordNotFoundError,
 )
-from quotagov.governance.records import JobRecord, SubmissionState
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -116,7 +116,7 @@ def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class DynamoDBJobsRepository:
-    """:class:`~quotagov.governance.records.JobsRepository` on a DynamoDB table.
+    """:class:`~quotagov.governance.model.job.JobsRepository` on a DynamoDB table.
 
     Args:
         table_name: the ``JobsTable`` name (``JOBS_TABLE``).

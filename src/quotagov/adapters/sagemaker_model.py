@@ -28,7 +28,7 @@ fails when that file differs from :func:`extract_operation_input` of the install
 botocore.
 
 Rules the model does not carry (stopping condition rules) are in
-:mod:`quotagov.governance.submission_request`.
+:mod:`quotagov.governance.submission.request`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ secret that still carries ``signingSecret`` (one secret for both, as before) is 
 too. Both are read with Powertools Parameters ``get_secret`` and cached (default 300 s,
 ``POWERTOOLS_PARAMETERS_MAX_AGE``).
 ``SLACK_API_URL`` overrides the Web API base URL (the local runtime and the tests point
-it at :class:`quotagov.local.fake_slack.FakeSlack`); slack_sdk joins method names to it
+it at :class:`quotagov_tools.local.fake_slack.FakeSlack`); slack_sdk joins method names to it
 with ``urljoin``, so it must end with ``/`` (slack_sdk's source,
 ``slack_sdk/web/internal_utils.py``).
 

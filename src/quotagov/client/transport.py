@@ -11,7 +11,7 @@ Two transports, one call (:meth:`Transport.send`):
   https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html);
 - :class:`LocalTransport`, for ``quotagov serve``: the caller's principal goes in the
   ``X-Quotagov-Principal`` header the local server reads instead of a signature. It is
-  refused for any URL whose host is not loopback (:func:`quotagov.local.loopback.is_loopback`),
+  refused for any URL whose host is not loopback (:func:`quotagov.client.loopback.is_loopback`),
   so a principal header can never be sent to a real API or another machine.
 
 Both send with urllib3 (a botocore dependency), which ignores proxy environment
@@ -113,7 +113,7 @@ class LocalTransport(_Urllib3Transport):
     def __init__(
         self, base_url: str, principal: str, timeout: float = DEFAULT_TIMEOUT_SECONDS
     ) -> None:
-        from quotagov.local.loopback import is_loopback
+        from quotagov.client.loopback import is_loopback
 
         host = urlsplit(base_url).hostname
         if not is_loopback(host):

@@ -8,7 +8,7 @@ record's ``ownerSlackUserId`` or, for records written before it existed, the
 
 from __future__ import annotations
 
-from quotagov.governance.records import JobRecord
+from quotagov.governance.model.job import JobRecord
 from quotagov.policy.models import Policy
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from quotagov.batch_semantics import max_admissible_instances
 from quotagov.governance.access import team_member
 from quotagov.governance.errors import ForbiddenError
-from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.policy.models import Policy, QuotaShare, Team, WorkloadClass
 from quotagov.policy.roles import role_allowed
 

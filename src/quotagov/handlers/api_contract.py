@@ -116,7 +116,7 @@ class WaitReason(BaseModel):
 
 
 class Waiting(BaseModel):
-    """Why a RUNNABLE job waits (``quotagov.governance.waiting``), or why that could
+    """Why a RUNNABLE job waits (``quotagov.governance.jobs.waiting``), or why that could
     not be told (``error`` alone)."""
 
     model_config = ConfigDict(extra="allow")
@@ -151,7 +151,7 @@ class BatchView(BaseModel):
 
 class JobView(BaseModel):
     """200: a submission's record, Batch's view and its resubmission chain
-    (:func:`quotagov.governance.job_view.job_view`). Members without a value for this
+    (:func:`quotagov.governance.jobs.view.job_view`). Members without a value for this
     submission are left out; further record attributes (``submittedAt``,
     ``requestedQuotaShareName``, ``clientRequestId``, ...) may follow."""
 
@@ -195,7 +195,7 @@ class JobView(BaseModel):
 
 
 class JobSummary(BaseModel):
-    """One submission in a listing (:func:`quotagov.governance.job_list.list_jobs`)."""
+    """One submission in a listing (:func:`quotagov.governance.jobs.listing.list_jobs`)."""
 
     model_config = ConfigDict(extra="allow")
 

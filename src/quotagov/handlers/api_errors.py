@@ -65,7 +65,7 @@ from quotagov.governance.errors import (
     RefusedError,
     UnavailableError,
 )
-from quotagov.governance.submission_request import error_path
+from quotagov.governance.submission.request import error_path
 
 logger = Logger(child=True)
 

@@ -24,7 +24,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from quotagov.handlers.metrics import emit
 
 if TYPE_CHECKING:
-    from quotagov.governance.escalation_records import Escalation
+    from quotagov.governance.model.escalation import Escalation
 
 #: The metric of accepted escalation requests.
 REQUESTED = "EscalationsRequested"

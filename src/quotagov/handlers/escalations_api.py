@@ -118,8 +118,8 @@ def create_escalation(
     """Check the request, then hand a direct level to the apply function (or, without
     the hand-off, apply it here) or ask the approvers in Slack."""
     # Imported here so that the module's import (the cold start) stays light.
-    from quotagov.governance.escalation_records import EscalationStatus
     from quotagov.governance.escalations import EscalationRequest
+    from quotagov.governance.model.escalation import EscalationStatus
 
     principal = caller_of(app.current_event.raw_event)
     request = EscalationRequest(

@@ -53,7 +53,7 @@ from quotagov.handlers.tracing import capture_lambda_handler
 from quotagov.wiring import services
 
 if TYPE_CHECKING:
-    from quotagov.governance.job_state_updates import JobStateDeps, JobStateResult
+    from quotagov.governance.job_state.updates import JobStateDeps, JobStateResult
 
 # The use cases are imported where they are used, so that the function's cold start
 # pays only for Powertools and the composition root (benchmarks/submit_path.py).
@@ -100,7 +100,7 @@ def process_event(event: Any, *, in_batch: bool, message_id: str | None = None) 
         RecordNotVisibleYetError, JobStateConflictError, BatchError: retry the event.
     """
     from quotagov.governance.dispositions import DispositionInProgressError
-    from quotagov.governance.job_state_updates import RecordNotVisibleYetError, apply_state_event
+    from quotagov.governance.job_state.updates import RecordNotVisibleYetError, apply_state_event
     from quotagov.handlers.service_job_events import MalformedEventError, parse_state_change
 
     try:

@@ -12,7 +12,7 @@ Checks, in order (each fault's path is from the body root,
 1. the ``CreateTrainingJob`` request against botocore's SageMaker model
    (:func:`quotagov.adapters.sagemaker_model.training_request_faults`);
 2. the rules the model does not carry
-   (:func:`quotagov.governance.submission_request.training_rule_faults`).
+   (:func:`quotagov.governance.submission.request.training_rule_faults`).
 
 Further refusals that need no policy (e.g. a job larger than the service environment)
 belong here as a further step.
@@ -21,7 +21,7 @@ belong here as a further step.
 from __future__ import annotations
 
 from quotagov.governance.errors import InvalidRequestError
-from quotagov.governance.submission_request import SubmissionRequest, training_rule_faults
+from quotagov.governance.submission.request import SubmissionRequest, training_rule_faults
 
 #: The body member holding the training request.
 PAYLOAD = "serviceRequestPayload"

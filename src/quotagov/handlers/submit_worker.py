@@ -56,7 +56,7 @@ from quotagov.wiring import services
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
-    from quotagov.governance.records import JobRecord
+    from quotagov.governance.model.job import JobRecord
     from quotagov.handlers.submission_messages import ParsedMessage
 
 # The use cases (and Powertools Idempotency, whose DynamoDB layer imports boto3) are

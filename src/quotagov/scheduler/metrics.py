@@ -1,7 +1,7 @@
 """Metrics of a simulated run, per share, per team and in total (spec "Output", ``metrics``).
 
 Written once, used by ``quotagov simulate`` (:mod:`.simulation`) and ``quotagov whatif``
-(:mod:`quotagov.whatif`). Every block holds:
+(:mod:`quotagov_tools.whatif`). Every block holds:
 
 - ``usedInstanceSeconds``, ``borrowedInstanceSeconds``, ``lentInstanceSeconds``
   (lent attribution: see :mod:`.usage`), also per instance type in ``byInstanceType``;

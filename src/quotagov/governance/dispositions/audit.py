@@ -17,9 +17,9 @@ from quotagov.governance.dispositions.record import (
     DispositionRecord,
     DispositionStatus,
 )
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports import ControllerDecision
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.records import JobRecord
 
 #: The audit ``action`` of each status.
 ACTIONS: Mapping[DispositionStatus, str] = {

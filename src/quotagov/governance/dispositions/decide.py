@@ -25,8 +25,8 @@ from quotagov.governance.dispositions.record import (
 )
 from quotagov.governance.dispositions.rules import authorize, decided
 from quotagov.governance.handoff import disposition_message
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports.handoff import HandoffError
-from quotagov.governance.records import JobRecord
 from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
 
 logger = logging.getLogger(__name__)

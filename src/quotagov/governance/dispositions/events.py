@@ -1,6 +1,6 @@
 """Use case: open or advance a job's disposition after its tracked state changed.
 
-Called by the job-state use case (:mod:`quotagov.governance.job_state_updates`) for
+Called by the job-state use case (:mod:`quotagov.governance.job_state.updates`) for
 every ``Batch Service Job State Change`` event of a quotagov job, duplicates included:
 each step is conditional, so a redelivered event resumes work a crash left half done.
 
@@ -33,8 +33,8 @@ from quotagov.governance.dispositions.rules import (
 )
 from quotagov.governance.job_state import JobTracking, StateEvent, fold
 from quotagov.governance.lease import Lease
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports import BatchNotFoundError
-from quotagov.governance.records import JobRecord
 
 
 def on_job_state(

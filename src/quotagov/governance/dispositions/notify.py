@@ -14,9 +14,9 @@ import logging
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.outcome import DispositionOutcome
 from quotagov.governance.dispositions.record import DispositionRecord, DispositionStatus
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.owners import owner_slack_id
 from quotagov.governance.ports import ChatError, PostedMessage
-from quotagov.governance.records import JobRecord
 from quotagov.governance.slack import dispositions as messages
 
 logger = logging.getLogger(__name__)

@@ -44,9 +44,9 @@ from quotagov.governance.dispositions.record import (
 )
 from quotagov.governance.job_state import JobTracking
 from quotagov.governance.lease import Lease
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.owners import owner_of
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.records import JobRecord
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
 from quotagov.policy.roles import role_allowed
 

@@ -34,10 +34,10 @@ from quotagov.governance.dispositions.record import (
 from quotagov.governance.dispositions.rules import successor_faults, successor_routing
 from quotagov.governance.dispositions.successor import successor_record
 from quotagov.governance.lease import Lease
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.notifications import disposition_applied
 from quotagov.governance.ports import BatchClientError, BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.records import JobRecord
 from quotagov.governance.submission.proof import unproven, with_proof
 
 logger = logging.getLogger(__name__)

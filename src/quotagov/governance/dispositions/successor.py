@@ -20,8 +20,8 @@ from typing import Any
 
 from quotagov.governance.dispositions.record import DispositionRecord
 from quotagov.governance.dispositions.rules import generation, original_id
+from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.ports import BatchPort
-from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.submission import service_job_request
 
 #: Longest Batch ``jobName`` (``SubmitServiceJob``: 1-128 letters, digits, ``-``, ``_``).

@@ -25,7 +25,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.authority import approval_refusal, batch_job_refusal
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
@@ -35,6 +34,7 @@ from quotagov.governance.escalations.errors import (
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.proof import prove, unproven
 from quotagov.governance.handoff import escalation_message
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.notifications import priority_changed
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR

@@ -43,7 +43,7 @@ from typing import Any
 
 from quotagov.batch_semantics import same_queue
 from quotagov.governance.access import team_member
-from quotagov.governance.escalation_records import Escalation
+from quotagov.governance.model.escalation import Escalation
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.escalations import GovernedJob
 from quotagov.governance.submission.to_batch import SUBMISSION_TAG

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_approved
 from quotagov.governance.escalations.applying import apply_failed as fail_apply
 from quotagov.governance.escalations.context import (
@@ -27,6 +26,7 @@ from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.escalations.preview_check import recheck_before_apply
 from quotagov.governance.escalations.proof import unproven
 from quotagov.governance.lease import Lease
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 

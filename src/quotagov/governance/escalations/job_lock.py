@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalation_records import (
+from quotagov.governance.escalations.context import MAX_APPLY_ATTEMPTS, EscalationDeps
+from quotagov.governance.escalations.errors import EscalationPolicyRefusedError
+from quotagov.governance.model.escalation import (
     FINAL_STATUSES,
     Escalation,
     EscalationStatus,
 )
-from quotagov.governance.escalations.context import MAX_APPLY_ATTEMPTS, EscalationDeps
-from quotagov.governance.escalations.errors import EscalationPolicyRefusedError
 from quotagov.governance.ports.escalations import OpenEscalationError
 
 logger = logging.getLogger(__name__)

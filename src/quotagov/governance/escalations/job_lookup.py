@@ -8,9 +8,9 @@ in-memory) adapter the composition root hands it.
 
 from __future__ import annotations
 
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.ports import JobsRepository
 from quotagov.governance.ports.escalations import GovernedJob
-from quotagov.governance.records import JobRecord, SubmissionState
 
 
 class JobRecordLookup:

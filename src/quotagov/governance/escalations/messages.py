@@ -19,9 +19,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.authority import approvers_of
 from quotagov.governance.escalations.context import MAX_CARD_UPDATE_ATTEMPTS, EscalationDeps
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import CardUpdate, ChatError, PostedMessage
 from quotagov.governance.slack.escalations import (
     outcome_blocks,

@@ -3,10 +3,10 @@ still true? Shared by the first apply and the scheduled retry."""
 
 from __future__ import annotations
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.escalations.recheck import material_change
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 
 

@@ -19,8 +19,8 @@ import hashlib
 import json
 from typing import Any
 
-from quotagov.governance.escalation_records import Escalation
 from quotagov.governance.escalations.context import EscalationDeps
+from quotagov.governance.model.escalation import Escalation
 from quotagov.governance.provenance import (
     ESCALATION_DECISION,
     UnauthenticatedError,

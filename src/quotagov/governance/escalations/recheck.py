@@ -19,7 +19,7 @@ A change is material when any of these holds:
 
 from __future__ import annotations
 
-from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.model.impact_preview import ImpactPreview
 from quotagov.governance.slack.blocks import format_seconds
 
 #: Unsaved work may drift by this many seconds without asking again.

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import uuid
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
 from quotagov.governance.escalations.applying import apply_direct
 from quotagov.governance.escalations.checks import (
     CheckedRequest,
@@ -43,6 +42,7 @@ from quotagov.governance.escalations.errors import (
 )
 from quotagov.governance.escalations.job_lock import free_job, open_pending
 from quotagov.governance.escalations.messages import CardMessage, channel_for, request_message
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import BatchError, ChatError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.escalations import BudgetSpentError

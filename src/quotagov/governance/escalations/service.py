@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from quotagov.clock import Clock
-from quotagov.governance.escalation_records import Escalation
 from quotagov.governance.escalations import (
     authority,
     decision,
@@ -21,6 +20,7 @@ from quotagov.governance.escalations import (
 from quotagov.governance.escalations.checks import EscalationRequest
 from quotagov.governance.escalations.context import EscalationDeps, new_escalation_id
 from quotagov.governance.escalations.decision import DecisionResult
+from quotagov.governance.model.escalation import Escalation
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
 from quotagov.governance.ports.escalations import (

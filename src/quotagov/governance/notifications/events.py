@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports.notifications import NotificationKind
-from quotagov.governance.records import JobRecord
 from quotagov.governance.slack.blocks import format_seconds
 from quotagov.governance.slack.notifications import MAX_REASON_CHARS
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from quotagov.governance.job_state import JobStateSummary, JobTracking
 from quotagov.governance.job_state.events import Attempt, attempt_aliases
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.notifications.events import OwnerEvent, failed, preempted
-from quotagov.governance.records import JobRecord
 
 _SERVICE_JOB_ARN = re.compile(r"arn:aws[a-z-]*:batch:[^\s:]+:\d{12}:service-job/([A-Za-z0-9-]+)")
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from quotagov.clock import Clock
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.notifications.events import OwnerEvent, digest_text
 from quotagov.governance.owners import owner_slack_id
 from quotagov.governance.ports import ChatError, ChatNotifier, PostedMessage
@@ -35,7 +36,6 @@ from quotagov.governance.ports.notifications import (
     NotificationKind,
     NotificationLog,
 )
-from quotagov.governance.records import JobRecord
 from quotagov.governance.slack.notifications import owner_blocks
 from quotagov.policy.models import OwnerNotifications, Policy
 

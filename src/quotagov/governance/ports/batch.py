@@ -1,6 +1,6 @@
 """The Batch port: the AWS Batch calls quotagov makes, and the errors they raise.
 
-Adapters: ``quotagov.adapters.batch_boto3`` (AWS) and ``quotagov.adapters.batch_simulated``
+Adapters: ``quotagov.adapters.batch_boto3`` (AWS) and ``quotagov_tools.batch_simulated``
 (the local scheduler). The port speaks the AWS Batch API's own request and response dictionaries
 (botocore ``batch`` model, API version 2016-08-10), so the boto3 adapter and the
 simulated Batch are interchangeable.

@@ -2,7 +2,7 @@
 
 Adapters: ``quotagov.adapters.dynamodb_escalations`` (:class:`EscalationRepository`),
 ``quotagov.governance.escalations.JobRecordLookup`` (:class:`GovernedJobs` over the
-jobs repository), ``quotagov.governance.impact_preview`` (:class:`ImpactPreviewer`).
+jobs repository), ``quotagov.governance.escalations.preview`` (:class:`ImpactPreviewer`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactPreview
 
 
 class BudgetSpentError(Exception):

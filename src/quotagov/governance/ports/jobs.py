@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
-from quotagov.governance.records import JobRecord, SubmissionState
+from quotagov.governance.model.job import JobRecord, SubmissionState
 
 
 class JobRecordError(Exception):

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.records import JobRecord
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.reports.gpus import gpus_per_instance
 from quotagov.policy.models import Policy
 

@@ -29,8 +29,8 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from quotagov.governance.escalation_records import Escalation, EscalationStatus
-from quotagov.governance.impact_preview_model import ImpactPreview
+from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.impact_preview import ImpactPreview
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.slack.blocks import (
     MAX_SECTION_TEXT,

@@ -6,7 +6,7 @@ Batch service quotas) is called at a controlled pace by the submit worker only:
 1. :func:`receive_submission` (``POST /jobs``, or a message put straight on the
    submission queue): authorize the caller, route with the policy
    (:mod:`quotagov.governance.routing`), store a ``QUEUED`` or ``REFUSED``
-   :class:`~quotagov.governance.records.JobRecord`, and, for the API, queue the
+   :class:`~quotagov.governance.model.job.JobRecord`, and, for the API, queue the
    submission id. Module :mod:`~quotagov.governance.submission.receive`.
 2. :func:`submit_to_batch` (the submit worker): re-check the record against the current
    policy, build the ``SubmitServiceJob`` request with the deterministic

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import (
     AuditSink,
@@ -29,7 +30,6 @@ from quotagov.governance.ports import (
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff
 from quotagov.governance.ports.messages import MessageMac
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 from enum import StrEnum
 
 from quotagov.governance.handoff import submission_failed_message
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.notifications import OwnerEvent, OwnerNotifier, refused
 from quotagov.governance.ports import JobsRepository
 from quotagov.governance.ports.handoff import DecisionHandoff
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.deps import is_enqueue_failure, is_stale_failure
 
 

@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports.audit import AuditSink
 from quotagov.governance.ports.messages import MessageMac
 from quotagov.governance.provenance import (
@@ -28,7 +29,6 @@ from quotagov.governance.provenance import (
     record_proof,
     refusal,
 )
-from quotagov.governance.records import JobRecord
 
 #: Where a refused record came from, in its audit record.
 JOBS_TABLE = "JobsTable"

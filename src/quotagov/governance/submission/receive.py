@@ -2,7 +2,7 @@
 
 :func:`receive_submission` authorizes the caller and routes the request with the policy
 (:mod:`quotagov.governance.routing`), stores a ``QUEUED`` or ``REFUSED``
-:class:`~quotagov.governance.records.JobRecord` and, for the API, queues the
+:class:`~quotagov.governance.model.job.JobRecord` and, for the API, queues the
 submission id for the submit worker. :func:`record_unusable_message` stores the outcome
 of a queue message that can never be submitted.
 
@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.notifications import refused as refused_event
 from quotagov.governance.ports import (
     JobRecordConflictError,
@@ -24,7 +25,6 @@ from quotagov.governance.ports import (
     SubmissionQueueError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.records import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, authorize, route
 from quotagov.governance.submission.deps import (
     ENQUEUE_FAILED,
@@ -37,7 +37,7 @@ from quotagov.governance.submission.errors import (
     SubmissionUnavailableError,
 )
 from quotagov.governance.submission.proof import with_proof
-from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.governance.submission.request import SubmissionRequest
 
 #: Namespace of the deterministic submission ids (uuid5).
 SUBMISSION_NAMESPACE = uuid.UUID("6f1d7c52-0b8e-4c1e-9a43-2f7d3e5b9a10")

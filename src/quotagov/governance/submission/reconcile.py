@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.ports import (
     AuditSink,
     BatchError,
@@ -48,7 +49,6 @@ from quotagov.governance.ports import (
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff, HandoffError
 from quotagov.governance.ports.messages import MessageMac
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.submission.deps import (
     REQUEUE_COUNT,
     STALE_FAILED,

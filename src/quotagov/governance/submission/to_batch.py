@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -29,7 +30,6 @@ from quotagov.governance.ports import (
     JobRecordConflictError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.records import JobRecord, SubmissionState
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission.deps import (
     ENQUEUE_FAILED,
@@ -43,7 +43,7 @@ from quotagov.governance.submission.deps import (
 from quotagov.governance.submission.errors import TransientSubmitError
 from quotagov.governance.submission.failure import announce_failure
 from quotagov.governance.submission.proof import unproven
-from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.policy.models import Policy
 
 logger = logging.getLogger(__name__)
@@ -153,10 +153,10 @@ def submit_to_batch(
     if unproven(record, deps.proofs, deps.audit, deps.governed_queue):
         return record  # written outside quotagov: audited, left QUEUED, never submitted
 
-    reasons = _recheck_policy(record, deps.policy)
+    stored = record
+    record, reasons = _route_again(record, deps.policy)
     if reasons:
         return _fail(record, deps, reasons, "SubmissionFailed")
-    stored, record = record, _with_current_routing(record, deps.policy)
     if recheck or requeue_count(record):
         try:
             found = find_service_job(deps.batch, record, deps.governed_queue, also=stored)
@@ -184,25 +184,24 @@ def submit_to_batch(
     return mark_submitted(record, deps, response)
 
 
-def _recheck_policy(record: JobRecord, policy: Policy) -> list[str]:
-    """Reasons the queued record is no longer allowed by ``policy`` (empty if it is)."""
+def _route_again(record: JobRecord, policy: Policy) -> tuple[JobRecord, list[str]]:
+    """The queued record routed once by the current ``policy``: the record with today's
+    share, ``schedulingPriority``, preemption retries and owner (a level's priority may
+    have changed since it was accepted) and no reasons, or the record as stored and every
+    reason the policy no longer allows it."""
     try:
         request = request_of(record)
     except ValueError as exc:  # pydantic ValidationError is a ValueError
-        return [f"stored request no longer valid: {exc}"]
+        return record, [f"stored request no longer valid: {exc}"]
     try:
         decision = route(policy, request, record.principal)
     except NotATeamMemberError as exc:
-        return [f"policy changed since the submission was accepted: {exc}"]
-    return [f"policy changed since the submission was accepted: {r}" for r in decision.reasons]
-
-
-def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
-    """The record routed by the current policy (a level's priority may have changed)."""
-    decision = route(policy, request_of(record), record.principal)
+        return record, [f"policy changed since the submission was accepted: {exc}"]
     routing = decision.routing
-    if routing is None:  # pragma: no cover - guarded by _recheck_policy
-        return record
+    if decision.reasons or routing is None:
+        return record, [
+            f"policy changed since the submission was accepted: {r}" for r in decision.reasons
+        ]
     return record.model_copy(
         update={
             "quotaShareName": routing.quotaShareName,
@@ -210,7 +209,7 @@ def _with_current_routing(record: JobRecord, policy: Policy) -> JobRecord:
             "preemptionRetriesBeforeTermination": routing.preemptionRetriesBeforeTermination,
             "ownerSlackUserId": routing.ownerSlackUserId,
         }
-    )
+    ), []
 
 
 def find_service_job(

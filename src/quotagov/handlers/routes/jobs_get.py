@@ -1,7 +1,7 @@
 """``GET /jobs/{jobId}``: a submission's state, routing, reasons and Batch position.
 
-Replies 200 with :func:`quotagov.governance.job_view.show_job` (the
-:func:`~quotagov.governance.job_view.job_view` plus ``chain.links``, the whole
+Replies 200 with :func:`quotagov.governance.jobs.view.show_job` (the
+:func:`~quotagov.governance.jobs.view.job_view` plus ``chain.links``, the whole
 resubmission chain); 401 without a caller; 404 when unknown, and the very same
 404 when the caller is neither the submitter nor a member of the submission's
 team (:func:`quotagov.governance.access.may_view`): authorization before existence.
@@ -53,7 +53,7 @@ def get_job(
     jobId: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")],
 ) -> Response[str]:
     """The view of submission ``jobId`` (the submission id returned by ``POST /jobs``)."""
-    from quotagov.governance.job_view import show_job
+    from quotagov.governance.jobs.view import show_job
 
     caller = caller_of(router.current_event.raw_event)
     svc = services()

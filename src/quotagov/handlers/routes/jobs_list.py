@@ -1,6 +1,6 @@
 """``GET /jobs?team=&state=&limit=&nextToken=``: a team's submissions, page by page.
 
-Replies 200 with :func:`quotagov.governance.job_list.list_jobs`; 400 naming each bad
+Replies 200 with :func:`quotagov.governance.jobs.listing.list_jobs`; 400 naming each bad
 query parameter; 401 without a caller; 403 when the caller is not a member of the
 team. Error answers come from :mod:`quotagov.handlers.api_errors`.
 """
@@ -55,7 +55,7 @@ def list_jobs(
     nextToken: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> Response[str]:
     """One page of ``team``'s jobs, newest first, optionally of one ``state``."""
-    from quotagov.governance.job_list import list_jobs as list_use_case
+    from quotagov.governance.jobs.listing import list_jobs as list_use_case
 
     caller = caller_of(router.current_event.raw_event)
     svc = services()

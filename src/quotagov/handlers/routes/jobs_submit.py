@@ -38,7 +38,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.metrics import MetricUnit
 
-from quotagov.governance.submission_request import SubmissionRequest
+from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
@@ -100,7 +100,7 @@ router = Router()  # type: ignore[no-untyped-call]
 )
 def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str]:
     """Receive ``submission`` from the caller in the request context."""
-    from quotagov.governance.records import SubmissionState
+    from quotagov.governance.model.job import SubmissionState
     from quotagov.governance.submission import receive_submission
     from quotagov.handlers.submission_checks import check_submission
 

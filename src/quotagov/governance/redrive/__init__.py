@@ -1,0 +1,1 @@
+"""Replaying what is parked: the redrive use case."""

@@ -1,0 +1,1 @@
+"""quotagov_tools.commands."""
