@@ -560,6 +560,7 @@ class Services:
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
+            settle_seconds=float(settings.audit_settle_seconds.strip() or 0),
         )
 
     def _alert_chat(self) -> ChatNotifier | None:

@@ -10,7 +10,12 @@ Two triggers (the audit has one writer, this function):
   reported in ``batchItemFailures`` (Powertools ``BatchProcessor``) and comes back,
   reaching the DLQ after the queue's ``maxReceiveCount``; a malformed one fails the
   same way, so it is kept in the DLQ;
-- one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below.
+- one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below;
+- the ``AuditRelease`` schedule (an EventBridge ``Scheduled Event``): the CloudTrail
+  calls held for their settling window (``AUDIT_SETTLE_SECONDS``) whose window has
+  passed are written in ``(eventTime, eventID)`` order
+  (:meth:`~quotagov.governance.audit.trail.AuditTrail.release`; every CloudTrail event
+  releases them too).
 
 For CloudTrail events, thin: parse the event with Powertools Parser (EventBridge
 envelope + the CloudTrail record model), hand the record to
@@ -29,7 +34,7 @@ envelope + the CloudTrail record model), hand the record to
 
 Dependencies (``quotagov.wiring.services()``): ``audit_chains``, ``audit_versions``,
 ``batch``, ``policy``, ``chat`` (optional), ``clock``; settings ``AUDIT_TABLE``,
-``PLATFORM_CHANNEL``, ``CONTROLLER_PRINCIPALS``.
+``PLATFORM_CHANNEL``, ``CONTROLLER_PRINCIPALS``, ``AUDIT_SETTLE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -124,6 +129,23 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     return {"batchItemFailures": failures}
 
 
+def _release() -> dict[str, Any]:
+    """Write the held CloudTrail calls whose settling window has passed."""
+    written = services().audit_trail.release()
+    for result in written:
+        _count(result.record or {}, result.alerted)
+    logger.info("audit release", extra={"written": len(written)})
+    return {"status": "released", "records": len(written)}
+
+
+def _count(record: dict[str, Any], alerted: bool) -> None:
+    metrics.add_metric(name="AuditRecords", unit=MetricUnit.Count, value=1)
+    if record.get("findings"):
+        metrics.add_metric(name="RiskyChanges", unit=MetricUnit.Count, value=1)
+        if not alerted:
+            metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.EVENT_BRIDGE)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -131,7 +153,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     Returns:
         For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
+        For the schedule: ``{"status": "released", "records": <written>}``.
         For CloudTrail: ``{status, chain?, seq?, ...}``; ``status`` is ``recorded``,
+        ``held`` (within its settling window: ``{status, eventId, heldUntil}``),
         ``duplicate`` (the event id was already recorded), ``foreign`` (another account
         or Region than the governed queue's: counted, dropped, never chained) or
         ``rejected`` (with ``reason``).
@@ -141,6 +165,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     if is_sqs_batch(event):
         return _decision_batch(event, context)
+    if event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event":
+        return _release()
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:
@@ -155,6 +181,13 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record
+    if record is None:
+        logger.info(
+            "audit held",
+            extra={"eventId": call.eventID, "action": call.eventName, "until": result.held_until},
+        )
+        metrics.add_metric(name="AuditHeld", unit=MetricUnit.Count, value=1)
+        return {"status": "held", "eventId": call.eventID, "heldUntil": result.held_until}
     status = "recorded" if result.created else "duplicate"
     logger.info(
         "audit %s",
@@ -169,11 +202,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         },
     )
     if result.created:
-        metrics.add_metric(name="AuditRecords", unit=MetricUnit.Count, value=1)
-        if record["findings"]:
-            metrics.add_metric(name="RiskyChanges", unit=MetricUnit.Count, value=1)
-            if not result.alerted:
-                metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+        _count(record, result.alerted)
     else:
         metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
     return {

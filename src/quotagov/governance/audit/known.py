@@ -7,6 +7,12 @@ the last known value then. Namespaces used:
 - ``CONFIG``: configuration of a resource, key = its ARN (quota share, job queue,
   service job, ...). Written from each audited change (the configuration after it) and
   refreshed from ``DescribeQuotaShare`` (tag ``DescribeQuotaShare``).
+- ``CALL``: the CloudTrail-recorded successful calls on a resource, key = its ARN,
+  ``at_ms`` = the call's ``eventTime``, tag = its ``eventID``, value ``{eventName,
+  parameters}``. The store's order (time, then tag) is the resource's ordered history
+  by ``(eventTime, eventID)``, whatever order the calls were delivered in.
+- ``STAGED`` / ``RELEASED``: CloudTrail calls held for the settling window and the
+  release watermark (:mod:`quotagov.governance.audit.trail`).
 - ``DECISION``: controller decisions about a resource (key = the decision's resource,
   and the service job id in its details), value ``{decisionId, action, seq}``; used to
   name the decision behind the controller's own Batch calls.
@@ -24,6 +30,9 @@ from quotagov.governance.ports import BatchNotFoundError, BatchPort
 from quotagov.governance.ports.audit import Version, VersionStore
 
 CONFIG = "CONFIG"
+CALL = "CALL"
+STAGED = "STAGED"
+RELEASED = "RELEASED"
 DECISION = "DECISION"
 
 #: Tag of the versions read from ``DescribeQuotaShare`` (the live state when read).
@@ -56,6 +65,12 @@ class LastKnownConfigurations:
             bound = version.at_ms
         return None  # pragma: no cover - the loop returns
 
+    def before_version(self, resource_arn: str, at_ms: int) -> Version | None:
+        """The version :meth:`before` answers with (its time tells which calls of the
+        ordered history came after it), or None."""
+        second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
+        return self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
+
     def before(self, resource_arn: str, at_ms: int) -> dict[str, Any] | None:
         """The configuration known just before a call at ``at_ms`` (epoch ms), or None.
 
@@ -64,8 +79,7 @@ class LastKnownConfigurations:
         order, see :meth:`remember`) come before this one, and a ``DescribeQuotaShare``
         read made during or after that second does not count (it may show this change).
         """
-        second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
-        version = self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
+        version = self.before_version(resource_arn, at_ms)
         return None if version is None else version.value
 
     def remember(
