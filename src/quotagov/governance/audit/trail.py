@@ -422,7 +422,7 @@ class AuditTrail:
                 call.event_ms,
                 call.eventID,
                 {
-                    "call": call.model_dump(mode="json"),
+                    "call": call.model_dump_json(),  # text: the record exactly as delivered
                     "target": asdict(target),
                     "usage": None if usage is None else _usage_item(usage),
                     "lookupErrors": errors,
@@ -461,7 +461,7 @@ class AuditTrail:
             target = Target(**held.value["target"])
             if self._chains.find(target.chain, f"event:{held.tag}") is not None:
                 continue
-            call = CloudTrailApiCall.model_validate(held.value["call"])
+            call = CloudTrailApiCall.model_validate_json(str(held.value["call"]))
             usage = held.value.get("usage")
             result = self._write(
                 call,
