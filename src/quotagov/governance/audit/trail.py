@@ -6,15 +6,27 @@
 1. find the resource, and the job queue whose chain records it (quota shares and
    service jobs belong to their queue; job queues to themselves; scheduling policies
    and service environments to the governed queue);
-2. a redelivered event (same ``eventID``) stops here: its record exists;
-3. name the actor: the principal ARN, and for quotagov's own calls (a controller role
+2. a redelivered event (same ``eventID``) stops here: its record exists (or it is held);
+3. a successful call joins its resource's ordered history (``CALL`` versions, by
+   ``eventTime`` then ``eventID``); with a settling window (``settle_seconds``, the
+   template's ``AUDIT_SETTLE_SECONDS``) a call that arrives within it is held
+   (``STAGED``) with the share's use read now, and the held calls whose window has
+   passed are written in ``(eventTime, eventID)`` order by :meth:`AuditTrail.release`
+   (every call taken in, and the function's schedule); a call arriving after its
+   window is written at once with a ``RECORDED_LATE`` finding. Why a window: the chain
+   is append-only, so a change written before an earlier one arrives could never see
+   it; holding every record for a few minutes (CloudTrail delivers most within that)
+   makes any delivery order within the window give the same records, at the cost of
+   that delay, and is simpler than rewriting or correcting records;
+4. name the actor: the principal ARN, and for quotagov's own calls (a controller role
    or session) the decision behind it;
-4. a failed call (``errorCode``) is an ``ATTEMPT`` record with no difference and no
-   findings; a successful one is a ``CHANGE`` with the before/after configuration,
-   their difference and the risk findings (:mod:`quotagov.governance.audit.findings`);
-5. append it to the chain (exactly once per event id), remember the new configuration,
-   refresh it from ``DescribeQuotaShare``, and post risky changes to the platform
-   team's Slack channel. A Slack failure is logged; the record is already stored.
+5. a failed call (``errorCode``) is an ``ATTEMPT`` record with no difference and no
+   findings; a successful one is a ``CHANGE`` whose before is replayed from the
+   ordered history (never from arrival order), with its after, their difference and
+   the risk findings (:mod:`quotagov.governance.audit.findings`);
+6. append it to the chain (exactly once per event id), refresh the share from
+   ``DescribeQuotaShare``, and post risky changes to the platform team's Slack
+   channel. A Slack failure is logged; the record is already stored.
 
 Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHash``,
 ``hash``, see :mod:`quotagov.governance.audit.chain`)::
