@@ -61,6 +61,10 @@ class Settings:
     #: seconds a submission may stay QUEUED before the reconciler re-queues or fails it
     #: (STALE_SUBMISSION_SECONDS; empty: 900)
     stale_submission_seconds: str = ""
+    #: seconds the audit holds a CloudTrail-recorded call after its eventTime before
+    #: writing it in (eventTime, eventID) order (AUDIT_SETTLE_SECONDS; empty: 0, write
+    #: on arrival)
+    audit_settle_seconds: str = ""
 
     @classmethod
     def variables(cls) -> list[str]:

@@ -686,6 +686,7 @@ class Services:
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
+            settle_seconds=float(settings.audit_settle_seconds.strip() or 0),
         )
 
     def loaded_policy_version(self) -> int | None:

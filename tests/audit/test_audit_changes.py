@@ -23,7 +23,7 @@ from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import GENESIS_HASH, record_hash
 from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.known import CONFIG
+from quotagov.governance.audit.known import CALL, CONFIG
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov_tools.batch_simulated import SimulatedBatch
@@ -326,8 +326,10 @@ def test_share_deleted_with_jobs_in_it(
             "message": "quota share applied: deleted, but the policy declares it",
         },
     ]
-    gone = versions.latest(CONFIG, share_arn("applied"))
-    assert gone is not None and gone.value == {} and gone.tag == delete.eventID
+    # the delete joined the share's ordered history (eventTime, eventID)
+    gone = versions.latest(CALL, share_arn("applied"))
+    assert gone is not None and gone.tag == delete.eventID
+    assert gone.value == {"eventName": "DeleteQuotaShare", "parameters": delete.parameters}
 
 
 def test_share_created_outside_the_policy(

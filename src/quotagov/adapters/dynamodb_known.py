@@ -3,7 +3,8 @@
 Items: ``pk`` = ``<namespace>#<key>``, ``sk`` = ``<at_ms, 13 digits>#<tag>``, plus
 ``value`` (a map) and ``at`` (epoch ms). Each is put with ``attribute_not_exists(pk)``
 and never changed; a repeated put of the same version is a no-op. The latest version
-before a time is one ``Query`` (descending, ``Limit`` 1). Same table and permissions as
+before a time is one ``Query`` (descending, ``Limit`` 1); the versions in a range are one
+paginated ``Query`` (ascending, so by time, then tag). Same table and permissions as
 :mod:`quotagov.adapters.dynamodb_audit` (``PutItem``, ``Query``).
 """
 
@@ -80,3 +81,34 @@ class DynamoDBVersionStore:
                 value=dict(item["value"]),
             )
         return None
+
+    def versions(
+        self, namespace: str, key: str, *, since_ms: int = 0, before_ms: int | None = None
+    ) -> list[Version]:
+        """Every version with ``since_ms <= at < before_ms``, oldest first (consistent read;
+        the sort key orders them by time, then tag)."""
+        upper = _sk(before_ms) if before_ms is not None else "9" * 14
+        paginator = self._client.get_paginator("query")
+        out: list[Version] = []
+        for page in paginator.paginate(
+            TableName=self.table_name,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues={
+                ":pk": {"S": f"{namespace}#{key}"},
+                ":low": {"S": _sk(since_ms)},
+                ":high": {"S": upper},
+            },
+            ConsistentRead=True,
+        ):
+            for raw in page.get("Items", []):
+                item = from_item(raw)
+                if before_ms is not None and str(item["sk"]) >= upper:
+                    continue  # BETWEEN is inclusive; the bound itself is not "before"
+                out.append(
+                    Version(
+                        at_ms=int(item["at"]),
+                        tag=str(item["sk"]).split("#", 1)[1],
+                        value=dict(item["value"]),
+                    )
+                )
+        return out

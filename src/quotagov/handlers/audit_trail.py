@@ -20,7 +20,12 @@ Two triggers (the audit has one writer, this function):
   events). Invoked by a principal rather than by its trigger (an AWS service), it is
   recorded with the finding ``DIRECT_INVOCATION``, posted to the platform channel and
   counted (metric ``DirectInvocations``, alarmed by ``DirectInvocationsAlarm``);
-  ``{"status": "trigger"}`` otherwise.
+  ``{"status": "trigger"}`` otherwise;
+- the ``AuditRelease`` schedule (an EventBridge ``Scheduled Event``): the CloudTrail
+  calls held for their settling window (``AUDIT_SETTLE_SECONDS``) whose window has
+  passed are written in ``(eventTime, eventID)`` order
+  (:meth:`~quotagov.governance.audit.trail.AuditTrail.release`; every CloudTrail event
+  releases them too).
 
 Every log line carries ``policyVersion`` (the SSM version of the policy this function
 loaded, ``quotagov.policy.loading``), and the metrics ``PolicyVersion`` (the same number).
@@ -42,7 +47,7 @@ envelope + the CloudTrail record model), hand the record to
 
 Dependencies (``quotagov.wiring.services()``): ``audit_chains``, ``audit_versions``,
 ``batch``, ``policy``, ``chat`` (optional), ``clock``; settings ``AUDIT_TABLE``,
-``PLATFORM_CHANNEL``, ``CONTROLLER_PRINCIPALS``.
+``PLATFORM_CHANNEL``, ``CONTROLLER_PRINCIPALS``, ``AUDIT_SETTLE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -109,7 +114,7 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
         return {"status": "foreign", "reason": str(exc)}
     except AuditEventError as exc:
         return _reject(str(exc))
-    if result is None:
+    if result is None or result.record is None:  # an invocation is never held
         return {"status": "trigger", "function": call.function_name}
     record = result.record
     status = "recorded" if result.created else "duplicate"
@@ -294,6 +299,23 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _release() -> dict[str, Any]:
+    """Write the held CloudTrail calls whose settling window has passed."""
+    written = services().audit_trail.release()
+    for result in written:
+        _count(result.record or {}, result.alerted)
+    logger.info("audit release", extra={"written": len(written)})
+    return {"status": "released", "records": len(written)}
+
+
+def _count(record: dict[str, Any], alerted: bool) -> None:
+    metrics.add_metric(name="AuditRecords", unit=MetricUnit.Count, value=1)
+    if record.get("findings"):
+        metrics.add_metric(name="RiskyChanges", unit=MetricUnit.Count, value=1)
+        if not alerted:
+            metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.EVENT_BRIDGE)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -301,7 +323,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     Returns:
         For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
+        For the schedule: ``{"status": "released", "records": <written>}``.
         For CloudTrail: ``{status, chain?, seq?, ...}``; ``status`` is ``recorded``,
+        ``held`` (within its settling window: ``{status, eventId, heldUntil}``),
         ``duplicate`` (the event id was already recorded), ``foreign`` (another account
         or Region than the governed queue's: counted, dropped, never chained),
         ``trigger`` (a Lambda Invoke by the function's trigger: nothing recorded) or
@@ -316,6 +340,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return _policy_change(event)
     if event.get("source") == "aws.lambda":
         return _invocation(event)
+    if event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event":
+        return _release()
     try:
         parsed = parse(event=event, model=BatchApiCallEvent)
     except ValidationError as exc:
@@ -330,6 +356,13 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record
+    if record is None:
+        logger.info(
+            "audit held",
+            extra={"eventId": call.eventID, "action": call.eventName, "until": result.held_until},
+        )
+        metrics.add_metric(name="AuditHeld", unit=MetricUnit.Count, value=1)
+        return {"status": "held", "eventId": call.eventID, "heldUntil": result.held_until}
     status = "recorded" if result.created else "duplicate"
     logger.info(
         "audit %s",
@@ -344,11 +377,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         },
     )
     if result.created:
-        metrics.add_metric(name="AuditRecords", unit=MetricUnit.Count, value=1)
-        if record["findings"]:
-            metrics.add_metric(name="RiskyChanges", unit=MetricUnit.Count, value=1)
-            if not result.alerted:
-                metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+        _count(record, result.alerted)
     else:
         metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
     return {

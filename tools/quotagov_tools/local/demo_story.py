@@ -32,9 +32,10 @@ t       what the demo does
         share, medium, as a successor job).
 5400    (beyond the walkthrough) grace, a platform admin, raises the reserved share
         to 2 instances; frank runs res-2 and res-3 on it; grace then lowers the
-        capacity limit back to 1 while both run. The audit function records both
-        changes from CloudTrail, the second with a high-risk finding
-        (``CAPACITY_LIMIT_BELOW_USE``).
+        capacity limit back to 1 while both run. The audit function holds both
+        CloudTrail-recorded changes for its settling window (``AUDIT_SETTLE_SECONDS``)
+        and then records them in ``eventTime`` order, the second with a high-risk
+        finding (``CAPACITY_LIMIT_BELOW_USE``).
 end     a signed digest on demand, then ``quotagov audit verify``: every hash chain
         intact, every record covered by a signed digest, seals checked.
 ======  =====================================================================
@@ -505,6 +506,12 @@ class Demo(DemoDriver):
         )
         self.say("grace lowers the reserved share back to 1 instance while both jobs run")
         self.at(5461)
+        window = int(float(self.rt.environments["AuditFunction"]["AUDIT_SETTLE_SECONDS"]))
+        self.at(5460 + window + 60)
+        self.say(
+            f"the audit held both CloudTrail records for its {window} s settling window, "
+            "then its release schedule wrote them in eventTime order"
+        )
 
     def _check_notifications(self) -> None:
         """One owner DM per preemption, failure, disposition and priority change."""

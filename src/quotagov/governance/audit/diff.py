@@ -84,6 +84,34 @@ def apply_update(
     return after
 
 
+#: The request fields of ``SubmitServiceJob`` kept as a new service job's configuration.
+SUBMITTED_FIELDS = ("jobName", "serviceJobType", "quotaShareName", "schedulingPriority")
+
+
+def configuration_after(
+    event_name: str,
+    request: Mapping[str, Any],
+    before: Mapping[str, Any] | None,
+    *,
+    quota_share: bool,
+) -> dict[str, Any] | None:
+    """The configuration of a resource after a successful call ``event_name`` with
+    ``request`` on ``before`` (None: unknown, or absent): None after a ``Delete*``;
+    the request's configuration after a ``Create*`` or ``SubmitServiceJob``;
+    :func:`apply_update` otherwise, with ``terminated: True`` after ``TerminateServiceJob``.
+    """
+    if event_name.startswith("Delete"):
+        return None
+    if event_name == "SubmitServiceJob":
+        return {k: request[k] for k in SUBMITTED_FIELDS if request.get(k) is not None}
+    if event_name.startswith("Create"):
+        return quota_share_configuration(request) if quota_share else request_configuration(request)
+    after = apply_update(before, request, quota_share=quota_share)
+    if event_name == "TerminateServiceJob":
+        after["terminated"] = True
+    return after
+
+
 def request_configuration(request: Mapping[str, Any]) -> dict[str, Any]:
     """The request parameters of a non-quota-share call minus the identifying ones."""
     return {k: v for k, v in request.items() if k not in IDENTIFYING_PARAMETERS}

@@ -15,6 +15,7 @@ Sources of the rules: the AWS Batch User Guide pages "Quota shares"
   loses that class's work when a higher-priority job arrives;
 - disabling a share rejects new submissions; deleting it eventually terminates all
   of its jobs;
+- a record delivered after its settling window is flagged late;
 - a ``schedulingPriority`` raised by someone other than quotagov bypassed approval;
 - a live configuration that differs from the policy document is drift.
 
@@ -128,7 +129,13 @@ def effective_borrow_limit(config: Mapping[str, Any] | None) -> float:
 def lowered_below_use(
     share: str, before: Mapping[str, Any] | None, after: Mapping[str, Any], usage: ShareUsage
 ) -> list[dict[str, str]]:
-    """Capacity limits lowered (or removed) to less than the instances the share uses now."""
+    """Capacity limits set (or removed) to less than the instances the share used at the
+    change's ``eventTime``: for a call that sets ``capacityLimits``.
+
+    Whether it fires depends only on the new limit and the use, never on ``before``
+    (which only words the message), so the delivery order of CloudTrail records
+    cannot hide it.
+    """
     out: list[dict[str, str]] = []
     old, new = _limits(before), _limits(after)
     if "capacityLimits" not in after:
@@ -136,14 +143,15 @@ def lowered_below_use(
     for unit, used in sorted(usage.capacity.items()):
         limit = new.get(unit, 0)
         was = old.get(unit)
-        if used > limit and (was is None or limit < was):
+        if used > limit:
             strategy = _strategy(after) or "unknown strategy"
+            verb = "lowered to" if was is None or limit < was else "left at"
             out.append(
                 finding(
                     "CAPACITY_LIMIT_BELOW_USE",
                     "high",
                     f"quota share {share}: {unit} capacity limit "
-                    f"{'removed' if unit not in new else f'lowered to {limit}'}"
+                    f"{'removed' if unit not in new else f'{verb} {limit}'}"
                     f"{'' if was is None else f' from {was}'} while {used:g} instances are in "
                     f"use {usage.in_use()}; the excess "
                     "becomes preemptible "
@@ -151,6 +159,21 @@ def lowered_below_use(
                 )
             )
     return out
+
+
+def recorded_late(delay_seconds: float, window_seconds: float) -> list[dict[str, str]]:
+    """The CloudTrail record arrived after its settling window: its own before/after
+    come from the ordered history, but the changes after it on the same resource were
+    already recorded without it (their ``before`` may be wrong)."""
+    return [
+        finding(
+            "RECORDED_LATE",
+            "medium",
+            f"delivered {delay_seconds:.0f} s after its eventTime, past the "
+            f"{window_seconds:g} s settling window: later changes of this resource were "
+            "recorded before it, and their before may not include it",
+        )
+    ]
 
 
 def away_from_reserve(

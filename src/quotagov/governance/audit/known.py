@@ -5,8 +5,16 @@ Both are kept as versions that are only ever added (never overwritten): a versio
 the last known value then. Namespaces used:
 
 - ``CONFIG``: configuration of a resource, key = its ARN (quota share, job queue,
-  service job, ...). Written from each audited change (the configuration after it) and
-  refreshed from ``DescribeQuotaShare`` (tag ``DescribeQuotaShare``).
+  service job, ...). Read from ``DescribeQuotaShare`` after each change of a share
+  (tag ``DescribeQuotaShare``) and written from controller decisions (a service job's
+  ``schedulingPriority``); a change's before is the last of these with the ``CALL``
+  history after it replayed on it.
+- ``CALL``: the CloudTrail-recorded successful calls on a resource, key = its ARN,
+  ``at_ms`` = the call's ``eventTime``, tag = its ``eventID``, value ``{eventName,
+  parameters}``. The store's order (time, then tag) is the resource's ordered history
+  by ``(eventTime, eventID)``, whatever order the calls were delivered in.
+- ``STAGED`` / ``RELEASED``: CloudTrail calls held for the settling window and the
+  release watermark (:mod:`quotagov.governance.audit.trail`).
 - ``DECISION``: controller decisions about a resource (key = the decision's resource,
   and the service job id in its details), value ``{decisionId, action, seq}``; used to
   name the decision behind the controller's own Batch calls.
@@ -16,7 +24,6 @@ Storage is behind :class:`VersionStore` (adapter: ``quotagov.adapters.dynamodb_k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from quotagov.governance.audit.diff import quota_share_configuration
@@ -24,6 +31,9 @@ from quotagov.governance.ports import BatchNotFoundError, BatchPort
 from quotagov.governance.ports.audit import Version, VersionStore
 
 CONFIG = "CONFIG"
+CALL = "CALL"
+STAGED = "STAGED"
+RELEASED = "RELEASED"
 DECISION = "DECISION"
 
 #: Tag of the versions read from ``DescribeQuotaShare`` (the live state when read).
@@ -56,31 +66,17 @@ class LastKnownConfigurations:
             bound = version.at_ms
         return None  # pragma: no cover - the loop returns
 
-    def before(self, resource_arn: str, at_ms: int) -> dict[str, Any] | None:
-        """The configuration known just before a call at ``at_ms`` (epoch ms), or None.
+    def before_version(self, resource_arn: str, at_ms: int) -> Version | None:
+        """The last known configuration just before a call at ``at_ms`` (epoch ms), as a
+        version (its time tells which calls of the ordered history came after it), or None.
 
         CloudTrail times have one-second resolution, so two changes in the same second
-        carry the same time: the changes of that second already recorded (in arrival
-        order, see :meth:`remember`) come before this one, and a ``DescribeQuotaShare``
-        read made during or after that second does not count (it may show this change).
+        carry the same time: a ``DescribeQuotaShare`` read made during or after that
+        second does not count (it may show this change); the changes of that second
+        come from the ``CALL`` history, ordered by event id.
         """
         second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
-        version = self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
-        return None if version is None else version.value
-
-    def remember(
-        self, resource_arn: str, at_ms: int, tag: str, configuration: Mapping[str, Any]
-    ) -> None:
-        """Record ``configuration`` as known from a call at ``at_ms`` on (idempotent per tag).
-
-        A second change within the same CloudTrail second is stored 1 ms after the
-        previous one, so the versions keep the order in which the calls were recorded.
-        """
-        second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
-        previous = self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
-        if previous is not None and previous.at_ms >= at_ms and previous.tag != tag:
-            at_ms = min(previous.at_ms + 1, second + EVENT_TIME_RESOLUTION_MS - 1)
-        self._store.put(CONFIG, resource_arn, at_ms, tag, configuration)
+        return self._latest_change(resource_arn, second + EVENT_TIME_RESOLUTION_MS, second)
 
     def refresh_quota_share(
         self, quota_share_arn: str, at_ms: int, *, after_call_ms: int | None = None

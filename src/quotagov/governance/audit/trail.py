@@ -6,15 +6,27 @@
 1. find the resource, and the job queue whose chain records it (quota shares and
    service jobs belong to their queue; job queues to themselves; scheduling policies
    and service environments to the governed queue);
-2. a redelivered event (same ``eventID``) stops here: its record exists;
-3. name the actor: the principal ARN, and for quotagov's own calls (a controller role
+2. a redelivered event (same ``eventID``) stops here: its record exists (or it is held);
+3. a successful call joins its resource's ordered history (``CALL`` versions, by
+   ``eventTime`` then ``eventID``); with a settling window (``settle_seconds``, the
+   template's ``AUDIT_SETTLE_SECONDS``) a call that arrives within it is held
+   (``STAGED``) with the share's use read now, and the held calls whose window has
+   passed are written in ``(eventTime, eventID)`` order by :meth:`AuditTrail.release`
+   (every call taken in, and the function's schedule); a call arriving after its
+   window is written at once with a ``RECORDED_LATE`` finding. Why a window: the chain
+   is append-only, so a change written before an earlier one arrives could never see
+   it; holding every record for a few minutes (CloudTrail delivers most within that)
+   makes any delivery order within the window give the same records, at the cost of
+   that delay, and is simpler than rewriting or correcting records;
+4. name the actor: the principal ARN, and for quotagov's own calls (a controller role
    or session) the decision behind it;
-4. a failed call (``errorCode``) is an ``ATTEMPT`` record with no difference and no
-   findings; a successful one is a ``CHANGE`` with the before/after configuration,
-   their difference and the risk findings (:mod:`quotagov.governance.audit.findings`);
-5. append it to the chain (exactly once per event id), remember the new configuration,
-   refresh it from ``DescribeQuotaShare``, and post risky changes to the platform
-   team's Slack channel. A Slack failure is logged; the record is already stored.
+5. a failed call (``errorCode``) is an ``ATTEMPT`` record with no difference and no
+   findings; a successful one is a ``CHANGE`` whose before is replayed from the
+   ordered history (never from arrival order), with its after, their difference and
+   the risk findings (:mod:`quotagov.governance.audit.findings`);
+6. append it to the chain (exactly once per event id), refresh the share from
+   ``DescribeQuotaShare``, and post risky changes to the platform team's Slack
+   channel. A Slack failure is logged; the record is already stored.
 
 Record shape (all records also carry ``chain``, ``seq``, ``dedupKey``, ``prevHash``,
 ``hash``, see :mod:`quotagov.governance.audit.chain`)::
@@ -32,7 +44,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from quotagov.batch_semantics import ACTIVE_STATUSES, HOLDING_STATUSES, queue_name
@@ -40,10 +52,9 @@ from quotagov.clock import Clock
 from quotagov.governance.audit import findings as rules
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.diff import (
-    apply_update,
+    configuration_after,
     difference,
     quota_share_configuration,
-    request_configuration,
 )
 from quotagov.governance.audit.errors import AuditEventError as AuditEventError
 from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
@@ -53,7 +64,13 @@ from quotagov.governance.audit.events import (
     LambdaInvokeCall,
     iso_utc,
 )
-from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
+from quotagov.governance.audit.known import (
+    CALL,
+    DECISION,
+    RELEASED,
+    STAGED,
+    LastKnownConfigurations,
+)
 from quotagov.governance.audit.targets import Target, TargetResolver
 from quotagov.governance.audit.usage import ShareUsageReader
 from quotagov.governance.ports import (
@@ -77,20 +94,47 @@ DECISION_WINDOW_AFTER_MS = 5 * 60 * 1000
 #: A decision id quotagov writes into free-text request fields (``reason``, ``clientToken``).
 DECISION_REFERENCE = re.compile(r"quotagov-decision[:=]\s*([A-Za-z0-9_.:#/-]+)")
 
+#: Key of the held CloudTrail calls and of the release watermark (one for all chains).
+STAGE_KEY = "cloudtrail"
+
+
+def _usage_item(usage: rules.ShareUsage) -> dict[str, Any]:
+    """A :class:`ShareUsage` as a stored map (for a held call)."""
+    return {
+        "capacity": {unit: str(used) for unit, used in usage.capacity.items()},
+        "holdingJobs": list(usage.holding_jobs),
+        "activeJobs": list(usage.active_jobs),
+        "stoppedJobs": list(usage.stopped_jobs),
+    }
+
+
+def _usage_from_item(item: Mapping[str, Any]) -> rules.ShareUsage:
+    """The :class:`ShareUsage` :func:`_usage_item` stored."""
+    return rules.ShareUsage(
+        {str(unit): float(used) for unit, used in (item.get("capacity") or {}).items()},
+        tuple(str(j) for j in item.get("holdingJobs") or []),
+        tuple(str(j) for j in item.get("activeJobs") or []),
+        stopped_jobs=tuple(str(j) for j in item.get("stoppedJobs") or []),
+    )
+
 
 @dataclass(frozen=True)
 class RecordResult:
     """Outcome of :meth:`AuditTrail.record_call`.
 
     Attributes:
-        record: the stored record (the first one, for a redelivered event).
-        created: False when the event was already recorded.
+        record: the stored record (the first one, for a redelivered event); None
+            while the call is held for its settling window.
+        created: False when the event was already recorded (or is held).
         alerted: True when the risky change was posted to Slack.
+        held_until: for a held call, when its window ends (ISO 8601 UTC; written by
+            the first :meth:`AuditTrail.release` after that).
     """
 
-    record: dict[str, Any]
+    record: dict[str, Any] | None
     created: bool
     alerted: bool = False
+    held_until: str | None = None
 
 
 class AuditTrail:
@@ -111,6 +155,14 @@ class AuditTrail:
         policy_version: the SSM version of ``policy`` (None: unknown or a file), kept in
             each record as ``loadedPolicyVersion``: the policy its drift and class
             findings were judged against.
+        settle_seconds: the settling window (seconds after a call's ``eventTime``)
+            during which calls are held and then written in ``(eventTime, eventID)``
+            order; 0 writes each call on arrival (its before/after still from the
+            ordered history, but a later change that arrives before an earlier one
+            does not see it).
+
+    Raises:
+        ValueError: ``settle_seconds`` is negative.
     """
 
     def __init__(
@@ -126,8 +178,12 @@ class AuditTrail:
         platform_channel: str = "",
         writer: ChainWriter | None = None,
         policy_version: int | None = None,
+        settle_seconds: float = 0,
     ) -> None:
         self._policy_version = policy_version
+        if settle_seconds < 0:
+            raise ValueError(f"settle_seconds: {settle_seconds} is negative")
+        self._settle_ms = int(settle_seconds * 1000)
         self._chains = chains
         self._versions = versions
         self._configs = LastKnownConfigurations(versions, batch)
@@ -191,7 +247,7 @@ class AuditTrail:
             "decisionAction": (decision or {}).get("decisionAction"),
         }
 
-    # -- step 4: configurations and findings -------------------------------------------
+    # -- step 4: configurations (from the ordered history) and findings -----------------
 
     def _policy_configuration(self, target: Target) -> dict[str, Any] | None:
         if target.chain != self.governed_queue:
@@ -201,43 +257,92 @@ class AuditTrail:
         except KeyError:
             return None
 
-    def _quota_share_change(
-        self, call: CloudTrailApiCall, target: Target, errors: list[str]
-    ) -> tuple[dict[str, Any] | None, str, dict[str, Any] | None, list[dict[str, str]]]:
-        before = self._configs.before(target.key, call.event_ms)
-        source = "last-known"
-        if before is None:
+    def _history_before(
+        self, call: CloudTrailApiCall, target: Target
+    ) -> tuple[dict[str, Any] | None, str]:
+        """The configuration just before ``call`` and where it came from.
+
+        The base is the last known configuration before the call's second (a
+        ``DescribeQuotaShare`` read, a controller decision; else the policy, for a
+        governed quota share); on it the resource's ordered history (``CALL``
+        versions by ``(eventTime, eventID)``) is replayed from the base's time up to,
+        not including, ``call``. Delivery order plays no part.
+
+        Returns:
+            ``(before, source)``; source ``last-known`` (a stored version or the
+            history), ``policy`` or ``unknown``.
+        """
+        base = self._configs.before_version(target.key, call.event_ms)
+        before: dict[str, Any] | None = None if base is None else dict(base.value)
+        source = "last-known" if base is not None else "unknown"
+        if base is None and target.type == "quota-share":
             before = self._policy_configuration(target)
             source = "policy" if before is not None else "unknown"
-        params = call.parameters
-        share = target.name
-        governed = target.chain == self.governed_queue  # the policy speaks of this queue only
-        queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
-        findings: list[dict[str, str]] = []
-        if call.eventName == "DeleteQuotaShare":
-            usage = self._usage_reader.usage(
-                queue_ref, share, ACTIVE_STATUSES, errors, since_ms=call.event_ms
+        history = self._versions.versions(
+            CALL,
+            target.key,
+            since_ms=0 if base is None else base.at_ms,
+            before_ms=call.event_ms + 1,
+        )
+        quota_share = target.type == "quota-share"
+        for version in history:
+            if (version.at_ms, version.tag) >= (call.event_ms, call.eventID):
+                continue
+            before = configuration_after(
+                str(version.value["eventName"]),
+                dict(version.value.get("parameters") or {}),
+                before,
+                quota_share=quota_share,
             )
-            findings += rules.deleted_with_jobs(share, usage)
-            if governed:
-                findings += rules.policy_drift(share, None, self._policy)
-            return before, source, None, findings
-        if call.eventName == "CreateQuotaShare":
-            before, source = None, "none"
-            after = quota_share_configuration(params)
-        else:
-            after = apply_update(before, params, quota_share=True)
+            source = "last-known"
+        return before, source
+
+    def _usage_snapshot(
+        self, call: CloudTrailApiCall, target: Target
+    ) -> tuple[rules.ShareUsage | None, list[str]]:
+        """What the share held at the call's ``eventTime``, read when the call arrives
+        (``ListServiceJobs``; jobs the change already stopped are counted), for the
+        calls whose findings need it: a quota share deleted, its capacity limits set,
+        or its ``state`` set to ``DISABLED``. None for the others.
+
+        Read at arrival, not when a held record is written, so that the holding
+        window does not change the use a change is judged against.
+        """
+        params = call.parameters
         states: tuple[str, ...] = ()
-        if after.get("state") == "DISABLED":
+        if call.eventName == "DeleteQuotaShare" or (
+            call.eventName != "CreateQuotaShare" and params.get("state") == "DISABLED"
+        ):
             states = ACTIVE_STATUSES
         elif "capacityLimits" in quota_share_configuration(params):
             states = HOLDING_STATUSES
-        usage = (
-            self._usage_reader.usage(queue_ref, share, states, errors, since_ms=call.event_ms)
-            if states
-            else rules.ShareUsage()
+        if call.failed or target.type != "quota-share" or not states:
+            return None, []
+        errors: list[str] = []
+        queue_ref = f"{target.key.split(':job-queue/')[0]}:job-queue/{target.chain}"
+        usage = self._usage_reader.usage(
+            queue_ref, target.name, states, errors, since_ms=call.event_ms
         )
-        findings += rules.lowered_below_use(share, before, after, usage)
+        return usage, errors
+
+    def _quota_share_findings(
+        self,
+        call: CloudTrailApiCall,
+        target: Target,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        usage: rules.ShareUsage,
+    ) -> list[dict[str, str]]:
+        share = target.name
+        governed = target.chain == self.governed_queue  # the policy speaks of this queue only
+        findings: list[dict[str, str]] = []
+        if after is None:  # DeleteQuotaShare
+            findings += rules.deleted_with_jobs(share, usage)
+            if governed:
+                findings += rules.policy_drift(share, None, self._policy)
+            return findings
+        if "capacityLimits" in quota_share_configuration(call.parameters):
+            findings += rules.lowered_below_use(share, before, after, usage)
         findings += rules.away_from_reserve(share, before, after)
         findings += rules.borrow_raised(share, before, after)
         if governed:
@@ -247,56 +352,36 @@ class AuditTrail:
         findings += rules.disabled_with_jobs(share, before, after, usage)
         if governed:
             findings += rules.policy_drift(share, after, self._policy)
-        return before, source, after, findings
+        return findings
 
-    def _other_change(
-        self, call: CloudTrailApiCall, target: Target, controller: bool
-    ) -> tuple[dict[str, Any] | None, str, dict[str, Any] | None, list[dict[str, str]]]:
-        before = self._configs.before(target.key, call.event_ms)
-        source = "last-known" if before is not None else "unknown"
+    def _other_findings(
+        self,
+        call: CloudTrailApiCall,
+        target: Target,
+        before: dict[str, Any] | None,
+        controller: bool,
+    ) -> list[dict[str, str]]:
         params = call.parameters
-        findings: list[dict[str, str]] = []
-        if call.eventName == "SubmitServiceJob":
-            return self._submitted(call, target, controller)
-        if call.eventName.startswith("Delete"):
-            return before, source, None, findings
-        if call.eventName.startswith("Create"):
-            return None, "none", request_configuration(params), findings
-        after = apply_update(before, params, quota_share=False)
         if call.eventName == "UpdateServiceJob" and not controller:
             old = (before or {}).get("schedulingPriority")
             new = params.get("schedulingPriority")
-            findings += rules.priority_outside_quotagov(
+            return rules.priority_outside_quotagov(
                 target.name,
                 None if old is None else int(old),
                 None if new is None else int(new),
             )
-        if call.eventName == "TerminateServiceJob":
-            after["terminated"] = True
-        return before, source, after, findings
-
-    def _submitted(
-        self, call: CloudTrailApiCall, target: Target, controller: bool
-    ) -> tuple[None, str, dict[str, Any], list[dict[str, str]]]:
-        """A new service job: its scheduling fields as ``after``; a finding when someone
-        other than quotagov submitted it to the governed queue."""
-        params = call.parameters
-        after = {
-            k: params[k]
-            for k in ("jobName", "serviceJobType", "quotaShareName", "schedulingPriority")
-            if params.get(k) is not None
-        }
-        findings: list[dict[str, str]] = []
-        if not controller and target.chain == self.governed_queue:
+        if call.eventName == "SubmitServiceJob" and not controller:
+            if target.chain != self.governed_queue:
+                return []
             priority = params.get("schedulingPriority")
-            findings = rules.submitted_outside_quotagov(
+            return rules.submitted_outside_quotagov(
                 target.name,
                 str(params["jobName"]) if isinstance(params.get("jobName"), str) else None,
                 target.quota_share,
                 None if priority is None else int(priority),
                 self.governed_queue,
             )
-        return None, "none", after, findings
+        return []
 
     def _check_origin(self, call: CloudTrailApiCall) -> None:
         """Refuse a call of another account or Region than the governed queue's.
@@ -316,7 +401,14 @@ class AuditTrail:
     # -- the whole use case --------------------------------------------------------------
 
     def record_call(self, call: CloudTrailApiCall) -> RecordResult:
-        """Record ``call`` once in its queue's chain; post risky changes to Slack.
+        """Take ``call`` in: hold it for the settling window, or record it once in its
+        queue's chain (posting risky changes to Slack).
+
+        First the held calls whose window has passed are written (:meth:`release`),
+        so a redelivery finds its record. A successful call joins its resource's
+        ordered history at once. With a settling window (``settle_seconds`` > 0) a
+        call that arrives within it is held (``RecordResult.held``); one that arrives
+        later is recorded now, with a ``RECORDED_LATE`` finding on a change.
 
         Raises:
             AuditEventError: the call is not audited, lacks its resource parameter, or
@@ -331,23 +423,113 @@ class AuditTrail:
         self._check_origin(call)
         call.check_parameters()
         target = self.target(call)
-        dedup_key = f"event:{call.eventID}"
-        existing = self._chains.find(target.chain, dedup_key)
+        self.release()
+        existing = self._chains.find(target.chain, f"event:{call.eventID}")
         if existing is not None:
             return RecordResult(existing, created=False)
+        if not call.failed:
+            self._versions.put(
+                CALL,
+                target.key,
+                call.event_ms,
+                call.eventID,
+                {"eventName": call.eventName, "parameters": call.parameters},
+            )
+        usage, errors = self._usage_snapshot(call, target)
+        delay_ms = int(self._clock.now() * 1000) - call.event_ms
+        if self._settle_ms > 0 and delay_ms <= self._settle_ms:
+            self._versions.put(
+                STAGED,
+                STAGE_KEY,
+                call.event_ms,
+                call.eventID,
+                {
+                    "call": call.model_dump_json(),  # text: the record exactly as delivered
+                    "target": asdict(target),
+                    "usage": None if usage is None else _usage_item(usage),
+                    "lookupErrors": errors,
+                },
+            )
+            release_at = (call.event_ms + self._settle_ms) / 1000
+            return RecordResult(None, created=False, held_until=iso_utc(release_at))
+        late_s = delay_ms / 1000 if self._settle_ms > 0 else None
+        return self._write(call, target, usage, errors, late_s)
+
+    def release(self) -> list[RecordResult]:
+        """Write the held calls whose settling window has passed, in ``(eventTime,
+        eventID)`` order; a call already in its chain is skipped (exactly once).
+
+        Scans the held calls from one window before the last release's cut-off
+        (the ``RELEASED`` watermark) to ``now - settle_seconds``; a call is held only
+        when it arrives within its window, so none older is left unwritten (for clocks
+        that agree within a window).
+
+        Returns:
+            The records written now (``created`` True; empty without a window).
+
+        Raises:
+            BatchError, ChainContentionError: as :meth:`record_call` (retry later; the
+                calls stay held and the next release writes them).
+        """
+        if self._settle_ms <= 0:
+            return []
+        cutoff = int(self._clock.now() * 1000) - self._settle_ms
+        mark = self._versions.latest(RELEASED, STAGE_KEY)
+        since = max(0, (0 if mark is None else mark.at_ms) - self._settle_ms)
+        written: list[RecordResult] = []
+        for held in self._versions.versions(
+            STAGED, STAGE_KEY, since_ms=since, before_ms=cutoff + 1
+        ):
+            target = Target(**held.value["target"])
+            if self._chains.find(target.chain, f"event:{held.tag}") is not None:
+                continue
+            call = CloudTrailApiCall.model_validate_json(str(held.value["call"]))
+            usage = held.value.get("usage")
+            result = self._write(
+                call,
+                target,
+                None if usage is None else _usage_from_item(usage),
+                [str(e) for e in held.value.get("lookupErrors") or []],
+                None,
+            )
+            if result.created:
+                written.append(result)
+        if mark is None or cutoff - mark.at_ms >= self._settle_ms:
+            self._versions.put(RELEASED, STAGE_KEY, cutoff, "release", {"cutoffMs": cutoff})
+        return written
+
+    def _write(
+        self,
+        call: CloudTrailApiCall,
+        target: Target,
+        usage: rules.ShareUsage | None,
+        errors: list[str],
+        late_s: float | None,
+    ) -> RecordResult:
+        """Build ``call``'s record (before/after from the ordered history) and append it
+        once; ``late_s``: seconds past the call's ``eventTime`` when it arrived, for a
+        call that came after its settling window."""
         actor = self.actor(call, target)
-        errors: list[str] = []
         before: dict[str, Any] | None = None
         after: dict[str, Any] | None = None
         source = "unknown"
         findings: list[dict[str, str]] = []
         if not call.failed:
-            if target.type == "quota-share":
-                before, source, after, findings = self._quota_share_change(call, target, errors)
-            else:
-                before, source, after, findings = self._other_change(
-                    call, target, bool(actor["quotagov"])
+            quota_share = target.type == "quota-share"
+            before, source = self._history_before(call, target)
+            if call.eventName.startswith("Create") or call.eventName == "SubmitServiceJob":
+                before, source = None, "none"
+            after = configuration_after(
+                call.eventName, call.parameters, before, quota_share=quota_share
+            )
+            if quota_share:
+                findings = self._quota_share_findings(
+                    call, target, before, after, usage or rules.ShareUsage()
                 )
+            else:
+                findings = self._other_findings(call, target, before, bool(actor["quotagov"]))
+            if late_s is not None:
+                findings += rules.recorded_late(late_s, self._settle_ms / 1000)
         body = {
             "recordType": "CloudTrail",
             "kind": "ATTEMPT" if call.failed else "CHANGE",
@@ -371,9 +553,9 @@ class AuditTrail:
             "lookupErrors": errors,
             "loadedPolicyVersion": self._policy_version,
         }
-        if not call.failed:
-            self._remember(call, target, after)
-        appended = self._writer.append(target.chain, dedup_key, body)
+        appended = self._writer.append(target.chain, f"event:{call.eventID}", body)
+        if not call.failed and target.type == "quota-share" and after is not None:
+            self._refresh(call, target)
         alerted = False
         if appended.created and findings:
             alerted = self._alert(appended.record)
@@ -437,19 +619,14 @@ class AuditTrail:
         alerted = self._alert(appended.record) if appended.created else False
         return RecordResult(appended.record, appended.created, alerted)
 
-    def _remember(
-        self, call: CloudTrailApiCall, target: Target, after: Mapping[str, Any] | None
-    ) -> None:
-        self._configs.remember(
-            target.key, call.event_ms, call.eventID, {} if after is None else after
-        )
-        if target.type == "quota-share" and after is not None:
-            try:
-                self._configs.refresh_quota_share(
-                    target.key, int(self._clock.now() * 1000), after_call_ms=call.event_ms
-                )
-            except BatchError as exc:
-                logger.warning("DescribeQuotaShare %s failed: %s", target.key, exc)
+    def _refresh(self, call: CloudTrailApiCall, target: Target) -> None:
+        """Remember the share's live configuration (``DescribeQuotaShare``) as of now."""
+        try:
+            self._configs.refresh_quota_share(
+                target.key, int(self._clock.now() * 1000), after_call_ms=call.event_ms
+            )
+        except BatchError as exc:
+            logger.warning("DescribeQuotaShare %s failed: %s", target.key, exc)
 
     # -- Slack -------------------------------------------------------------------------
 

@@ -164,6 +164,13 @@ class VersionStore(Protocol):
         """The newest version with ``since_ms <= at_ms < before_ms`` (no upper bound if None)."""
         ...
 
+    def versions(
+        self, namespace: str, key: str, *, since_ms: int = 0, before_ms: int | None = None
+    ) -> list[Version]:
+        """Every version with ``since_ms <= at_ms < before_ms``, oldest first (by
+        ``at_ms``, then ``tag``)."""
+        ...
+
 
 class AuditQueueError(Exception):
     """The audit queue did not accept a decision record: the decision must not be
