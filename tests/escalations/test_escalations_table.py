@@ -9,7 +9,13 @@ import boto3
 import pytest
 
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
-from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.escalation import (
+    FINAL_STATUSES,
+    MOVES,
+    Escalation,
+    EscalationStatus,
+    IllegalEscalationMoveError,
+)
 from quotagov.governance.model.impact_preview import ImpactOutcome, ImpactPreview, PreemptedJob
 from quotagov.governance.ports import BudgetSpentError, EscalationConflictError, OpenEscalationError
 
@@ -155,9 +161,20 @@ def test_transition_applies_once(escalations_table: EscalationsTable) -> None:
         {"status": EscalationStatus.APPLY_FAILED, "error": "boom", "apply_attempts": 1},
     )
     assert failed is not None and failed.error == "boom"
+    # APPLY_FAILED -> APPLIED is no move (MOVES): a retry claims the request again first;
+    # the refused write changes nothing
+    with pytest.raises(IllegalEscalationMoveError, match="no move from APPLY_FAILED to APPLIED"):
+        escalations_table.transition(
+            "esc-1", EscalationStatus.APPLY_FAILED, {"status": EscalationStatus.APPLIED}
+        )
+    assert escalations_table.get("esc-1") == failed
+    claimed = escalations_table.transition(
+        "esc-1", EscalationStatus.APPLY_FAILED, {"status": EscalationStatus.APPROVED}
+    )
+    assert claimed is not None
     applied = escalations_table.transition(
         "esc-1",
-        EscalationStatus.APPLY_FAILED,
+        EscalationStatus.APPROVED,
         {"status": EscalationStatus.APPLIED, "error": None, "applied_at": T0 + 9},
     )
     assert applied is not None
@@ -217,3 +234,29 @@ def test_simultaneous_requests_never_overspend_a_budget(moto_server: str) -> Non
     assert len(stored) == 1 and len(outcomes) == 12
     assert table.budget_used("budget#research#0") == 1
     assert [e.escalation_id for e in table.with_status(EscalationStatus.PENDING)] == stored
+
+
+def test_the_moves_table_matches_the_statuses() -> None:
+    """Every status has a row; final statuses lead nowhere; every open one somewhere."""
+    assert set(MOVES) == {None, *EscalationStatus}
+    assert {s for s, targets in MOVES.items() if s is not None and not targets} == FINAL_STATUSES
+
+
+@pytest.mark.parametrize("final", sorted(FINAL_STATUSES))
+def test_a_decided_request_is_never_moved_again(
+    escalations_table: EscalationsTable, final: EscalationStatus
+) -> None:
+    """A final request refuses every status write, before anything is sent to DynamoDB."""
+    stored = replace(escalation("esc-9"), status=final, decided_by="U0CAROL", decided_at=T0)
+    if final is EscalationStatus.APPLIED:
+        escalations_table.put_new(stored)
+    else:
+        with pytest.raises(IllegalEscalationMoveError, match="from nothing"):
+            escalations_table.put_new(stored)
+        return
+    for target in EscalationStatus:
+        if target is final:
+            continue
+        with pytest.raises(IllegalEscalationMoveError):
+            escalations_table.transition("esc-9", final, {"status": target})
+    assert escalations_table.get("esc-9") == stored

@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 
 from quotagov.adapters.aws_clients import AwsFault, classify
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
-from quotagov.governance.model.escalation import Escalation, EscalationStatus
+from quotagov.governance.model.escalation import Escalation, EscalationStatus, check_move
 from quotagov.governance.model.impact_preview import ImpactPreview
 from quotagov.governance.ports import (
     BudgetSpentError,
@@ -335,7 +335,9 @@ class EscalationsTable:
 
         Raises:
             EscalationConflictError: an item with this escalation id exists.
+            IllegalEscalationMoveError: it is not stored PENDING or APPLIED.
         """
+        check_move(None, escalation.status)
         try:
             self.client.put_item(
                 TableName=self.table_name,
@@ -362,9 +364,12 @@ class EscalationsTable:
 
         Raises:
             ValueError: when ``changes`` is empty.
+            IllegalEscalationMoveError: the move is not in
+                :data:`~quotagov.governance.model.escalation.MOVES` (nothing written).
         """
         if not changes:
             raise ValueError("changes: nothing to change")
+        check_move(expected, EscalationStatus(changes.get("status", expected)))
         names: dict[str, str] = {"#status": "status"}
         values: dict[str, Any] = {":expected": {"S": expected.value}}
         sets: list[str] = []

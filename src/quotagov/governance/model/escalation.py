@@ -12,8 +12,11 @@ Life cycle (``docs/design.md``, "Priority-escalation approvals in Slack")::
 A job has at most one *open* escalation (PENDING, APPROVED or APPLY_FAILED) at a time;
 see :data:`OPEN_STATUSES`.
 
-Every move is a conditional write on the current status, so a decision applies once
-however many times a button is clicked.
+:data:`MOVES` is the table of every allowed move (the picture above, plus the reopening
+of an approval whose impact changed: APPROVED -> PENDING, and an approval the apply
+step refuses: APPROVED -> DENIED); the repository checks it before every write
+(:func:`check_move`). Every move is a conditional write on the current status, so a
+decision applies once however many times a button is clicked.
 """
 
 from __future__ import annotations
@@ -55,6 +58,41 @@ FINAL_STATUSES = frozenset(
 OPEN_STATUSES = frozenset(
     {EscalationStatus.PENDING, EscalationStatus.APPROVED, EscalationStatus.APPLY_FAILED}
 )
+
+_E = EscalationStatus
+
+#: Every allowed move: status (None: not stored yet) -> the statuses it may become. A
+#: write that keeps an open status (a new preview on an APPROVED request, a claim) is a
+#: step inside it and always allowed; a final status allows nothing.
+MOVES: Mapping[EscalationStatus | None, frozenset[EscalationStatus]] = {
+    None: frozenset({_E.PENDING, _E.APPLIED}),
+    _E.PENDING: frozenset({_E.APPROVED, _E.DENIED, _E.EXPIRED}),
+    _E.APPROVED: frozenset({_E.PENDING, _E.DENIED, _E.APPLIED, _E.APPLY_FAILED, _E.SUPERSEDED}),
+    _E.APPLY_FAILED: frozenset({_E.APPROVED}),
+    _E.DENIED: frozenset(),
+    _E.EXPIRED: frozenset(),
+    _E.APPLIED: frozenset(),
+    _E.SUPERSEDED: frozenset(),
+}
+
+
+class IllegalEscalationMoveError(ValueError):
+    """A write would move an escalation along a path :data:`MOVES` does not have."""
+
+
+def check_move(source: EscalationStatus | None, target: EscalationStatus) -> None:
+    """Raise unless :data:`MOVES` allows ``source`` -> ``target`` (``source`` == ``target``
+    is a step inside an open status).
+
+    Raises:
+        IllegalEscalationMoveError: the move is not in the table (nothing was written).
+    """
+    if source is not None and source == target and source in OPEN_STATUSES:
+        return
+    if target not in MOVES[source]:
+        raise IllegalEscalationMoveError(
+            f"escalation: no move from {source.value if source else 'nothing'} to {target.value}"
+        )
 
 
 @dataclass(frozen=True)
