@@ -95,8 +95,8 @@ class Waiting(BaseModel):
             queue and among its share's jobs (``GetJobQueueSnapshot``; None when it is
             not among the first 100).
         reason_code, reason: why it waits (``SHARE_AT_LIMIT``, ...) and the same in words.
-        estimated_start_at: the latest start if the jobs ahead run to their limit (epoch
-            seconds), None when it cannot be bounded.
+        estimated_start_at: the latest start if the jobs ahead run to their limit (an
+            instant, ISO 8601 UTC as the API answers it), None when it cannot be bounded.
         error: why the wait could not be explained (Batch could not be read).
     """
 
@@ -110,7 +110,7 @@ class Waiting(BaseModel):
     queue_length: int | None = None
     reason_code: str | None = None
     reason: str | None = None
-    estimated_start_at: float | None = None
+    estimated_start_at: str | None = None
     error: str | None = None
 
 

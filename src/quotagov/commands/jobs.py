@@ -206,11 +206,15 @@ def read_request_file(path: Path) -> dict[str, Any]:
 # -- output ----------------------------------------------------------------------------
 
 
-def iso(seconds: float | None) -> str:
-    """Epoch seconds as ISO 8601 UTC (``2026-12-03T15:20:52Z``); ``-`` for None."""
-    if seconds is None:
+def iso(when: float | str | None) -> str:
+    """An instant as ISO 8601 UTC (``2026-12-03T15:20:52Z``): the API's instants are that
+    already (:mod:`quotagov.api_times`), epoch seconds (the local clock) are converted;
+    ``-`` for None."""
+    if when is None:
         return "-"
-    return datetime.fromtimestamp(float(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(when, str):
+        return when
+    return datetime.fromtimestamp(float(when), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -332,8 +336,8 @@ def run_list(args: argparse.Namespace) -> int:
                 j.submissionId,
                 j.jobName,
                 j.state,
-                (j.model_extra or {}).get("quotaShareName"),
-                iso((j.model_extra or {}).get("createdAt")),
+                j.quotaShareName,
+                iso(j.createdAt),
             ]
             for j in jobs
         ]

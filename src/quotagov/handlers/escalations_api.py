@@ -134,7 +134,9 @@ def create_escalation(
     status = {EscalationStatus.PENDING: 201, EscalationStatus.APPROVED: 202}.get(
         escalation.status, 200
     )
-    return json_response(status, escalation.to_api())
+    # the documented model is the answer's: a member it does not describe fails here
+    answer = api_contract.EscalationAnswer.model_validate(escalation.to_api())
+    return json_response(status, answer.model_dump(mode="json", exclude_unset=True))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
