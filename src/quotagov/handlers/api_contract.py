@@ -52,6 +52,8 @@ class IdempotencyMismatch(ErrorAnswer):
 class SubmissionAccepted(BaseModel):
     """202: the submission is stored and queued for the submit worker (or already sent)."""
 
+    model_config = ConfigDict(extra="forbid")
+
     submissionId: str
     state: Literal["QUEUED", "SUBMITTED"]
     quotaShareName: str | None
@@ -63,6 +65,8 @@ class SubmissionAccepted(BaseModel):
 class SubmissionRefused(BaseModel):
     """422: the policy refused the submission (stored ``REFUSED``), or a retry of one that
     failed for good (``FAILED``)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     submissionId: str
     state: Literal["REFUSED", "FAILED"]
@@ -421,11 +425,20 @@ class EscalationAnswer(BaseModel):
 class DispositionAnswer(BaseModel):
     """200: the disposition decided (``changed`` false when it had been already)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
-    status: str
-    choice: str
+    jobId: str = Field(description="the submission")
+    status: str = Field(description="the disposition's status after the decision")
+    trigger: str = Field(description="retries-exhausted or thrash-guard")
+    policyAction: str
+    choice: str | None
+    decidedBy: str | None
+    successorId: str | None
+    targetShare: str | None
+    choices: list[str] = Field(description="what the owner may choose")
+    reason: str
     changed: bool
+    error: str | None = Field(description="why submitting the successor failed (then 503)")
 
 
 #: What each status code means, where a route does not say otherwise.
