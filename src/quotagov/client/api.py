@@ -33,6 +33,7 @@ from quotagov.client.transport import (
     HttpAnswer,
     LocalTransport,
     SigV4Transport,
+    TokenTransport,
     Transport,
 )
 from quotagov.handlers.api_contract import (
@@ -176,6 +177,15 @@ class Client:
 
         session = botocore.session.Session(profile=profile)
         return cls(SigV4Transport(api_url, session=session, region=region, timeout=timeout))
+
+    @classmethod
+    def with_token(
+        cls, api_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT_SECONDS
+    ) -> Client:
+        """A client of a deployed stack's Cognito (JWT) API (``JwtApiUrl`` output), calling
+        with a user pool ID ``token`` (the caller is the token's ``sub``). Raises
+        ``TransportError`` for a token that is not a JWT or a plain-http remote URL."""
+        return cls(TokenTransport(api_url, token, timeout=timeout))
 
     @classmethod
     def local(
