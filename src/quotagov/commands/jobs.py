@@ -214,7 +214,7 @@ def token_of(args: argparse.Namespace) -> str | None:
         return str(args.token)
     if args.token_file is not None:
         try:
-            text = args.token_file.read_text(encoding="utf-8").strip()
+            text: str = Path(args.token_file).read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise UsageError(f"--token-file {args.token_file}: {exc.strerror or exc}") from exc
         if not text:
