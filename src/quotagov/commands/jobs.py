@@ -17,7 +17,8 @@ only with a loopback URL (``http://127.0.0.1:3000``).
 
 Exit codes: 0 done; 1 the API refused (its ``message`` and every ``{path, fault}`` on
 stderr; with ``--json`` the answer on stdout); 2 usage or set-up error (options, config
-file, FILE, ``--as`` with a URL that is not loopback, no credentials); 3 the API could
+file, FILE, ``--as`` with a URL that is not loopback, no credentials, a token that is
+not a JWT or would go over plain http); 3 the API could
 not be reached; ``watch`` only: 4 the job ended ``REFUSED`` or ``FAILED``, 5 ``--timeout``
 passed first.
 """
@@ -304,7 +305,7 @@ def _run(args: argparse.Namespace, body: Any) -> int:
         return EXIT_REFUSED
     except TransportError as exc:
         message = str(exc)
-        setup = message.startswith(("--as", "region", "no AWS credentials", "api url"))
+        setup = message.startswith(("--as", "region", "no AWS credentials", "api url", "token"))
         print(f"quotagov jobs: {message}", file=sys.stderr)
         return EXIT_USAGE if setup else EXIT_UNREACHABLE
 
