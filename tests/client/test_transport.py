@@ -21,7 +21,13 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from quotagov.client import ApiError, Client, TransportError
-from quotagov.client.transport import PRINCIPAL_HEADER, SigV4Transport, region_of
+from quotagov.client.transport import (
+    PRINCIPAL_HEADER,
+    SigV4Transport,
+    TokenTransport,
+    region_of,
+)
+from quotagov_tools.commands import jobs as jobs_command
 from quotagov_tools.commands.jobs import UsageError, client_for, load_config
 
 
@@ -135,7 +141,14 @@ def test_the_command_finds_the_url_in_its_documented_order(
     config = tmp_path / "client.toml"
     config.write_text('api_url = "https://cfg.execute-api.eu-west-1.amazonaws.com/v1/"\n')
     args = argparse.Namespace(
-        api_url=None, stack=None, profile=None, region=None, principal=None, config=config
+        api_url=None,
+        stack=None,
+        profile=None,
+        region=None,
+        principal=None,
+        config=config,
+        token=None,
+        token_file=None,
     )
     monkeypatch.delenv("QUOTAGOV_API_URL", raising=False)
     assert client_for(args, load_config(config)).transport.base_url.startswith("https://cfg.")
@@ -147,3 +160,77 @@ def test_the_command_finds_the_url_in_its_documented_order(
     config.write_text('api_url = "x"\nregoin = "eu-west-1"\n')
     with pytest.raises(UsageError, match="unknown keys regoin"):
         load_config(config)
+
+
+#: A user pool ID token's shape (header.payload.signature); API Gateway checks it, not us.
+ID_TOKEN = "eyJraWQiOiJrMSIsImFsZyI6IlJTMjU2In0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl"
+
+
+def test_a_token_request_carries_the_id_token_and_no_signature_or_principal(
+    server: str,
+) -> None:
+    client = Client.with_token(server, f"Bearer {ID_TOKEN}\n")
+    with pytest.raises(ApiError) as raised:
+        client.get_job("x")
+    assert raised.value.status == 404
+    (request,) = Recorder.seen
+    headers = {k.lower(): v for k, v in request["headers"].items()}
+    assert request["path"] == "/v1/jobs/x"
+    assert headers["authorization"] == ID_TOKEN
+    assert PRINCIPAL_HEADER.lower() not in headers and "x-amz-date" not in headers
+
+
+@pytest.mark.parametrize(
+    ("url", "token", "fault"),
+    [
+        ("http://a1b2c3.execute-api.eu-west-1.amazonaws.com/v1/", ID_TOKEN, "plain http"),
+        ("https://a1b2c3.execute-api.eu-west-1.amazonaws.com/v1/", "not-a-jwt", "not a JWT"),
+        ("https://a1b2c3.execute-api.eu-west-1.amazonaws.com/v1/", "a..c", "not a JWT"),
+    ],
+)
+def test_a_token_is_never_sent_in_clear_text_nor_malformed(
+    url: str, token: str, fault: str
+) -> None:
+    with pytest.raises(TransportError, match=fault):
+        TokenTransport(url, token)
+
+
+def test_the_command_takes_the_token_from_option_file_or_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    asked: list[str] = []
+
+    def outputs(stack: str, *, profile: str | None, region: str | None, output: str) -> str:
+        asked.append(output)
+        return f"https://{output.lower()}.execute-api.eu-west-1.amazonaws.com/v1/"
+
+    monkeypatch.setattr(jobs_command, "stack_api_url", outputs)
+    monkeypatch.delenv("QUOTAGOV_API_URL", raising=False)
+    monkeypatch.setenv("QUOTAGOV_TOKEN", ID_TOKEN)
+    args = argparse.Namespace(
+        api_url=None,
+        stack="quotagov",
+        profile=None,
+        region=None,
+        principal=None,
+        config=None,
+        token=None,
+        token_file=None,
+    )
+    client = client_for(args, {})
+    assert isinstance(client.transport, TokenTransport)
+    assert client.transport.base_url.startswith("https://jwtapiurl.")
+    assert asked == ["JwtApiUrl"]
+    monkeypatch.delenv("QUOTAGOV_TOKEN")
+    token_file = tmp_path / "token"
+    token_file.write_text("")
+    args.token_file = token_file
+    with pytest.raises(UsageError, match="empty"):
+        client_for(args, {})
+    token_file.write_text(ID_TOKEN + "\n")
+    assert isinstance(client_for(args, {}).transport, TokenTransport)
+    args.principal = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
+    with pytest.raises(UsageError, match="choose one"):
+        client_for(args, {})

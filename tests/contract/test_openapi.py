@@ -13,11 +13,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from quotagov.handlers.openapi import document_text, openapi_document
@@ -135,6 +139,7 @@ def test_the_live_runtime_answers_only_documented_codes(document: dict[str, Any]
 
     mallory = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/mallory"
     seen: dict[tuple[str, str], set[int]] = {}
+    answers: list[tuple[str, str, int, Any]] = []
     with quiet_runtime() as runtime, contextlib.redirect_stdout(io.StringIO()):
         demo = Demo(runtime, echo=None)
 
@@ -143,11 +148,13 @@ def test_the_live_runtime_answers_only_documented_codes(document: dict[str, Any]
             found = runtime.route(method, path)
             assert found is not None, (method, path)
             seen.setdefault((method.lower(), found[0].path), set()).add(response.status)
+            answers.append((method.lower(), found[0].path, response.status, response.body))
             return response.status
 
         def submit(principal: str, name: str, **kwargs: Any) -> str:
             response = demo.submit(principal, name, **kwargs)
             seen.setdefault(("post", "/jobs"), set()).add(response.status)
+            answers.append(("post", "/jobs", response.status, response.body))
             return str(demo.submissions[name]["submissionId"])
 
         bg = submit(
@@ -267,6 +274,8 @@ def test_the_live_runtime_answers_only_documented_codes(document: dict[str, Any]
         call("POST", "/slack/interactions", body=body, headers=headers)
 
     assert (direct, pending) == (202, 201)  # as deployed: the direct level is handed over
+    for method, route, status, body in answers:  # each body is its documented schema's
+        check_answer(document, method, route, status, body)
     undocumented = {
         route: sorted(status for status in statuses if str(status) not in EXPECTED_CODES[route])
         for route, statuses in seen.items()
@@ -312,3 +321,150 @@ def test_the_job_view_documents_every_member_the_handler_answers(
     }
     submission = schemas["SubmissionRequest"]["properties"]
     assert {"retryStrategy", "timeoutConfig", "tags"} <= set(submission)
+
+
+# --- live answers against the document's schemas -----------------------------------------
+
+#: ISO 8601 UTC with ``Z``, the one format of every instant the API answers.
+INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$")
+
+
+def check_answer(document: dict[str, Any], method: str, route: str, status: int, raw: Any) -> Any:
+    """Validate one answer body (bytes/str/JSON) against ``docs/openapi.json``'s schema
+    for ``route``, ``method`` and ``status``; returns the decoded body."""
+    answer = document["paths"][route][method]["responses"].get(str(status))
+    assert answer is not None, f"{method} {route} answered {status}, which it does not document"
+    body = json.loads(raw) if isinstance(raw, bytes | str) and raw else raw
+    if body is None:  # Slack's acknowledgement: an empty 200
+        assert (route, status) == ("/slack/interactions", 200), (method, route, status)
+        return body
+    schema = answer["content"]["application/json"]["schema"]
+    validator = Draft202012Validator({**schema, "components": document["components"]})
+    faults = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(body)]
+    assert faults == [], (method, route, status, faults)
+    return body
+
+
+def _closed(schema: dict[str, Any], schemas: dict[str, Any], seen: set[str]) -> list[str]:
+    """Names of object schemas reachable from ``schema`` that accept undocumented members."""
+    open_ones: list[str] = []
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        if name in seen:
+            return []
+        seen.add(name)
+        target = schemas[name]
+        if "properties" in target and target.get("additionalProperties") is not False:
+            open_ones.append(name)
+        return open_ones + _closed(target, schemas, seen)
+    for value in schema.values():
+        children = value if isinstance(value, list) else [value]
+        for child in children:
+            if isinstance(child, dict):
+                open_ones += _closed(child, schemas, seen)
+    return open_ones
+
+
+def test_every_success_answer_is_closed_to_undocumented_members(
+    document: dict[str, Any],
+) -> None:
+    """``additionalProperties: false`` on every object a success answer holds, so a live
+    answer with a member the document does not list fails :func:`check_answer`."""
+    schemas = document["components"]["schemas"]
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status, answer in operation["responses"].items():
+                if int(status) >= 400 or path == "/slack/interactions":
+                    continue
+                schema = answer["content"]["application/json"]["schema"]
+                assert _closed(schema, schemas, set()) == [], (method, path, status)
+
+
+def test_every_documented_example_matches_its_schema(document: dict[str, Any]) -> None:
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status, answer in operation["responses"].items():
+                for example in answer["content"]["application/json"].get("examples", {}).values():
+                    check_answer(document, method, path, int(status), example["value"])
+
+
+def _instants(body: Any, path: str = "") -> dict[str, Any]:
+    """Every member whose name says it is an instant (``...At``, ``asOf``,
+    ``earliestTimeAtPosition``), by path."""
+    found: dict[str, Any] = {}
+    if isinstance(body, dict):
+        for key, value in body.items():
+            here = f"{path}.{key}"
+            if (key.endswith("At") or key in ("asOf", "earliestTimeAtPosition")) and (
+                value is not None
+            ):
+                found[here] = value
+            found |= _instants(value, here)
+    elif isinstance(body, list):
+        for i, value in enumerate(body):
+            found |= _instants(value, f"{path}[{i}]")
+    return found
+
+
+@pytest.mark.slow  # the whole demo story on a local runtime (about a minute)
+def test_the_demo_storys_answers_match_the_document(document: dict[str, Any]) -> None:
+    """Every answer of the demo's story (submissions, refusals, the job view while
+    RUNNABLE with ``waiting``, RUNNING, FAILED with its disposition, SUCCEEDED; the
+    escalation's 201; Slack's acknowledgements) and, after it, each job's view, the
+    reclassified successor run to SUCCEEDED with its resubmission chain and a listing
+    page by page: each validates against its route's documented schema (closed, so an
+    undocumented member fails), and every instant in them is ISO 8601 UTC."""
+    from quotagov_tools.local.demo_story import ALICE, Demo
+    from support.runtime import quiet_runtime
+
+    answers: list[tuple[str, str, int, Any]] = []
+    with quiet_runtime() as runtime, contextlib.redirect_stdout(io.StringIO()):
+        sent = runtime.api
+
+        def recorded(method: str, path: str, **kwargs: Any) -> Any:
+            response = sent(method, path, **kwargs)
+            found = runtime.route(method, path)
+            assert found is not None, (method, path)
+            answers.append((method.lower(), found[0].path, response.status, response.body))
+            return response
+
+        runtime.api = recorded  # type: ignore[method-assign]
+        demo = Demo(runtime, echo=None)
+        result = demo.run()
+        assert result.ok, result.failures[:3]
+        bg1 = demo.submissions["bg-1"]
+        view = json.loads(recorded("GET", f"/jobs/{bg1['submissionId']}", principal=ALICE).body)
+        successor = view["disposition"]["successorId"]
+        runtime.advance(6 * 3600)  # the successor runs to its end
+        after = json.loads(recorded("GET", f"/jobs/{successor}", principal=ALICE).body)
+        for entry in demo.submissions.values():
+            recorded("GET", f"/jobs/{entry['submissionId']}", principal=entry["principal"])
+        token = None
+        for _ in range(10):
+            query = {"team": ["research"], "limit": ["2"]}
+            if token:
+                query["nextToken"] = [token]
+            page = json.loads(recorded("GET", "/jobs", principal=ALICE, query=query).body)
+            token = page["nextToken"]
+            if not token:
+                break
+
+    bodies = [check_answer(document, *answer) for answer in answers]
+    views = [b for (m, r, st, _), b in zip(answers, bodies, strict=True) if r == "/jobs/{jobId}"]
+    statuses = {((v.get("batch") or {}).get("status")) for v in views}
+    assert {"RUNNABLE", "RUNNING", "FAILED", "SUCCEEDED"} <= statuses
+    assert any((v.get("batch") or {}).get("waiting") for v in views)
+    assert view["batch"]["status"] == "FAILED" and view["disposition"]["status"] == "applied"
+    assert after["batch"]["status"] == "SUCCEEDED"
+    assert after["chain"]["predecessorId"] == bg1["submissionId"]
+    assert [link["submissionId"] for link in after["chain"]["links"]] == [
+        bg1["submissionId"],
+        successor,
+    ]
+    codes = {(m, r, st) for m, r, st, _ in answers}
+    assert {("post", "/jobs", 202), ("post", "/jobs", 422), ("get", "/jobs", 200)} <= codes
+    assert ("post", "/jobs/{jobId}/escalations", 201) in codes
+    instants = {k: v for b in bodies for k, v in _instants(b).items()}
+    assert {".createdAt", ".jobState.asOf", ".disposition.openedAt"} <= set(instants)
+    assert {k: v for k, v in instants.items() if not INSTANT.match(str(v))} == {}

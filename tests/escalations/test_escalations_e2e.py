@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from quotagov import wiring
+from quotagov.api_times import iso_utc
 from quotagov.governance.model.escalation import EscalationStatus
 
 from .world import ALICE, DAVE, ERIN, World, build_world, walkthrough_policy
@@ -62,7 +63,7 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
             "unsavedSeconds": 300,
         }
     ]
-    assert body["expiresAt"] == world.clock.now() + 3600
+    assert body["expiresAt"] == iso_utc(world.clock.now() + 3600)
     # The message in the share's approval channel.
     [message] = world.slack.messages
     assert (message.channel, message.ts) == (body["message"]["channel"], body["message"]["ts"])

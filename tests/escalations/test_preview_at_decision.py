@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from quotagov.api_times import iso_utc
 from quotagov.governance.escalations.recheck import material_change
 from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.governance.model.impact_preview import ImpactOutcome, ImpactPreview, PreemptedJob
@@ -49,7 +50,7 @@ def _request(world: World) -> dict[str, Any]:
     status, body = world.request("sub-bg-2", "high", REASON)
     assert status == 201 and body["preview"]["outcome"] == "PREEMPTS"
     assert [v["jobName"] for v in body["preview"]["preempted"]] == ["bg-1"]
-    assert body["preview"]["computedAt"] == world.clock.now()
+    assert body["preview"]["computedAt"] == iso_utc(world.clock.now())
     return body
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from quotagov.api_times import epoch_seconds
 from support.principals import ALICE, GRACE
 
 pytestmark = pytest.mark.slow  # runs the whole demo as a subprocess
@@ -148,14 +149,17 @@ def check_a_waiting_job_says_where_why_and_when(demo: dict[str, Any]) -> None:
     # med-1 (started at 600, MaxRuntimeInSeconds 1200 + 600) frees medium at 2400 at the
     # latest; bg-1 (cap 4200 s) later: bg-2 borrows medium's instance then.
     assert waiting["estimatedStartT"] == 2400
-    assert waiting["estimate"]["computedAt"] == waiting["estimatedStartAt"] - 2400 + 780
+    # instants are ISO 8601 UTC: the estimate was computed at t=780, for t=2400
+    computed = epoch_seconds(waiting["estimate"]["computedAt"])
+    assert computed == epoch_seconds(waiting["estimatedStartAt"]) - 2400 + 780
 
 
 def check_preview_recomputed_at_the_click(demo: dict[str, Any]) -> None:
     (escalation,) = demo["escalations"]
     at_click = escalation["previewAtDecision"]
     assert [v["unsavedSeconds"] for v in at_click["preempted"]] == [300.0]
-    assert at_click["computedAt"] - escalation["preview"]["computedAt"] == 120
+    at_request = escalation["preview"]["computedAt"]
+    assert epoch_seconds(at_click["computedAt"]) - epoch_seconds(at_request) == 120
 
 
 def test_demo_json_reports_every_step_with_real_values() -> None:

@@ -33,6 +33,7 @@ from quotagov.client.transport import (
     HttpAnswer,
     LocalTransport,
     SigV4Transport,
+    TokenTransport,
     Transport,
 )
 from quotagov.handlers.api_contract import (
@@ -95,8 +96,8 @@ class Waiting(BaseModel):
             queue and among its share's jobs (``GetJobQueueSnapshot``; None when it is
             not among the first 100).
         reason_code, reason: why it waits (``SHARE_AT_LIMIT``, ...) and the same in words.
-        estimated_start_at: the latest start if the jobs ahead run to their limit (epoch
-            seconds), None when it cannot be bounded.
+        estimated_start_at: the latest start if the jobs ahead run to their limit (an
+            instant, ISO 8601 UTC as the API answers it), None when it cannot be bounded.
         error: why the wait could not be explained (Batch could not be read).
     """
 
@@ -110,7 +111,7 @@ class Waiting(BaseModel):
     queue_length: int | None = None
     reason_code: str | None = None
     reason: str | None = None
-    estimated_start_at: float | None = None
+    estimated_start_at: str | None = None
     error: str | None = None
 
 
@@ -176,6 +177,15 @@ class Client:
 
         session = botocore.session.Session(profile=profile)
         return cls(SigV4Transport(api_url, session=session, region=region, timeout=timeout))
+
+    @classmethod
+    def with_token(
+        cls, api_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT_SECONDS
+    ) -> Client:
+        """A client of a deployed stack's Cognito (JWT) API (``JwtApiUrl`` output), calling
+        with a user pool ID ``token`` (the caller is the token's ``sub``). Raises
+        ``TransportError`` for a token that is not a JWT or a plain-http remote URL."""
+        return cls(TokenTransport(api_url, token, timeout=timeout))
 
     @classmethod
     def local(

@@ -1,6 +1,6 @@
 """How the client reaches a quotagov API: SigV4-signed HTTPS, or ``quotagov serve``.
 
-Two transports, one call (:meth:`Transport.send`):
+Three transports, one call (:meth:`Transport.send`):
 
 - :class:`SigV4Transport`, for a deployed stack: every request is signed with AWS
   Signature Version 4 for the ``execute-api`` service (what API Gateway's ``AWS_IAM``
@@ -9,6 +9,8 @@ Two transports, one call (:meth:`Transport.send`):
   credentials from botocore's standard chain (environment, shared config and
   credentials files with a named profile, SSO, container and instance roles:
   https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html);
+- :class:`TokenTransport`, for a deployed stack's Cognito (JWT) API: the user pool ID
+  token in the ``Authorization`` header;
 - :class:`LocalTransport`, for ``quotagov serve``: the caller's principal goes in the
   ``X-Quotagov-Principal`` header the local server reads instead of a signature. It is
   refused for any URL whose host is not loopback (:func:`quotagov.client.loopback.is_loopback`),
@@ -183,6 +185,46 @@ class SigV4Transport(_Urllib3Transport):
             request
         )
         return dict(request.headers.items())
+
+
+class TokenTransport(_Urllib3Transport):
+    """A deployed stack's Cognito (JWT) API at ``base_url`` (the ``JwtApiUrl`` output),
+    each request carrying a user pool token in the ``Authorization`` header, the header
+    the ``COGNITO_USER_POOLS`` authorizer reads
+    (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-integrate-with-cognito.html).
+
+    Args:
+        base_url: the ``JwtApiUrl`` output; ``https`` (``http`` only on loopback), so the
+            token never travels in clear text.
+        token: the signed-in user's ID token (a JWT; a leading ``Bearer `` is dropped).
+
+    Raises:
+        TransportError: ``token`` is empty or not three dot-separated JWT parts, or
+            ``base_url`` is plain ``http`` to a host that is not loopback.
+    """
+
+    def __init__(self, base_url: str, token: str, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        from quotagov_tools.local.loopback import is_loopback
+
+        super().__init__(base_url, timeout)
+        parts = urlsplit(base_url)
+        if parts.scheme != "https" and not is_loopback(parts.hostname):
+            raise TransportError(
+                f"token: not sent over plain http to {parts.hostname or base_url!r}: use the "
+                "https JwtApiUrl"
+            )
+        token = token.strip().removeprefix("Bearer ").strip()
+        if token.count(".") != 2 or any(not piece for piece in token.split(".")):
+            raise TransportError(
+                "token: not a JWT (three dot-separated parts): give the user pool ID token"
+            )
+        self._token = token
+
+    def _headers(self, method: str, url: str, data: bytes | None) -> dict[str, str]:
+        headers = {"Authorization": self._token, "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        return headers
 
 
 def region_of(url: str) -> str | None:

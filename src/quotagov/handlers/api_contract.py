@@ -5,16 +5,20 @@ OpenAPI document generated from the resolvers (:mod:`quotagov.handlers.openapi`)
 the status codes the route really answers, with their bodies and examples. Error
 bodies are all :class:`ErrorAnswer` (:mod:`quotagov.handlers.api_errors` writes them).
 
-The models describe answers; the routes build them with
-:func:`quotagov.handlers.api_errors.json_response` (they are not validated on the way
-out, so a route stays as cheap as before).
+The success models are closed (``additionalProperties: false``): the routes that answer
+a view (``GET /jobs``, ``GET /jobs/{jobId}``, the escalation answers) validate it with
+its model before sending, so an undocumented member fails there and never reaches a
+caller. Instants are ISO 8601 UTC (:data:`Instant`, :mod:`quotagov.api_times`);
+durations are seconds in members named ``...Seconds``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from quotagov.governance.submission.request import RetryStrategy, TimeoutConfig
 
 
 class Fault(BaseModel):
@@ -48,6 +52,8 @@ class IdempotencyMismatch(ErrorAnswer):
 class SubmissionAccepted(BaseModel):
     """202: the submission is stored and queued for the submit worker (or already sent)."""
 
+    model_config = ConfigDict(extra="forbid")
+
     submissionId: str
     state: Literal["QUEUED", "SUBMITTED"]
     quotaShareName: str | None
@@ -60,23 +66,57 @@ class SubmissionRefused(BaseModel):
     """422: the policy refused the submission (stored ``REFUSED``), or a retry of one that
     failed for good (``FAILED``)."""
 
+    model_config = ConfigDict(extra="forbid")
+
     submissionId: str
     state: Literal["REFUSED", "FAILED"]
     reasons: list[str] = Field(description="every reason, each starting with the field")
 
 
+#: An instant as the API answers it (:mod:`quotagov.api_times`): ISO 8601 UTC with ``Z``.
+Instant = Annotated[
+    str,
+    Field(
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$",
+        json_schema_extra={"format": "date-time"},
+        examples=["2026-12-03T15:20:52Z"],
+    ),
+]
+
+_CLOSED = ConfigDict(extra="forbid")
+
+
+class LinkDisposition(BaseModel):
+    """The disposition of one chain link, in short."""
+
+    model_config = _CLOSED
+
+    status: str
+    trigger: str | None = None
+    choice: str | None = None
+    decidedBy: str | None = None
+    targetShare: str | None = None
+
+
 class ChainLink(BaseModel):
     """One submission of a resubmission chain (``chain.links``, original first)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
     submissionId: str
     state: str
     quotaShareName: str | None = None
+    batchJobId: str | None = None
+    status: str | None = Field(default=None, description="Batch status from the job state")
+    preemptionCount: int = 0
+    resubmitCount: int = 0
+    disposition: LinkDisposition | None = None
 
 
 class Chain(BaseModel):
     """The resubmission chain a submission belongs to."""
+
+    model_config = _CLOSED
 
     predecessorId: str | None = Field(description="the submission this one resubmits")
     originalId: str | None = Field(description="the first submission of the chain")
@@ -90,47 +130,76 @@ class Chain(BaseModel):
 class FrontOfShare(BaseModel):
     """The first RUNNABLE job of the job's quota share (``GetJobQueueSnapshot``)."""
 
+    model_config = _CLOSED
+
     atFront: bool
     jobArn: str | None
-    earliestTimeAtPosition: int | None = Field(description="epoch milliseconds (Batch's unit)")
+    earliestTimeAtPosition: Instant | None = Field(
+        description="since when that job is first of its share"
+    )
 
 
 class WaitPosition(BaseModel):
     """Place among the first 100 RUNNABLE jobs (null when not among them)."""
+
+    model_config = _CLOSED
 
     queue: int | None
     share: int | None
     queueLength: int | None
 
 
-class WaitReason(BaseModel):
-    """Why it waits: a stable ``code`` and the same in words."""
+class Borrower(BaseModel):
+    """A job running on capacity the waiting job's share lent out."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
+
+    jobId: str
+    jobName: str
+    quotaShareName: str
+    instanceType: str
+    instances: int
+
+
+class WaitReason(BaseModel):
+    """Why it waits: a stable ``code`` and the same in words (``CAPACITY_LENT_OUT``
+    also names the borrowers)."""
+
+    model_config = _CLOSED
 
     code: str = Field(
         description="LARGER_THAN_ENVIRONMENT, NO_CAPACITY_LIMIT, LOWER_PRIORITY, DISPATCHING, "
         "CAPACITY_LENT_OUT, SHARE_AT_LIMIT, BORROW_LIMIT_REACHED or BORROW_BLOCKED_BY_RESERVE"
     )
     text: str
+    borrowers: list[Borrower] | None = None
+    moreBorrowers: int | None = None
+
+
+class WaitEstimate(BaseModel):
+    """How the estimated start was computed."""
+
+    model_config = _CLOSED
+
+    basis: str
+    computedAt: Instant
+    computeSeconds: float = Field(description="seconds the estimate took")
 
 
 class Waiting(BaseModel):
     """Why a RUNNABLE job waits (``quotagov.governance.jobs.waiting``), or why that could
     not be told (``error`` alone)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
     position: WaitPosition | None = None
     reason: WaitReason | None = None
-    estimatedStartAt: float | None = Field(
+    estimatedStartAt: Instant | None = Field(
         default=None,
-        description="epoch seconds: the latest start if the jobs ahead run to "
-        "their limit; null when one has no limit",
+        description="the latest start if the jobs ahead run to their limit; null when one "
+        "has no limit",
     )
-    estimate: dict[str, Any] | None = Field(
-        default=None, description="basis, computedAt (epoch seconds), computeSeconds"
-    )
+    estimate: WaitEstimate | None = None
     error: str | None = None
 
 
@@ -138,7 +207,7 @@ class BatchView(BaseModel):
     """Batch's view of the service job (``DescribeServiceJob``), or ``error`` alone when
     Batch could not be asked."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
     status: str | None = Field(default=None, description="SUBMITTED ... SUCCEEDED, FAILED")
     statusReason: str | None = None
@@ -149,13 +218,92 @@ class BatchView(BaseModel):
     error: str | None = None
 
 
+class Preemption(BaseModel):
+    """One preempted attempt and the work it lost."""
+
+    model_config = _CLOSED
+
+    trainingJobArn: str | None = None
+    startedAt: Instant | None = None
+    stoppedAt: Instant | None = None
+    runSeconds: float | None = Field(default=None, description="RUNNING start to stop")
+    lostWorkSeconds: float | None = Field(default=None, description="run since the last checkpoint")
+    lostInstanceSeconds: float | None = Field(
+        default=None, description="lostWorkSeconds times the instance count"
+    )
+    kind: str = Field(description="in-share, cross-share or unattributed")
+
+
+class JobState(BaseModel):
+    """What Batch's state-change events told about the service job (the job-state
+    handler, :class:`quotagov.governance.job_state.JobStateSummary`)."""
+
+    model_config = _CLOSED
+
+    status: str
+    statusReason: str | None = None
+    attemptCount: int
+    preemptionCount: int
+    preemptions: list[Preemption]
+    unattributedPreemptions: int = Field(
+        description="preemptions Batch counted whose attempt is no longer listed"
+    )
+    waitingSeconds: float | None = None
+    runningSeconds: float
+    lostInstanceSeconds: float
+    firstStartedAt: Instant | None = None
+    submissionToFirstStartSeconds: float | None = None
+    asOf: Instant = Field(description="the time the waiting/running seconds hold for")
+
+
+class PostedMessageView(BaseModel):
+    """A Slack message: its channel and ``ts``."""
+
+    model_config = _CLOSED
+
+    channel: str
+    ts: str
+
+
+class Disposition(BaseModel):
+    """What happens to a job whose preemption retries ran out, or that thrashes
+    (:class:`quotagov.governance.dispositions.DispositionRecord`)."""
+
+    model_config = _CLOSED
+
+    status: str = Field(
+        description="pending-owner, awaiting-termination, applying, applied, abandoned "
+        "or not-needed"
+    )
+    trigger: str = Field(description="retries-exhausted or thrash-guard")
+    policyAction: str = Field(description="resubmit, reclassify or ask-owner")
+    owner: str
+    openedAt: Instant
+    preemptionCount: int
+    preemptionRetriesBeforeTermination: int | None = None
+    reason: str | None = None
+    choices: list[str] | None = Field(default=None, description="pending-owner: the choices")
+    choice: str | None = None
+    decidedBy: str | None = None
+    decidedAt: Instant | None = None
+    decisionSource: str | None = Field(default=None, description="api or slack")
+    successorId: str | None = None
+    targetShare: str | None = None
+    leaseUntil: Instant | None = None
+    message: PostedMessageView | None = None
+    terminateRequestedAt: Instant | None = None
+    terminatedAt: Instant | None = None
+    closedAt: Instant | None = None
+    successorBatchJobId: str | None = None
+    lastError: str | None = None
+
+
 class JobView(BaseModel):
     """200: a submission's record, Batch's view and its resubmission chain
     (:func:`quotagov.governance.jobs.view.job_view`). Members without a value for this
-    submission are left out; further record attributes (``submittedAt``,
-    ``requestedQuotaShareName``, ``clientRequestId``, ...) may follow."""
+    submission are left out; instants are ISO 8601 UTC, durations seconds."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
     submissionId: str
     state: str = Field(description="QUEUED, SUBMITTED, REFUSED or FAILED (the submission)")
@@ -166,46 +314,50 @@ class JobView(BaseModel):
     priorityLevel: str | None = None
     principal: str | None = Field(default=None, description="the submitter")
     source: str | None = Field(default=None, description="api or sqs")
-    createdAt: int | None = Field(default=None, description="epoch seconds")
-    updatedAt: int | None = Field(default=None, description="epoch seconds")
+    createdAt: Instant | None = None
+    updatedAt: Instant | None = None
     chain: Chain | None = None
     quotaShareName: str | None = None
     schedulingPriority: int | None = Field(default=None, description="0-9999")
     preemptionRetriesBeforeTermination: int | None = Field(
         default=None, description="null: unlimited"
     )
-    retryStrategy: dict[str, Any] | None = Field(
-        default=None, description="as submitted: {attempts, evaluateOnExit}"
-    )
-    timeoutConfig: dict[str, Any] | None = Field(
-        default=None, description="as submitted: {attemptDurationSeconds}"
-    )
+    retryStrategy: RetryStrategy | None = Field(default=None, description="as submitted")
+    timeoutConfig: TimeoutConfig | None = Field(default=None, description="as submitted")
     tags: dict[str, str] | None = Field(default=None, description="the submitter's own tags")
     batchJobId: str | None = None
     batchJobArn: str | None = None
     batch: BatchView | None = Field(default=None, description="SUBMITTED: Batch's view")
-    jobState: dict[str, Any] | None = Field(
-        default=None,
-        description="what Batch's state-change events told: status, attempts, "
-        "preemptionCount, lost work, ... (the job-state handler)",
+    jobState: JobState | None = Field(
+        default=None, description="what Batch's state-change events told (the job-state handler)"
     )
-    disposition: dict[str, Any] | None = Field(
-        default=None, description="after the preemption retries ran out: status, choices, ..."
+    disposition: Disposition | None = Field(
+        default=None, description="after the preemption retries ran out, or thrashing"
     )
 
 
 class JobSummary(BaseModel):
     """One submission in a listing (:func:`quotagov.governance.jobs.listing.list_jobs`)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
     submissionId: str
     jobName: str
     state: str
+    batchStatus: str | None = None
+    quotaShareName: str | None = None
+    schedulingPriority: int | None = None
+    priorityLevel: str | None = None
+    principal: str | None = None
+    createdAt: Instant | None = None
+    updatedAt: Instant | None = None
+    preemptionCount: int = 0
 
 
 class JobPage(BaseModel):
     """200: one page of a team's submissions, newest first."""
+
+    model_config = _CLOSED
 
     jobs: list[JobSummary]
     nextToken: str | None = Field(
@@ -213,28 +365,80 @@ class JobPage(BaseModel):
     )
 
 
+class PreemptedJobView(BaseModel):
+    """A job approval would preempt."""
+
+    model_config = _CLOSED
+
+    jobId: str
+    jobName: str
+    quotaShareName: str
+    kind: str = Field(description="IN_SHARE or CROSS_SHARE")
+    unsavedSeconds: float
+
+
+class ImpactPreviewView(BaseModel):
+    """What approving would do (:class:`quotagov.governance.model.impact_preview.ImpactPreview`)."""
+
+    model_config = _CLOSED
+
+    outcome: str
+    summary: str
+    preempted: list[PreemptedJobView]
+    positionBefore: int | None
+    positionAfter: int | None
+    computedAt: Instant | None
+
+
 class EscalationAnswer(BaseModel):
     """201 (PENDING, waiting for approval in Slack), 202 (APPROVED, ``direct``: handed to
-    the apply function) or 200 (APPLIED, ``direct``, without the hand-off)."""
+    the apply function) or 200 (APPLIED, ``direct``, without the hand-off)
+    (:meth:`quotagov.governance.model.escalation.Escalation.to_api`)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
     escalationId: str
     jobId: str
+    batchJobId: str
+    jobName: str
+    team: str
+    quotaShareName: str
+    requester: str
+    reason: str
+    currentPriority: int = Field(description="0-9999")
     status: str
     direct: bool
     requestedLevel: str
     requestedPriority: int = Field(description="0-9999")
+    createdAt: Instant
+    expiresAt: Instant
+    preview: ImpactPreviewView | None = None
+    message: PostedMessageView | None = None
+    decidedBy: str | None = None
+    decidedAt: Instant | None = None
+    appliedAt: Instant | None = None
+    error: str | None = None
+    supersededPriority: int | None = None
+    previousPreview: ImpactPreviewView | None = None
 
 
 class DispositionAnswer(BaseModel):
     """200: the disposition decided (``changed`` false when it had been already)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _CLOSED
 
-    status: str
-    choice: str
+    jobId: str = Field(description="the submission")
+    status: str = Field(description="the disposition's status after the decision")
+    trigger: str = Field(description="retries-exhausted or thrash-guard")
+    policyAction: str
+    choice: str | None
+    decidedBy: str | None
+    successorId: str | None
+    targetShare: str | None
+    choices: list[str] = Field(description="what the owner may choose")
+    reason: str
     changed: bool
+    error: str | None = Field(description="why submitting the successor failed (then 503)")
 
 
 #: What each status code means, where a route does not say otherwise.

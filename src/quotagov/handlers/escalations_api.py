@@ -78,6 +78,15 @@ class EscalationBody(BaseModel):
             {
                 "escalationId": "esc-1",
                 "jobId": "sub-bg-2",
+                "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
+                "jobName": "bg-2",
+                "team": "research",
+                "quotaShareName": "background",
+                "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
+                "reason": "paper deadline on Friday",
+                "currentPriority": 10,
+                "createdAt": "2026-12-03T15:20:00Z",
+                "expiresAt": "2026-12-03T16:20:00Z",
                 "status": "APPLIED",
                 "direct": True,
                 "requestedLevel": "standard",
@@ -91,6 +100,15 @@ class EscalationBody(BaseModel):
             {
                 "escalationId": "esc-3",
                 "jobId": "sub-bg-2",
+                "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
+                "jobName": "bg-2",
+                "team": "research",
+                "quotaShareName": "background",
+                "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
+                "reason": "paper deadline on Friday",
+                "currentPriority": 10,
+                "createdAt": "2026-12-03T15:20:00Z",
+                "expiresAt": "2026-12-03T16:20:00Z",
                 "status": "APPROVED",
                 "direct": True,
                 "requestedLevel": "standard",
@@ -103,10 +121,37 @@ class EscalationBody(BaseModel):
             {
                 "escalationId": "esc-2",
                 "jobId": "sub-bg-2",
+                "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
+                "jobName": "bg-2",
+                "team": "research",
+                "quotaShareName": "background",
+                "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
+                "reason": "paper deadline on Friday",
+                "currentPriority": 10,
+                "createdAt": "2026-12-03T15:20:00Z",
+                "expiresAt": "2026-12-03T16:20:00Z",
                 "status": "PENDING",
                 "direct": False,
                 "requestedLevel": "high",
                 "requestedPriority": 50,
+                "preview": {
+                    "outcome": "PREEMPTS",
+                    "summary": "Approval starts bg-2 at once by preempting bg-1 "
+                    "(180 s of unsaved work).",
+                    "preempted": [
+                        {
+                            "jobId": "90c192cf-d3ac-44af-8f21-ddb66cad4a26",
+                            "jobName": "bg-1",
+                            "quotaShareName": "background",
+                            "kind": "IN_SHARE",
+                            "unsavedSeconds": 180.0,
+                        }
+                    ],
+                    "positionBefore": 1,
+                    "positionAfter": None,
+                    "computedAt": "2026-12-03T15:20:00Z",
+                },
+                "message": {"channel": "C0GOVERN", "ts": "1796315360.000003"},
             },
         ),
     ),
@@ -134,7 +179,9 @@ def create_escalation(
     status = {EscalationStatus.PENDING: 201, EscalationStatus.APPROVED: 202}.get(
         escalation.status, 200
     )
-    return json_response(status, escalation.to_api())
+    # the documented model is the answer's: a member it does not describe fails here
+    answer = api_contract.EscalationAnswer.model_validate(escalation.to_api())
+    return json_response(status, answer.model_dump(mode="json", exclude_unset=True))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

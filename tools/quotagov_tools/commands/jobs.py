@@ -10,12 +10,15 @@ config file (``--config``, ``$QUOTAGOV_CONFIG``, default
 ``~/.config/quotagov/client.toml``), or the ``ApiUrl`` output of CloudFormation stack
 ``--stack`` (``stack`` in the config file). Requests are signed with SigV4 from
 botocore's credential chain (``--profile``/``$AWS_PROFILE``, ``--region``).
-``--as PRINCIPAL`` calls ``quotagov serve`` instead, as that principal: only with a
-loopback URL (``http://127.0.0.1:3000``).
+``--token TOKEN``, ``--token-file FILE`` or ``$QUOTAGOV_TOKEN`` (a Cognito user pool ID
+token) calls the stack's Cognito (JWT) API instead (``JwtApiUrl``; with ``--stack`` that
+output is read). ``--as PRINCIPAL`` calls ``quotagov serve`` instead, as that principal:
+only with a loopback URL (``http://127.0.0.1:3000``).
 
 Exit codes: 0 done; 1 the API refused (its ``message`` and every ``{path, fault}`` on
 stderr; with ``--json`` the answer on stdout); 2 usage or set-up error (options, config
-file, FILE, ``--as`` with a URL that is not loopback, no credentials); 3 the API could
+file, FILE, ``--as`` with a URL that is not loopback, no credentials, a token that is
+not a JWT or would go over plain http); 3 the API could
 not be reached; ``watch`` only: 4 the job ended ``REFUSED`` or ``FAILED``, 5 ``--timeout``
 passed first.
 """
@@ -64,6 +67,12 @@ def register(subparsers: Any) -> None:
         metavar="PRINCIPAL",
         help="call quotagov serve as this principal (loopback URLs only)",
     )
+    where.add_argument(
+        "--token",
+        help="Cognito ID token for the JWT API (JwtApiUrl); default: $QUOTAGOV_TOKEN "
+        "(prefer --token-file: a command line is visible to other local users)",
+    )
+    where.add_argument("--token-file", type=Path, help="read the Cognito ID token from FILE")
     where.add_argument("--config", type=Path, help="client config file (TOML)")
     common.add_argument("--json", action="store_true", help="print the API's answer as JSON")
 
@@ -150,8 +159,11 @@ def load_config(path: Path | None) -> dict[str, str]:
     return {key: str(value) for key, value in data.items()}
 
 
-def stack_api_url(stack: str, *, profile: str | None, region: str | None) -> str:
-    """The ``ApiUrl`` output of CloudFormation stack ``stack`` (``DescribeStacks``)."""
+def stack_api_url(
+    stack: str, *, profile: str | None, region: str | None, output: str = "ApiUrl"
+) -> str:
+    """The ``output`` output (``ApiUrl``, or ``JwtApiUrl`` for the Cognito API) of
+    CloudFormation stack ``stack`` (``DescribeStacks``)."""
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -160,10 +172,10 @@ def stack_api_url(stack: str, *, profile: str | None, region: str | None) -> str
         stacks = session.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
     except (BotoCoreError, ClientError) as exc:
         raise UsageError(f"--stack {stack}: {exc}") from exc
-    for output in stacks[0].get("Outputs", []) if stacks else []:
-        if output.get("OutputKey") == "ApiUrl":
-            return str(output["OutputValue"])
-    raise UsageError(f"--stack {stack}: the stack has no ApiUrl output")
+    for found in stacks[0].get("Outputs", []) if stacks else []:
+        if found.get("OutputKey") == output:
+            return str(found["OutputValue"])
+    raise UsageError(f"--stack {stack}: the stack has no {output} output")
 
 
 def client_for(args: argparse.Namespace, config: dict[str, str]) -> Any:
@@ -174,16 +186,42 @@ def client_for(args: argparse.Namespace, config: dict[str, str]) -> Any:
     region = args.region or config.get("region")
     url = args.api_url or os.environ.get("QUOTAGOV_API_URL") or config.get("api_url")
     stack = args.stack or config.get("stack")
+    token = token_of(args)
     if not url and stack:
-        url = stack_api_url(stack, profile=profile, region=region)
+        output = "JwtApiUrl" if token else "ApiUrl"
+        url = stack_api_url(stack, profile=profile, region=region, output=output)
     if not url:
         raise UsageError(
             "no API URL: give --api-url, QUOTAGOV_API_URL, api_url in the config file, or --stack"
         )
     principal = args.principal or config.get("as")
+    if principal and token:
+        raise UsageError("--as and a token: choose one (quotagov serve, or the Cognito API)")
     if principal:
         return Client.local(url, principal)
+    if token:
+        return Client.with_token(url, token)
     return Client.deployed(url, profile=profile, region=region)
+
+
+def token_of(args: argparse.Namespace) -> str | None:
+    """The Cognito ID token: ``--token``, else ``--token-file``'s text, else
+    ``$QUOTAGOV_TOKEN``; None when none is given.
+
+    Raises:
+        UsageError: ``--token-file`` cannot be read or is empty.
+    """
+    if args.token:
+        return str(args.token)
+    if args.token_file is not None:
+        try:
+            text: str = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise UsageError(f"--token-file {args.token_file}: {exc.strerror or exc}") from exc
+        if not text:
+            raise UsageError(f"--token-file {args.token_file}: empty")
+        return text
+    return os.environ.get("QUOTAGOV_TOKEN") or None
 
 
 def read_request_file(path: Path) -> dict[str, Any]:
@@ -206,11 +244,15 @@ def read_request_file(path: Path) -> dict[str, Any]:
 # -- output ----------------------------------------------------------------------------
 
 
-def iso(seconds: float | None) -> str:
-    """Epoch seconds as ISO 8601 UTC (``2026-12-03T15:20:52Z``); ``-`` for None."""
-    if seconds is None:
+def iso(when: float | str | None) -> str:
+    """An instant as ISO 8601 UTC (``2026-12-03T15:20:52Z``): the API's instants are that
+    already (:mod:`quotagov.api_times`), epoch seconds (the local clock) are converted;
+    ``-`` for None."""
+    if when is None:
         return "-"
-    return datetime.fromtimestamp(float(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(when, str):
+        return when
+    return datetime.fromtimestamp(float(when), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -263,7 +305,7 @@ def _run(args: argparse.Namespace, body: Any) -> int:
         return EXIT_REFUSED
     except TransportError as exc:
         message = str(exc)
-        setup = message.startswith(("--as", "region", "no AWS credentials", "api url"))
+        setup = message.startswith(("--as", "region", "no AWS credentials", "api url", "token"))
         print(f"quotagov jobs: {message}", file=sys.stderr)
         return EXIT_USAGE if setup else EXIT_UNREACHABLE
 
@@ -332,8 +374,8 @@ def run_list(args: argparse.Namespace) -> int:
                 j.submissionId,
                 j.jobName,
                 j.state,
-                (j.model_extra or {}).get("quotaShareName"),
-                iso((j.model_extra or {}).get("createdAt")),
+                j.quotaShareName,
+                iso(j.createdAt),
             ]
             for j in jobs
         ]

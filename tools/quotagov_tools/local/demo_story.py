@@ -55,8 +55,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from quotagov.api_times import epoch_seconds
 from quotagov_tools.local.demo_driver import DemoDriver, DemoResult, audit_entry
-from quotagov_tools.local.lambda_events import iso_time
 from quotagov_tools.local.stack import ACCOUNT_ID
 
 ALICE = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/researcher/alice"
@@ -239,14 +239,14 @@ class Demo(DemoDriver):
             "position": position,
             "reason": reason,
             "estimatedStartAt": start,
-            "estimatedStartT": None if start is None else round(float(start) - self.t0),
+            "estimatedStartT": None if start is None else round(epoch_seconds(start) - self.t0),
             "estimate": waiting.get("estimate"),
         }
         self.waiting.append(entry)
         when = (
             "not estimated"
             if start is None
-            else f"t={entry['estimatedStartT']} s ({iso_time(float(start))}) at the latest"
+            else f"t={entry['estimatedStartT']} s ({start}) at the latest"
         )
         self.say(
             f"alice asks why {name} waits (GET /jobs/{{id}}): place {position.get('queue')} "

@@ -4,7 +4,7 @@ Answer::
 
     {"jobs": [{"submissionId", "jobName", "state", "batchStatus", "quotaShareName",
                "schedulingPriority", "priorityLevel", "principal", "createdAt",
-               "updatedAt", "preemptionCount"}, ...],
+               "updatedAt", "preemptionCount"}, ...],   # instants ISO 8601 UTC
      "nextToken": "..." | null}
 
 Rules (why a job waits, ``docs/design.md``, "People and operators are told"; and
@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from quotagov import api_times
 from quotagov.batch_semantics import SERVICE_JOB_STATUSES
 from quotagov.governance.access import team_member
 from quotagov.governance.errors import ForbiddenError, InvalidRequestError
@@ -117,8 +118,8 @@ def _summary(record: JobRecord) -> dict[str, Any]:
         "schedulingPriority": record.schedulingPriority,
         "priorityLevel": record.priorityLevel,
         "principal": record.principal,
-        "createdAt": record.createdAt,
-        "updatedAt": record.updatedAt,
+        "createdAt": api_times.from_seconds(record.createdAt),
+        "updatedAt": api_times.from_seconds(record.updatedAt),
         "preemptionCount": summary.get("preemptionCount", 0) if isinstance(summary, dict) else 0,
     }
 

@@ -5,7 +5,8 @@ Shape (JSON, absent parts left out)::
     {
       "submissionId": "...", "state": "QUEUED|SUBMITTED|REFUSED|FAILED",
       "team": "...", "workloadClass": "...", "priorityLevel": "...", "jobName": "...",
-      "principal": "...", "createdAt": 1796083200, "updatedAt": 1796083230,
+      "principal": "...", "createdAt": "2026-12-01T00:00:00Z",
+      "updatedAt": "2026-12-01T00:00:30Z",
       "reasons": ["..."],                              # REFUSED / FAILED
       "quotaShareName": "...", "schedulingPriority": 10,
       "preemptionRetriesBeforeTermination": 1,
@@ -14,15 +15,17 @@ Shape (JSON, absent parts left out)::
       "batch": {                                       # SUBMITTED: DescribeServiceJob
         "status": "RUNNABLE", "statusReason": "...", "schedulingPriority": 10,
         "frontOfShare": {                              # while waiting: GetJobQueueSnapshot
-          "atFront": false, "jobArn": "...", "earliestTimeAtPosition": 1796083300000
-        },                                   # jobArn: null when another team's job
+          "atFront": false, "jobArn": "...",   # jobArn: null when another team's job
+          "earliestTimeAtPosition": "2026-12-01T00:01:40Z"
+        },
         "waiting": {"position": {...}, "reason": {"code", "text"},   # RUNNABLE only:
                     "estimatedStartAt": ..., "estimate": {...}},    # governance.waiting
         "error": "..."                                 # when Batch could not be asked
       },
       "chain": {"predecessorId": null, "originalId": null, "successorIds": [],
                 "resubmitCount": 0},
-      "jobState": {"status": "RUNNING", "attempts": 2, "preemptionCount": 1, ...},
+      "jobState": {"status": "RUNNING", "attemptCount": 2, "preemptionCount": 1,
+                   "firstStartedAt": "...", "runningSeconds": 600.0, ...},
       "disposition": {"status": "pending-owner", "choices": [...], ...}
     }
 
@@ -33,7 +36,9 @@ and the optimistic-lock version) and the kept payload are not shown. :func:`show
 (:func:`quotagov.governance.access.may_view`) and adds ``chain.links``, every record of
 the resubmission chain (:func:`quotagov.governance.jobs.chain.chain_links`).
 
-Times from Batch are epoch milliseconds; the record's times are epoch seconds.
+One time format (:mod:`quotagov.api_times`): every instant is ISO 8601 UTC
+(``2026-12-01T00:00:30Z``), whether the record keeps it in epoch seconds or Batch gives
+it in epoch milliseconds; durations are seconds in members named ``...Seconds``.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from quotagov import api_times
 from quotagov.governance.access import may_view
 from quotagov.governance.errors import NotFoundError
 from quotagov.governance.escalations.job_lookup import governed_job
@@ -53,16 +59,18 @@ from quotagov.policy.models import Policy
 #: Batch statuses in which a service job is still waiting for capacity.
 WAITING_STATUSES = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 
-_HIDDEN = frozenset(
-    {
-        "serviceRequestPayload",
-        "clientToken",
-        "version",
-        "jobStateFacts",
-        "jobStateVersion",
-        "lastEnqueuedAt",
-        "teamKey",
-    }
+#: Instants of the ``jobState`` summary, in epoch milliseconds (the folded event facts).
+JOB_STATE_MILLIS = ("firstStartedAt", "asOf")
+#: Instants of each ``jobState.preemptions`` entry, in epoch milliseconds.
+PREEMPTION_MILLIS = ("startedAt", "stoppedAt")
+#: Instants of the ``disposition`` map, in epoch seconds.
+DISPOSITION_SECONDS = (
+    "openedAt",
+    "decidedAt",
+    "leaseUntil",
+    "terminateRequestedAt",
+    "terminatedAt",
+    "closedAt",
 )
 
 
@@ -136,8 +144,8 @@ def job_view(
         "jobName": record.jobName,
         "principal": record.principal,
         "source": record.source,
-        "createdAt": record.createdAt,
-        "updatedAt": record.updatedAt,
+        "createdAt": api_times.from_seconds(record.createdAt),
+        "updatedAt": api_times.from_seconds(record.updatedAt),
         "chain": {
             "predecessorId": record.predecessorId,
             "originalId": record.originalId,
@@ -160,10 +168,24 @@ def job_view(
         view["batchJobArn"] = record.batchJobArn
         if batch is not None:
             view["batch"] = _batch_view(record, batch, job_queue, waiting, team_of)
-    for key, value in (record.model_extra or {}).items():
-        if key not in _HIDDEN and key not in view:
-            view[key] = value
+    # of the attributes outside the model, only these two are shown
+    extra = record.model_extra or {}
+    if isinstance(extra.get("jobState"), dict):
+        view["jobState"] = job_state_view(extra["jobState"])
+    if isinstance(extra.get("disposition"), dict):
+        view["disposition"] = api_times.convert(extra["disposition"], seconds=DISPOSITION_SECONDS)
     return view
+
+
+def job_state_view(summary: dict[str, Any]) -> dict[str, Any]:
+    """The stored ``jobState`` summary with its instants in the API's format."""
+    out = api_times.convert(summary, millis=JOB_STATE_MILLIS)
+    if isinstance(out.get("preemptions"), list):
+        out["preemptions"] = [
+            api_times.convert(p, millis=PREEMPTION_MILLIS) if isinstance(p, dict) else p
+            for p in out["preemptions"]
+        ]
+    return out
 
 
 def _batch_view(
@@ -204,14 +226,21 @@ def _batch_view(
         out["frontOfShare"] = {
             "atFront": at_front,
             "jobArn": first_arn if ours else None,  # another team's job is not named
-            "earliestTimeAtPosition": first.get("earliestTimeAtPosition"),
+            "earliestTimeAtPosition": api_times.from_millis(first.get("earliestTimeAtPosition")),
         }
     else:
         out["frontOfShare"] = {"atFront": False, "jobArn": None, "earliestTimeAtPosition": None}
     governed = governed_job(record)
     if waiting is not None and job.get("status") == "RUNNABLE" and governed is not None:
         try:
-            out["waiting"] = waiting.explain(governed, job).to_dict()
+            out["waiting"] = _waiting_view(waiting.explain(governed, job).to_dict())
         except BatchError as exc:
             out["waiting"] = {"error": f"reading the queue failed: {exc.code}: {exc.message}"}
+    return out
+
+
+def _waiting_view(answer: dict[str, Any]) -> dict[str, Any]:
+    out = api_times.convert(answer, seconds=("estimatedStartAt",))
+    if isinstance(out.get("estimate"), dict):
+        out["estimate"] = api_times.convert(out["estimate"], seconds=("computedAt",))
     return out

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from quotagov import api_times
 from quotagov.governance.model.impact_preview import ImpactPreview
 
 
@@ -178,7 +179,8 @@ class Escalation:
         return replace(self, **changes)
 
     def to_api(self) -> dict[str, Any]:
-        """The JSON shape returned by the API (camelCase, times in epoch seconds)."""
+        """The JSON shape returned by the API (camelCase; instants ISO 8601 UTC,
+        :mod:`quotagov.api_times`)."""
         body: dict[str, Any] = {
             "escalationId": self.escalation_id,
             "jobId": self.job_id,
@@ -193,18 +195,24 @@ class Escalation:
             "requestedPriority": self.requested_priority,
             "status": self.status.value,
             "direct": self.direct,
-            "createdAt": self.created_at,
-            "expiresAt": self.expires_at,
+            "createdAt": api_times.from_seconds(self.created_at),
+            "expiresAt": api_times.from_seconds(self.expires_at),
         }
         optional: Mapping[str, Any] = {
-            "preview": self.preview.to_dict() if self.preview else None,
+            "preview": _preview(self.preview.to_dict()) if self.preview else None,
             "message": {"channel": self.channel, "ts": self.ts} if self.channel else None,
             "decidedBy": self.decided_by,
-            "decidedAt": self.decided_at,
-            "appliedAt": self.applied_at,
+            "decidedAt": api_times.from_seconds(self.decided_at),
+            "appliedAt": api_times.from_seconds(self.applied_at),
             "error": self.error,
             "supersededPriority": self.superseded_priority,
-            "previousPreview": self.previous_preview.to_dict() if self.previous_preview else None,
+            "previousPreview": (
+                _preview(self.previous_preview.to_dict()) if self.previous_preview else None
+            ),
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         return body
+
+
+def _preview(preview: dict[str, Any]) -> dict[str, Any]:
+    return api_times.convert(preview, seconds=("computedAt",))

@@ -57,7 +57,21 @@ class DispositionRequest(BaseModel):
         s200=api_contract.ok(
             api_contract.DispositionAnswer,
             "decided (changed false when the same decision had been taken)",
-            {"status": "applied", "choice": "resubmit", "changed": True, "successorId": "x-r1"},
+            {
+                "jobId": "8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f",
+                "status": "applied",
+                "trigger": "retries-exhausted",
+                "policyAction": "ask-owner",
+                "choice": "resubmit",
+                "decidedBy": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
+                "successorId": "8d3f4c1e-0f3a-5b7e-9c2d-1a2b3c4d5e6f-r1",
+                "targetShare": "background",
+                "choices": ["resubmit", "reclassify", "abandon"],
+                "reason": "FAILED after 2 preemption(s), more than "
+                "preemptionRetriesBeforeTermination=1",
+                "changed": True,
+                "error": None,
+            },
         ),
         s503=api_contract.error(
             503,
@@ -82,4 +96,6 @@ def post_disposition(
             503,
             {"message": "decision recorded; repeat the request to finish it", **outcome.to_dict()},
         )
-    return json_response(200, outcome.to_dict())
+    # the documented model is the answer's: a member it does not describe fails here
+    answer = api_contract.DispositionAnswer.model_validate(outcome.to_dict())
+    return json_response(200, answer.model_dump(mode="json"))

@@ -68,4 +68,6 @@ def list_jobs(
         jobs=svc.jobs,
         policy=svc.policy,
     )
-    return json_response(200, page)
+    # the documented model is the answer's: a member it does not describe fails here
+    answer = api_contract.JobPage.model_validate(page)
+    return json_response(200, answer.model_dump(mode="json", exclude_unset=True))
