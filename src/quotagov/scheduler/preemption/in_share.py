@@ -4,7 +4,7 @@ Rule (``docs/simulator/spec.md``, "In-share preemption"; AWS Batch
 ``preemptionConfiguration.inSharePreemption``): when the job cannot start otherwise,
 its share has in-share preemption ENABLED and holds SCHEDULED, STARTING or RUNNING
 jobs of its type with strictly lower ``schedulingPriority`` (equal priority never
-preempts), victims of its own share are taken in :func:`victim_order_key` order until,
+preempts), victims of its own share are taken in :func:`~.victims.victim_order_key` order until,
 after their release, the job can be admitted: within quota, with any instances still
 missing reclaimed from other shares' borrowed ones by cross-share preemption; or by
 borrowing, where its share may borrow. The "no more than needed, or none" rule holds
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from quotagov.scheduler.admission import is_within_quota, may_borrow
 from quotagov.scheduler.preemption.cross_share import reclaim_victims
-from quotagov.scheduler.preemption.victims import keep_back, victim_order_key
+from quotagov.scheduler.preemption.victims import keep_back
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
 
@@ -61,14 +61,12 @@ def in_share_plan(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> InShare
     """
     if not share.in_share_enabled or job.instance_type not in share.limits:
         return None
-    holding = share.holding.get(job.instance_type)
-    if not holding:
-        return None
-    candidates = sorted((j for j in holding if j.priority < job.priority), key=victim_order_key)
-    if not candidates:
-        return None
+    # the holding jobs in victim order: those of strictly lower priority come first
+    priority = job.priority
     taken: list[Job] = []
-    for candidate in candidates:
+    for candidate in share.victim_order(job.instance_type):
+        if candidate.priority >= priority:
+            return None
         taken.append(candidate)
         if _admission_after(ledger, share, job, taken) is not None:
             break
