@@ -50,6 +50,7 @@ class ShareRuntime:
     """One quota share's configuration, holdings and RUNNABLE queue."""
 
     __slots__ = (
+        "_victim_order",
         "best_effort",
         "config",
         "holding",
@@ -61,7 +62,6 @@ class ShareRuntime:
         "queue",
         "reserve",
         "used",
-        "_victim_order",
     )
 
     def __init__(
