@@ -203,3 +203,29 @@ def test_capacity_limit_cut_makes_reserve_jobs_reclaimable_later_not_at_once() -
     assert _preemptions(out, "r1") == []
     assert starts(out, "s1") == [(200, "WITHIN_QUOTA")]
     assert [c for c in changes(out, "r2") if c[0] == 100] == []
+
+
+def test_in_share_victims_follow_a_running_jobs_priority_update() -> None:
+    """The share's holdings in victim order are kept between passes: a priority update
+    of a running job must reorder them (a1, lowest at first, rises above a2)."""
+    for queueing in ("STRICT_FIFO", "BEST_EFFORT_FIFO"):
+        out = run(
+            scenario(
+                2,
+                [share("a", 2, "RESERVE", in_share=True)],
+                [
+                    job("a1", "a", 0, 1000, prio=1),
+                    job("a2", "a", 0, 1000, prio=5),
+                    # waits at 10 (nothing of lower priority than 1): the victim order
+                    # of a's holdings is read then, with a1 first
+                    job("probe", "a", 10, 100, prio=1),
+                    job("a3", "a", 100, 100, prio=6),
+                ],
+                [{"at": 50, "type": "UpdateServiceJob", "jobName": "a1", "schedulingPriority": 8}],
+                queueing=queueing,
+            )
+        )
+        assert _preemptions(out, "a2") == [(100, "IN_SHARE", "a3", 100)], queueing
+        assert _preemptions(out, "a1") == [], queueing
+        assert starts(out, "a3") == [(100, "WITHIN_QUOTA")], queueing
+        assert _preemptions(out, "probe") == [], queueing
