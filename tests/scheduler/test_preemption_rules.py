@@ -203,3 +203,53 @@ def test_capacity_limit_cut_makes_reserve_jobs_reclaimable_later_not_at_once() -
     assert _preemptions(out, "r1") == []
     assert starts(out, "s1") == [(200, "WITHIN_QUOTA")]
     assert [c for c in changes(out, "r2") if c[0] == 100] == []
+
+
+def test_in_share_victims_follow_a_running_jobs_priority_update() -> None:
+    """The share's holdings in victim order are kept between passes: a priority update
+    of a running job must reorder them (a1, lowest at first, rises above a2)."""
+    for queueing in ("STRICT_FIFO", "BEST_EFFORT_FIFO"):
+        out = run(
+            scenario(
+                2,
+                [share("a", 2, "RESERVE", in_share=True)],
+                [
+                    job("a1", "a", 0, 1000, prio=1),
+                    job("a2", "a", 0, 1000, prio=5),
+                    # waits at 10 (nothing of lower priority than 1): the victim order
+                    # of a's holdings is read then, with a1 first
+                    job("probe", "a", 10, 100, prio=1),
+                    job("a3", "a", 100, 100, prio=6),
+                ],
+                [{"at": 50, "type": "UpdateServiceJob", "jobName": "a1", "schedulingPriority": 8}],
+                queueing=queueing,
+            )
+        )
+        assert _preemptions(out, "a2") == [(100, "IN_SHARE", "a3", 100)], queueing
+        assert _preemptions(out, "a1") == [], queueing
+        assert starts(out, "a3") == [(100, "WITHIN_QUOTA")], queueing
+        assert _preemptions(out, "probe") == [], queueing
+
+
+def test_in_share_preempts_nothing_when_all_lower_priority_jobs_are_not_enough() -> None:
+    """a3 (4 instances, priority 3) could only displace a1 (1 instance, priority 1): even
+    with it released the share has 1 instance of room and may not borrow (RESERVE), so
+    nothing is preempted then, and a3 waits for a2 to finish."""
+    for queueing in ("STRICT_FIFO", "BEST_EFFORT_FIFO"):
+        out = run(
+            scenario(
+                4,
+                [share("a", 4, "RESERVE", in_share=True)],
+                [
+                    job("a1", "a", 0, 1000, prio=1),
+                    job("a2", "a", 0, 500, prio=5, count=3),
+                    job("a3", "a", 100, 100, prio=3, count=4),
+                ],
+                queueing=queueing,
+            )
+        )
+        # nothing at 100; at 500 a2 frees 3 and a3 needs a1's instance too: a1 (priority
+        # 1, 500 s of work lost) is then its victim
+        assert _preemptions(out, "a1") == [(500, "IN_SHARE", "a3", 500)], queueing
+        assert _preemptions(out, "a2") == [], queueing
+        assert starts(out, "a3") == [(500, "WITHIN_QUOTA")], queueing

@@ -50,6 +50,7 @@ class ShareRuntime:
     """One quota share's configuration, holdings and RUNNABLE queue."""
 
     __slots__ = (
+        "_victim_order",
         "best_effort",
         "config",
         "holding",
@@ -75,6 +76,9 @@ class ShareRuntime:
         self.best_effort = best_effort
         #: Jobs holding instances, per type, in start order (dict insertion order).
         self.holding: dict[str, dict[Job, None]] = {}
+        #: Per type, the holding jobs in victim order (built on first read, dropped
+        #: when a job of the type starts or stops holding, or changes priority).
+        self._victim_order: dict[str, list[Job]] = {}
         self.used: dict[str, int] = {}
         #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
         #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
@@ -87,6 +91,28 @@ class ShareRuntime:
         self.lend_and_borrow = False
         self.in_share_enabled = False
         self.configure(config)
+
+    def victim_order(self, instance_type: str) -> list[Job]:
+        """The share's jobs holding ``instance_type`` in victim order
+        (:func:`~.preemption.victims.victim_order_key`: priority ascending, latest
+        start first), kept until the holdings of the type or a priority change.
+
+        The list is shared: callers must not change it.
+        """
+        ordered = self._victim_order.get(instance_type)
+        if ordered is None:
+            # imported here: the preemption package imports this module
+            from quotagov.scheduler.preemption.victims import victim_order_key
+
+            held = self.holding.get(instance_type)
+            ordered = sorted(held, key=victim_order_key) if held else []
+            self._victim_order[instance_type] = ordered
+        return ordered
+
+    def holdings_changed(self, instance_type: str) -> None:
+        """Forget the victim order of the type (a job started or stopped holding it, or
+        a job of the type changed priority)."""
+        self._victim_order.pop(instance_type, None)
 
     def configure(self, config: ShareConfig) -> None:
         """Adopt a (new) configuration; holdings are kept as they are."""
@@ -232,17 +258,21 @@ class QuotaLedger:
         self.meter.touch(self, share, u, now)
         self._change_used(share, u, job.count)
         share.holding.setdefault(u, {})[job] = None
+        share.holdings_changed(u)
 
     def release(self, share: ShareRuntime, job: Job, now: float) -> None:
         """``job`` of ``share`` stops holding its instances."""
         u = job.instance_type
         self.meter.touch(self, share, u, now)
         del share.holding[u][job]
+        share.holdings_changed(u)
         self._change_used(share, u, -job.count)
 
     def priority_changed(self, instance_type: str) -> None:
         """A job of the type changed ``schedulingPriority`` (queued or holding: in-share
         preemption and victim order read it), so the state of the type changed."""
+        for share in self.share_list:
+            share.holdings_changed(instance_type)
         self._bump(instance_type, release=True)
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:

@@ -138,9 +138,9 @@ def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBound
         )
     lowest_held: int | None = None
     if share.in_share_enabled:
-        held = share.holding.get(u)
+        held = share.victim_order(u)
         if held:
-            lowest_held = min([j.priority for j in held])
+            lowest_held = held[0].priority
     return _new_bounds(StartBounds, (room, quota_max, borrow_max, lowest_held))
 
 

@@ -84,6 +84,7 @@ class SweepQueue:
         "_entries",
         "_holes",
         "_sub",
+        "_tops",
         "cache",
         "configured_types",
         "counter",
@@ -105,6 +106,9 @@ class SweepQueue:
         #: Per instance type, per instance count: the entries of those jobs in order.
         self._sub: dict[str, dict[int, SortedList[Entry]]] = {}
         self._entries: dict[Job, Entry] = {}
+        #: Per instance type: (its version, the first entry of each sub-queue), the
+        #: tops read again only when a job of the type enters or leaves.
+        self._tops: dict[str, tuple[int, list[Entry]]] = {}
         #: Jobs that never head (no capacity limit for their type, or unschedulable).
         self.off: dict[Job, None] = {}
         self._bound: Entry | None = None
@@ -126,6 +130,7 @@ class SweepQueue:
         jobs = list(self._entries) + list(self.off)
         self._all = SortedList()
         self._sub = {}
+        self._tops = {}
         self._entries = {}
         self.off = {}
         self.type_counts = {}
@@ -204,7 +209,8 @@ class SweepQueue:
     # -- reading -----------------------------------------------------------------------
 
     def sub_tops(self, instance_type: str, from_bound: bool) -> list[Entry]:
-        """The first entry of each (type, count) sub-queue of ``instance_type``.
+        """The first entry of each (type, count) sub-queue of ``instance_type`` (the
+        list is shared: callers must not change it).
 
         Args:
             from_bound: only entries not set aside (at or after the bound, plus holes).
@@ -214,7 +220,13 @@ class SweepQueue:
             return []
         bound = self._bound if from_bound else None
         if bound is None:
-            return [sub[0] for sub in by_count.values()]
+            version = self.versions.get(instance_type, 0)
+            cached = self._tops.get(instance_type)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            tops = [sub[0] for sub in by_count.values()]
+            self._tops[instance_type] = (version, tops)
+            return tops
         out: list[Entry] = []
         for sub in by_count.values():
             i = sub.bisect_left(bound)

@@ -4,7 +4,7 @@ Rule (``docs/simulator/spec.md``, "In-share preemption"; AWS Batch
 ``preemptionConfiguration.inSharePreemption``): when the job cannot start otherwise,
 its share has in-share preemption ENABLED and holds SCHEDULED, STARTING or RUNNING
 jobs of its type with strictly lower ``schedulingPriority`` (equal priority never
-preempts), victims of its own share are taken in :func:`victim_order_key` order until,
+preempts), victims of its own share are taken in :func:`~.victims.victim_order_key` order until,
 after their release, the job can be admitted: within quota, with any instances still
 missing reclaimed from other shares' borrowed ones by cross-share preemption; or by
 borrowing, where its share may borrow. The "no more than needed, or none" rule holds
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from quotagov.scheduler.admission import is_within_quota, may_borrow
+from quotagov.scheduler.admission import is_within_quota, lendable_free, may_borrow
+from quotagov.scheduler.models import UNLIMITED_BORROW
 from quotagov.scheduler.preemption.cross_share import reclaim_victims
-from quotagov.scheduler.preemption.victims import keep_back, victim_order_key
+from quotagov.scheduler.preemption.victims import keep_back
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
 
@@ -51,6 +52,32 @@ def _admission_after(
     return None
 
 
+def _may_fit(ledger: QuotaLedger, share: ShareRuntime, job: Job, ordered: list[Job]) -> bool:
+    """False when even releasing every strictly lower-priority job the share holds
+    (``R`` instances) cannot admit ``job`` (a necessary condition only, from the
+    admission rules of ``docs/simulator/spec.md``): within quota needs
+    ``count <= limit - used + R``; borrowing needs a LEND_AND_BORROW share,
+    ``count <= limit - used + R + floor(limit x borrowLimit / 100)`` (no cap at -1) and
+    ``count <= lendable free + R``. Every subset of those victims releases at most
+    ``R``, so the search of :func:`in_share_plan` would find nothing either."""
+    u = job.instance_type
+    priority = job.priority
+    released = 0
+    for held in ordered:
+        if held.priority >= priority:
+            break
+        released += held.count
+    limit = share.limits.get(u, 0)
+    room = limit - share.used.get(u, 0) + released
+    count = job.count
+    if count <= room:
+        return True
+    if not share.lend_and_borrow or lendable_free(ledger, u, released) < count:
+        return False
+    cap = share.borrow_limit
+    return cap == UNLIMITED_BORROW or (count - room) * 100 <= limit * cap
+
+
 def in_share_plan(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> InSharePlan | None:
     """Plan the in-share preemption that would let ``job`` start, or None (nothing to do).
 
@@ -61,14 +88,15 @@ def in_share_plan(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> InShare
     """
     if not share.in_share_enabled or job.instance_type not in share.limits:
         return None
-    holding = share.holding.get(job.instance_type)
-    if not holding:
-        return None
-    candidates = sorted((j for j in holding if j.priority < job.priority), key=victim_order_key)
-    if not candidates:
+    # the holding jobs in victim order: those of strictly lower priority come first
+    priority = job.priority
+    ordered = share.victim_order(job.instance_type)
+    if not _may_fit(ledger, share, job, ordered):
         return None
     taken: list[Job] = []
-    for candidate in candidates:
+    for candidate in ordered:
+        if candidate.priority >= priority:
+            return None
         taken.append(candidate)
         if _admission_after(ledger, share, job, taken) is not None:
             break
