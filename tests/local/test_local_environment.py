@@ -54,6 +54,7 @@ def test_inherited_audit_and_policy_settings_do_not_reach_the_local_stack(
                     "capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 2}],
                 },
             )
+            runtime.advance(360)  # past the audit's settling window: the change is written
             published = runtime.publish_digests(force=True)["digests"]
         [report] = runtime.audit_reports()
     finally:

@@ -620,5 +620,5 @@ def test_the_front_of_the_share_is_named_only_when_it_is_the_viewers_team(
     assert view["batch"]["frontOfShare"] == {
         "atFront": False,
         "jobArn": front if named else None,
-        "earliestTimeAtPosition": 1,
+        "earliestTimeAtPosition": "1970-01-01T00:00:00.001Z",
     }

@@ -335,9 +335,7 @@ class EscalationsTable:
 
         Raises:
             EscalationConflictError: an item with this escalation id exists.
-            IllegalEscalationMoveError: it is not stored PENDING or APPLIED.
         """
-        check_move(None, escalation.status)
         try:
             self.client.put_item(
                 TableName=self.table_name,

@@ -204,7 +204,7 @@ class TokenTransport(_Urllib3Transport):
     """
 
     def __init__(self, base_url: str, token: str, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
-        from quotagov_tools.local.loopback import is_loopback
+        from quotagov.client.loopback import is_loopback
 
         super().__init__(base_url, timeout)
         parts = urlsplit(base_url)
