@@ -67,7 +67,7 @@ API_ANSWERS = {
 
 #: The SQS samples (messages quotagov's functions hand each other, sealed by their
 #: sender) and what each gives when ``--seal`` seals it as its producer would.
-SEALED_SAMPLES = {
+SEALED_SAMPLES: dict[str, dict[str, list[Any]]] = {
     # the decision is appended, nothing fails
     "audit_trail-decisions.json": {"batchItemFailures": []},
     # a notice about a submission that does not exist: nobody to tell, acknowledged
@@ -79,8 +79,8 @@ SEALED_SAMPLES = {
     "submit_worker-batch.json": {"batchItemFailures": []},
 }
 
-#: CloudTrail calls that are not Batch calls: recorded at once, no settling window.
-RECORDED_AT_ONCE = {
+#: CloudTrail calls that are not Batch calls: answered at once, no settling window.
+ANSWERED_AT_ONCE = {
     # a lambda:InvokeFunction on a quotagov function by someone else than its trigger
     "audit_trail-direct-invoke.json": {
         "chain": "ml-gov-queue",
@@ -89,13 +89,12 @@ RECORDED_AT_ONCE = {
         "seq": 1,
         "status": "recorded",
     },
-    # ssm:PutParameter on the stack's policy parameter
+    # ssm:PutParameter on the policy parameter of a stack named quotagov; the local
+    # stack's is /quotagov-local/policy, so the call is not about this stack's policy
     "audit_trail-put-policy-parameter.json": {
-        "chain": "ml-gov-queue",
-        "findings": [],
-        "kind": "CHANGE",
-        "seq": 1,
-        "status": "recorded",
+        "reason": "detail: parameter '/quotagov/policy' is not the policy parameter "
+        "'/quotagov-local/policy'",
+        "status": "rejected",
     },
 }
 
@@ -115,8 +114,8 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
     elif name == "audit_digest-scheduled.json":
         # a fresh runtime has no chain yet, so nothing to digest
         assert result == {"digests": []}
-    elif name in RECORDED_AT_ONCE:
-        assert result == RECORDED_AT_ONCE[name]
+    elif name in ANSWERED_AT_ONCE:
+        assert result == ANSWERED_AT_ONCE[name]
     elif name.startswith("audit_trail-"):
         # held for the settling window (AUDIT_SETTLE_SECONDS, 300 s in the template)
         detail = json.loads(event_file.read_text())["detail"]
