@@ -152,7 +152,11 @@ class DynamoDBJobStateStore:
         and, with ``expected_lease``, its ``leaseUntil`` equals it (absent counts as 0).
 
         Also appends ``successor_id`` to ``successorIds`` in the same write. Returns False
-        when the condition failed.
+        when the condition failed because someone else moved first; True when the write
+        took effect, also when its answer was lost and botocore's re-sent write met the
+        disposition this call had stored (:meth:`_own_disposition`). Without that, the
+        write that opened or applied a disposition would look like another caller's, and
+        nobody would finish it: it would stay ``applying`` with no successor.
         """
         expression = "SET disposition = :d"
         values: dict[str, Any] = {":d": to_dynamo(disposition)}
@@ -187,9 +191,31 @@ class DynamoDBJobStateStore:
             self._table.update_item(**kwargs)
         except ClientError as error:
             if _conditional_failure(error):
-                return False
+                return self._own_disposition(submission_id, disposition, successor_id)
             raise
         return True
+
+    def _own_disposition(
+        self, submission_id: str, disposition: Mapping[str, Any], successor_id: str | None
+    ) -> bool:
+        """After a failed :meth:`transition_disposition`: True when the stored item (read
+        consistently) holds exactly ``disposition`` (and ``successor_id`` in
+        ``successorIds``), i.e. the first send of this very write took effect and only
+        its answer was lost (DynamoDB error handling, "retries": a retried write meets
+        the state its first attempt left,
+        https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
+
+        A disposition carries its decision and lease times, so a different writer's move
+        is not mistaken for ours; a twin invocation that wrote the identical disposition
+        is harmless, since every step after it is idempotent (the successor's
+        conditional put and its deterministic ``clientToken``).
+        """
+        stored = self.get(submission_id)
+        if stored is None:
+            return False
+        if stored.get("disposition") != from_dynamo(to_dynamo(disposition)):
+            return False
+        return successor_id is None or successor_id in (stored.get("successorIds") or [])
 
     def put_successor(self, item: Mapping[str, Any]) -> bool:
         """Create ``item`` unless its ``pk`` exists; True when created."""
