@@ -6,6 +6,11 @@ every try of its one delivery, was logged ``delivery: failed`` and was never sen
 (:meth:`OwnerNotifier.retry_failed`), claiming each with a conditional write, and parks
 one that failed :data:`MAX_DELIVERY_ATTEMPTS` times (metric ``OwnerNoticesParked``).
 
+Found by the same run: the job-state write that recorded bg-2's preemption took effect
+but its answer was lost; botocore's re-sent copy met its version condition, the event
+was folded again, found nothing new, and no DM was ever claimed. The write is now
+recognised as our own and the owner is told.
+
 Through the job-state handler, with the moto JobsTable, the simulated Batch and the
 loopback fake Slack.
 """
@@ -16,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from botocore.exceptions import ReadTimeoutError
 
 from quotagov import wiring
 from quotagov.adapters.dynamodb_notifications import RETRY_LIST_KEY, DynamoDBNotificationLog
@@ -134,3 +140,44 @@ def test_a_dm_that_fails_every_try_is_parked(world: World, slack: FakeSlack) -> 
     assert slack.messages == []
     assert _retry_list() == []
     assert notifier.retry_failed() == []  # parked: alarmed, no longer retried
+
+
+class _LoseNthStateAnswer:
+    """After moto carried out the ``nth`` job-state write (``UpdateItem`` of
+    ``jobStateFacts``), raise ``ReadTimeoutError``; botocore then re-sends it."""
+
+    def __init__(self, nth: int) -> None:
+        self.nth = nth
+        self.seen = 0
+        self.lost = 0
+
+    def __call__(self, request: Any, event_name: str, **_: Any) -> None:
+        if not event_name.endswith(".UpdateItem") or b"jobStateFacts" not in (request.body or b""):
+            return
+        self.seen += 1
+        if self.seen == self.nth:
+            self.lost += 1
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+
+def test_a_preemption_whose_state_write_answer_was_lost_is_still_told(
+    world: World, slack: FakeSlack
+) -> None:
+    world.clock.set(START + 4000)
+    world.record("sub-1", batch_job_id="batch-1")
+    events = preempted_twice("batch-1", int(START * 1000))
+    # the 4th event is the first preemption (RUNNABLE again); its write is the 4th
+    lose = _LoseNthStateAnswer(4)
+    world.store._table.meta.client.meta.events.register_last("before-send", lose)
+    results = [job_state.handler(event, LambdaContext()) for event in events[:4]]
+
+    assert lose.lost == 1
+    assert [r["outcome"] for r in results] == ["tracked"] * 4
+    item = world.store.get("sub-1")
+    assert item is not None
+    assert (item["jobStateVersion"], item["jobState"]["preemptionCount"]) == (4, 1)
+    [entry] = _log().entries("sub-1")
+    assert (entry.kind, entry.delivery) == ("preempted", "posted")
+    [dm] = slack.messages
+    assert dm.channel == "U0ALICE"
+    assert dm.text.startswith("Your job job-sub-1 was preempted at ")

@@ -105,7 +105,10 @@ class DynamoDBJobStateStore:
     ) -> int:
         """Write the folded facts and summary if ``jobStateVersion == expected_version``.
 
-        ``expected_version`` 0 means "never written". Returns the new version.
+        ``expected_version`` 0 means "never written". Returns the new version, also when
+        the write's answer was lost and botocore's re-sent copy met the state it had
+        written (the stored version is ``expected_version + 1`` with these very facts
+        and summary).
 
         Raises:
             StaleJobStateError: the version moved on (re-read, re-fold, retry).
@@ -133,8 +136,13 @@ class DynamoDBJobStateStore:
             )
         except ClientError as error:
             if _conditional_failure(error):
-                if self.get(submission_id) is None:
+                stored = self.get(submission_id)
+                if stored is None:
                     raise JobRecordMissingError(f"pk: no job record {submission_id!r}") from None
+                if _is_own_state_write(stored, facts, summary, expected_version + 1):
+                    # our write took effect and only its answer was lost: a re-fold would
+                    # find nothing new and the owner would never hear of this event
+                    return expected_version + 1
                 raise StaleJobStateError(submission_id) from None
             raise
         return expected_version + 1
@@ -313,6 +321,21 @@ class DynamoDBJobStateStore:
             UpdateExpression="SET " + ", ".join(sets) + " ADD statusesSeen :status",
             ExpressionAttributeValues=values,
         )
+
+
+def _is_own_state_write(
+    stored: Mapping[str, Any],
+    facts: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    version: int,
+) -> bool:
+    """True when ``stored`` holds exactly the job state a write of ``facts`` and
+    ``summary`` at ``version`` leaves (numbers compared as DynamoDB stores them)."""
+    return (
+        stored.get("jobStateVersion") == version
+        and stored.get("jobStateFacts") == from_dynamo(to_dynamo(facts))
+        and stored.get("jobState") == from_dynamo(to_dynamo(summary))
+    )
 
 
 def _conditional_failure(error: ClientError) -> bool:
