@@ -73,7 +73,7 @@ class DynamoDBReplayCache:
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                stored = exc.response.get("Item") or {}
-                return bool(stored.get("useToken", {}).get("S") == token)
+                stored: dict[str, Any] = dict(exc.response.get("Item") or {})  # type: ignore[call-overload]
+                return bool((stored.get("useToken") or {}).get("S") == token)
             raise
         return True

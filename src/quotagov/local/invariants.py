@@ -262,9 +262,7 @@ def dispositions(runtime: LocalRuntime, dynamodb: Any) -> Invariant:
                 f"{disposition.get('successorId')}, error {disposition.get('lastError')})",
             )
     statuses = Counter(str(i["disposition"].get("status")) for i in items)
-    return Invariant(
-        "dispositions", True, f"{len(items)} final ({dict(sorted(statuses.items()))})"
-    )
+    return Invariant("dispositions", True, f"{len(items)} final ({dict(sorted(statuses.items()))})")
 
 
 def owner_dms(runtime: LocalRuntime, baseline: list[str] | None) -> Invariant:
