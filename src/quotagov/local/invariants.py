@@ -18,7 +18,9 @@ invocations the runtime recorded) and returns one :class:`Invariant` per rule:
 5. ``dead letters``: nothing left in a dead-letter queue that no alarm watches.
 6. ``dispositions``: every job's disposition (retry exhaustion, thrash guard) is in a
    final state (:data:`~quotagov.governance.dispositions.record.FINAL_STATUSES`: applied,
-   abandoned, not needed): none left ``applying`` or waiting for a termination.
+   abandoned, not needed): none left ``applying`` or waiting for a termination. The one
+   exception is a ``pending-owner`` disposition whose question reached its owner (its
+   Slack ``message`` is recorded): it waits for a person, not for quotagov.
 7. ``owner DMs``: every owner DM the fault-free run delivered (``posted`` or folded into
    a ``digest``; counted by job name and kind) was delivered in this run too; none is
    left ``failed`` or ``retrying`` (a ``parked`` one breaks it as well: it was alarmed,
@@ -253,7 +255,8 @@ def dispositions(runtime: LocalRuntime, dynamodb: Any) -> Invariant:
     for item in items:
         disposition = item["disposition"]
         status = DispositionStatus(str(disposition.get("status")))
-        if status not in DISPOSITION_FINAL:
+        asked = status is DispositionStatus.PENDING_OWNER and disposition.get("message")
+        if status not in DISPOSITION_FINAL and not asked:
             return Invariant(
                 "dispositions",
                 False,
