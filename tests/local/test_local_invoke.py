@@ -93,7 +93,7 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
     elif name == "escalation_expiry-scheduled.json":
         assert result == NOTHING_DUE
     elif name == "apply_decisions-scheduled.json":
-        assert result == {"retried": {}}
+        assert result == {"retried": {}, "ownerNotices": {}}
     elif name == "apply_decisions-owner-notice.json":
         # a notice about a submission that does not exist: nobody to tell, acknowledged
         assert result == {"batchItemFailures": []}
