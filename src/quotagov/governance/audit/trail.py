@@ -53,7 +53,12 @@ from quotagov.governance.audit.events import (
     LambdaInvokeCall,
     iso_utc,
 )
-from quotagov.governance.audit.known import DECISION, LastKnownConfigurations
+from quotagov.governance.audit.known import (
+    CONFIG,
+    DECISION,
+    EVENT_TIME_RESOLUTION_MS,
+    LastKnownConfigurations,
+)
 from quotagov.governance.audit.targets import Target, TargetResolver
 from quotagov.governance.audit.usage import ShareUsageReader
 from quotagov.governance.ports import (
@@ -71,6 +76,10 @@ logger = logging.getLogger(__name__)
 
 #: How far around a controller call's ``eventTime`` a recorded decision about the same
 #: job may lie to be named as the decision behind it (milliseconds).
+#: How many last-known versions of a job :meth:`AuditTrail._recorded_call_before` reads
+#: back looking for one a recorded CloudTrail call wrote (past that: unknown, a finding).
+MAX_HISTORY_STEPS = 50
+
 DECISION_WINDOW_BEFORE_MS = 15 * 60 * 1000
 DECISION_WINDOW_AFTER_MS = 5 * 60 * 1000
 
@@ -262,6 +271,11 @@ class AuditTrail:
             return before, source, None, findings
         if call.eventName.startswith("Create"):
             return None, "none", request_configuration(params), findings
+        if call.eventName == "UpdateServiceJob" and not controller:
+            # the "before" of a change made around quotagov is Batch's own history of the
+            # job, never a decision record (a table item, so a claim)
+            before = self._recorded_call_before(target, call.event_ms)
+            source = "cloudtrail" if before is not None else "unknown"
         after = apply_update(before, params, quota_share=False)
         if call.eventName == "UpdateServiceJob" and not controller:
             old = (before or {}).get("schedulingPriority")
@@ -274,6 +288,38 @@ class AuditTrail:
         if call.eventName == "TerminateServiceJob":
             after["terminated"] = True
         return before, source, after, findings
+
+    def _recorded_call_before(self, target: Target, at_ms: int) -> dict[str, Any] | None:
+        """The job's configuration after the last Batch call on it recorded from CloudTrail
+        before ``at_ms`` (epoch ms), or None when there is none within
+        :data:`MAX_HISTORY_STEPS` versions.
+
+        Only a version written from a CloudTrail record counts, and only when the audit
+        chain holds that record (found by its dedup key ``event:<eventID>``, the
+        version's tag) with the same configuration as its ``after``: a version indexed
+        from a decision record, or one written into the table by hand, is skipped. So a
+        forged decision setting the job's last known priority cannot hide a later raise
+        (``PRIORITY_RAISED_OUTSIDE_QUOTAGOV``); without a recorded call the previous
+        priority is unknown, and any priority set is a finding.
+        """
+        second = at_ms - at_ms % EVENT_TIME_RESOLUTION_MS
+        bound: int | None = second + EVENT_TIME_RESOLUTION_MS
+        for _ in range(MAX_HISTORY_STEPS):
+            if bound is None:
+                return None
+            version = self._versions.latest(CONFIG, target.key, before_ms=bound)
+            if version is None:
+                return None
+            bound = version.at_ms
+            record = self._chains.find(target.chain, f"event:{version.tag}")
+            if (
+                record is not None
+                and record.get("recordType") == "CloudTrail"
+                and record.get("eventId") == version.tag
+                and record.get("after") == version.value
+            ):
+                return dict(version.value)
+        return None
 
     def _submitted(
         self, call: CloudTrailApiCall, target: Target, controller: bool
