@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from audit.test_audit_handover import _batch_event
 from audit.support import TABLE
+from audit.test_audit_handover import _batch_event
 from quotagov import wiring
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore

@@ -27,14 +27,13 @@ counted in :attr:`DecisionLog.conflicts` (metric ``DecisionIdConflicts``, alarme
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from quotagov.batch_semantics import queue_name
 from quotagov.clock import Clock
-import hashlib
-
 from quotagov.governance.audit import findings as rules
 from quotagov.governance.audit.chain import Appended, ChainWriter
 from quotagov.governance.audit.events import iso_utc
@@ -42,7 +41,6 @@ from quotagov.governance.audit.known import CONFIG, DECISION
 from quotagov.governance.canonical import canonical_json
 from quotagov.governance.ports import ControllerDecision, VersionStore
 from quotagov.governance.provenance import refusal_findings
-
 
 #: The record fields that are a decision's content (not when or how it was received).
 CONTENT_FIELDS = ("action", "actor", "resource", "details", "findings")
