@@ -313,6 +313,8 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
 def _release() -> dict[str, Any]:
     """Write the held CloudTrail calls whose settling window has passed."""
     written = services().audit_trail.release()
+    # one count per run, 0 included: a run that released nothing still says so
+    metrics.add_metric(name="AuditReleased", unit=MetricUnit.Count, value=len(written))
     for result in written:
         _count(result.record or {}, result.alerted)
     logger.info("audit release", extra={"written": len(written)})
