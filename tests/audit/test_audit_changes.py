@@ -3,6 +3,7 @@ its exact difference and its findings."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import GENESIS_HASH, record_hash
 from quotagov.governance.audit.decisions import DecisionLog
+from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.governance.audit.known import CALL, CONFIG
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
@@ -360,31 +362,43 @@ def test_share_created_outside_the_policy(
     assert refreshed.value == record["after"]
 
 
+def controller_submission(job_id: str, priority: int, at: str) -> CloudTrailApiCall:
+    """The CloudTrail record of quotagov's own ``SubmitServiceJob`` of ``job_id`` (the
+    submit worker's role) at ``priority``, made at ``at`` (ISO-8601)."""
+    call = load_call("submit-service-job")
+    controller = load_call("update-service-job-controller").userIdentity
+    return call.model_copy(
+        update={
+            "userIdentity": controller,
+            "eventTime": datetime.fromisoformat(at),
+            "eventID": f"submit-{job_id}",
+            "requestParameters": {
+                **call.parameters,
+                "quotaShareName": "research",
+                "schedulingPriority": priority,
+            },
+            "responseElements": {"jobId": job_id, "jobName": "res-sweep-017"},
+        }
+    )
+
+
 def test_priority_raised_by_a_researcher_bypasses_approval(
     trail: AuditTrail,
     batch: SimulatedBatch,
-    decisions: DecisionLog,
     clock: ManualClock,
     slack: FakeSlack,
 ) -> None:
     clock.set(1777890000.0)  # 2026-05-04T10:20:00Z, the submission
     job_a = submit(batch, "res-sweep-017", "research", priority=10)
-    decisions.record_decision(
-        ControllerDecision(
-            action="SubmissionAccepted",
-            actor="arn:aws:sts::111122223333:assumed-role/researcher/bob",
-            job_queue=QUEUE_ARN,
-            resource="sub-0001",
-            decision_id="submit-sub-0001",
-            details={"jobId": job_a, "schedulingPriority": 10, "quotaShareName": "research"},
-        )
-    )
+    submitted = trail.record_call(controller_submission(job_a, 10, "2026-05-04T10:20:00+00:00"))
+    assert submitted.record["findings"] == []
     call = with_job(load_call("update-service-job"), job_a)
     perform(batch, clock, call)
 
     record = trail.record_call(call).record
 
     assert record["seq"] == 2
+    assert record["beforeSource"] == "cloudtrail"
     assert record["resource"] == {
         "type": "service-job",
         "name": job_a,
@@ -392,8 +406,13 @@ def test_priority_raised_by_a_researcher_bypasses_approval(
         "quotaShareName": "research",
     }
     assert record["actor"]["quotagov"] is False
-    assert record["before"] == {"schedulingPriority": 10}
-    assert record["after"] == {"schedulingPriority": 90}
+    submitted_as = {
+        "jobName": "sneaky-train",
+        "serviceJobType": "SAGEMAKER_TRAINING",
+        "quotaShareName": "research",
+    }
+    assert record["before"] == submitted_as | {"schedulingPriority": 10}
+    assert record["after"] == submitted_as | {"schedulingPriority": 90}
     assert record["difference"] == [{"path": "schedulingPriority", "before": 10, "after": 90}]
     assert record["findings"] == [
         {
@@ -403,6 +422,56 @@ def test_priority_raised_by_a_researcher_bypasses_approval(
             "quotagov, bypassing escalation approval",
         }
     ]
+    assert len(slack.messages) == 1
+
+
+def test_a_forged_decision_cannot_hide_a_direct_priority_raise(
+    trail: AuditTrail,
+    batch: SimulatedBatch,
+    decisions: DecisionLog,
+    versions: DynamoDBVersionStore,
+    clock: ManualClock,
+    slack: FakeSlack,
+) -> None:
+    """Attacker: can write the audit table past its policy (as an admin can) and call
+    ``UpdateServiceJob``. They plant a decision setting the job's last known priority to
+    90, and a last-known version that claims a CloudTrail call did, then raise the job
+    10 -> 90 directly. The "before" comes from the recorded CloudTrail history (the
+    submission at 10), so the raise is still a finding."""
+    clock.set(1777890000.0)
+    job_a = submit(batch, "res-sweep-017", "research", priority=10)
+    trail.record_call(controller_submission(job_a, 10, "2026-05-04T10:20:00+00:00"))
+    clock.set(1777892000.0)  # 10:53:20: the forged decision, seemingly quotagov's
+    decisions.record_decision(
+        ControllerDecision(
+            action="EscalationApproved",
+            actor="U0ERIN",
+            job_queue=QUEUE_ARN,
+            resource="esc-forged",
+            decision_id="esc-forged:approved",
+            details={"jobId": job_a, "schedulingPriority": 90},
+        )
+    )
+    versions.put(
+        CONFIG, f"service-job/{job_a}", 1777892001000, "made-up-event", {"schedulingPriority": 90}
+    )
+    forged = versions.latest(CONFIG, f"service-job/{job_a}")
+    assert forged is not None and forged.value == {"schedulingPriority": 90}
+    call = with_job(load_call("update-service-job"), job_a)
+    perform(batch, clock, call)
+
+    record = trail.record_call(call).record
+
+    assert record["before"] == {
+        "jobName": "sneaky-train",
+        "serviceJobType": "SAGEMAKER_TRAINING",
+        "quotaShareName": "research",
+        "schedulingPriority": 10,
+    }
+    assert record["beforeSource"] == "cloudtrail"
+    assert record["difference"] == [{"path": "schedulingPriority", "before": 10, "after": 90}]
+    assert [f["code"] for f in record["findings"]] == ["PRIORITY_RAISED_OUTSIDE_QUOTAGOV"]
+    assert "raised from 10 to 90" in record["findings"][0]["message"]
     assert len(slack.messages) == 1
 
 

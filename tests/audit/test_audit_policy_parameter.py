@@ -96,6 +96,7 @@ def test_a_caller_with_put_parameter_adding_herself_at_urgent_is_recorded_and_al
         "type": "AssumedRole",
         "source": "cloudtrail",
         "quotagov": False,
+        "historyUser": "N/A",  # what moto's SSM keeps as LastModifiedUser
     }
     assert record["action"] == "PutParameter"
     assert record["resource"] == {"type": "ssm-parameter", "name": PARAMETER}
@@ -196,3 +197,31 @@ def test_an_invalid_policy_written_is_a_high_finding(ssm: Any, chains: DynamoDBC
     assert record["findings"][0]["message"].startswith(
         "the new policy is invalid (1 fault(s)): (document): not valid YAML"
     )
+
+
+@pytest.mark.usefixtures("wired")
+def test_an_event_for_a_version_not_yet_written_records_nothing_and_is_retried(
+    ssm: Any, chains: DynamoDBChainStore
+) -> None:
+    """The attacker holds lambda:InvokeFunction on the audit function and
+    ssm:PutParameter: she invokes it with a PutParameter event naming the next version
+    and a deployer as the caller, before writing the policy herself. The forged event
+    records nothing (retried: the history has no such version), so it cannot take the
+    version's one record; her real event is then recorded in her name with its findings."""
+    from quotagov.governance.ports.policy_history import PolicyHistoryError
+
+    forged = copy.deepcopy(load_event("put-policy-parameter"))
+    forged["id"] = "forged-event"
+    forged["detail"]["eventID"] = "forged-event-id"
+    forged["detail"]["userIdentity"]["arn"] = "arn:aws:sts::111122223333:assumed-role/deployer/ci"
+    with pytest.raises(PolicyHistoryError, match="not in its history"):
+        handler(forged, LambdaContext())
+    assert list(chains.records("ml-gov-queue")) == []
+
+    _mallory_adds_herself(ssm)
+    answer = handler(load_event("put-policy-parameter"), LambdaContext())
+
+    assert answer["status"] == "recorded"
+    assert answer["findings"] == ["MEMBER_ADDED", "DIRECT_LEVEL_RAISED"]
+    (record,) = chains.records("ml-gov-queue")
+    assert record["actor"]["principalArn"] == MALLORY

@@ -103,8 +103,14 @@ TABLES: dict[str, dict[str, set[str]]] = {
         "dynamodb:DeleteItem": set(),
     },
     "IdempotencyTable": {
-        action: {"SubmitWorkerFunction", "ApplyDecisionsFunction"}
-        for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+        # the Slack function puts the replay cache's items, and nothing else
+        "dynamodb:PutItem": {
+            "SubmitWorkerFunction",
+            "ApplyDecisionsFunction",
+            "SlackInteractionsFunction",
+        },
+        "dynamodb:UpdateItem": {"SubmitWorkerFunction", "ApplyDecisionsFunction"},
+        "dynamodb:DeleteItem": {"SubmitWorkerFunction", "ApplyDecisionsFunction"},
     },
 }
 
@@ -232,8 +238,8 @@ def test_a_table_write_granted_without_its_seal_is_found() -> None:
     )
     assert [str(f) for f in check_seals(broken)] == [
         "[seal] IdempotencyTable: dynamodb:PutItem spared for ApplyDecisionsFunction, "
-        "SubmitWorkerFunction, granted to ApplyDecisionsFunction, ReconcilerFunction, "
-        "SubmitWorkerFunction"
+        "SlackInteractionsFunction, SubmitWorkerFunction, granted to ApplyDecisionsFunction, "
+        "ReconcilerFunction, SlackInteractionsFunction, SubmitWorkerFunction"
     ]
 
 

@@ -75,8 +75,10 @@ def test_escalation_previews_preempting_bg1_and_approval_applies_it(world: World
     buttons = actions_block(message.blocks)
     assert buttons is not None
     approve, deny = buttons["elements"]
-    assert (approve["action_id"], approve["value"]) == ("escalation_approve", body["escalationId"])
-    assert (deny["action_id"], deny["value"]) == ("escalation_deny", body["escalationId"])
+    # the value names the escalation and the preview round the card shows (epoch ms)
+    shown = f"{body['escalationId']}#r{round(world.clock.now() * 1000)}"
+    assert (approve["action_id"], approve["value"]) == ("escalation_approve", shown)
+    assert (deny["action_id"], deny["value"]) == ("escalation_deny", shown)
     assert "bg-1" in approve["confirm"]["text"]["text"] and "confirm" not in deny
 
     # An approver clicks Approve.

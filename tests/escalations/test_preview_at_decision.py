@@ -170,3 +170,48 @@ def test_requests_and_decisions_are_counted_per_team(
     )
     decisions = [(d["team"], d["outcome"]) for d in _emf(out, "EscalationsDecided")]
     assert decisions == [("research", "reconfirm"), ("research", "approved")]
+
+
+def test_an_approve_on_the_old_preview_round_confirms_nothing(world: World) -> None:
+    """Attacker (or a stale card): holds a Slack-signed Approve made on the first card
+    and sends it (signed anew, so the replay cache does not catch it) after the request
+    was reopened with a new impact. Nothing is approved, applied or audited."""
+    from quotagov.governance.slack.escalations import button_value, parse_button_value
+
+    body = _request(world)
+    escalation_id = body["escalationId"]
+    first = world.escalations.get(escalation_id)
+    assert first is not None
+    old_value = button_value(first)
+    assert parse_button_value(old_value) == (escalation_id, round(world.clock.now() * 1000))
+    world.clock.advance(240)  # bg-1's unsaved work grows: the Approve reopens the request
+    world.batch.sync()
+    assert world.click(escalation_id, "U0ERIN") == 200
+    reopened = world.escalations.get(escalation_id)
+    assert reopened is not None and reopened.status is EscalationStatus.PENDING
+    assert button_value(reopened) != old_value  # the new card carries the new round
+    audited = audit_actions(world)
+    notices = len(world.slack.calls_to("response_url"))
+
+    world.clock.advance(5)
+    for value in (old_value, escalation_id):  # the old round, and no round at all
+        assert world.click(escalation_id, "U0ERIN", value=value) == 200
+
+    assert world.update_calls == []
+    assert world.escalations.get(escalation_id) == reopened  # item unchanged
+    assert audit_actions(world) == audited  # nothing recorded
+    answers = world.slack.calls_to("response_url")[notices:]
+    assert len(answers) == 2
+    assert all("no longer current" in a.params["text"] for a in answers)
+    # The click on the current card confirms the numbers it shows, once.
+    assert world.click(escalation_id, "U0ERIN") == 200
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+
+
+def test_a_deny_on_an_old_card_still_denies(world: World) -> None:
+    """Deny confirms no impact, so an old card's Deny is honoured."""
+    body = _request(world)
+    escalation_id = body["escalationId"]
+    assert world.click(escalation_id, "U0ERIN", "escalation_deny", value=escalation_id) == 200
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None and stored.status is EscalationStatus.DENIED

@@ -112,8 +112,13 @@ class World:
         timestamp: int | None = None,
         secret: str = SIGNING_SECRET,
         tamper: bool = False,
+        value: str | None = None,
     ) -> dict[str, Any]:
-        """A signed ``block_actions`` click on the escalation's message, as Slack sends it."""
+        """A signed ``block_actions`` click on the escalation's message, as Slack sends it;
+        the button ``value`` is the current card's (escalation id and preview round)
+        unless ``value`` is given."""
+        from quotagov.governance.slack.escalations import button_value
+
         stored = self.escalations.get(escalation_id)
         assert stored is not None and stored.channel and stored.ts
         payload = click_payload(
@@ -122,7 +127,7 @@ class World:
             ts=stored.ts,
             response_url=self.slack.response_url_for(stored.channel, stored.ts),
             action_id=action,
-            value=escalation_id,
+            value=button_value(stored) if value is None else value,
             block_id=f"escalation:{escalation_id}",
         )
 

@@ -133,7 +133,7 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
     elif name == "escalation_expiry-scheduled.json":
         assert result == NOTHING_DUE
     elif name == "apply_decisions-scheduled.json":
-        assert result == {"retried": {}}
+        assert result == {"retried": {}, "ownerNotices": {}}
     elif name == "reconciler-scheduled.json":
         # nothing is QUEUED in a fresh runtime
         empty: list[str] = []

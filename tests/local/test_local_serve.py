@@ -254,7 +254,7 @@ def test_slack_click_command_denies_over_http(
     assert main([*click, "forged", "--user", "U0CAROL", "--action", "deny"]) == 1
     assert "refused: HTTP 401" in capsys.readouterr().err
     assert main([*click, SECRET, "--user", "U0CAROL", "--action", "deny"]) == 0
-    assert capsys.readouterr().out.startswith("applied: ")
+    assert capsys.readouterr().out.startswith("clicked; the message now reads: ")
     _, slack = call(base_url, "GET", "/_local/slack/messages")
     message = next(m for m in slack["messages"] if m["ts"] == escalation["message"]["ts"])
     assert "DENIED by <@U0CAROL>" in message["text"]

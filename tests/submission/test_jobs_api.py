@@ -86,6 +86,19 @@ def test_schema_faults_are_400_naming_each_field(stack: Stack) -> None:
     assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
 
 
+def test_a_boolean_checkpoint_interval_is_400_and_stores_nothing(stack: Stack) -> None:
+    """JSON ``true`` is not one second: refused by name, nothing stored or queued."""
+    status, reply = post_jobs(submission(checkpointIntervalSeconds=True))
+    assert status == 400
+    assert reply["faults"] == [
+        {
+            "path": "checkpointIntervalSeconds",
+            "fault": "Value error, must be a whole number of seconds, not a boolean",
+        }
+    ]
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
+
+
 def test_body_that_is_not_json_is_400(stack: Stack) -> None:
     status, reply = post_jobs(None, raw="{not json")
     assert status == 400

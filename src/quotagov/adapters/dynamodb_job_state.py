@@ -105,7 +105,10 @@ class DynamoDBJobStateStore:
     ) -> int:
         """Write the folded facts and summary if ``jobStateVersion == expected_version``.
 
-        ``expected_version`` 0 means "never written". Returns the new version.
+        ``expected_version`` 0 means "never written". Returns the new version, also when
+        the write's answer was lost and botocore's re-sent copy met the state it had
+        written (the stored version is ``expected_version + 1`` with these very facts
+        and summary).
 
         Raises:
             StaleJobStateError: the version moved on (re-read, re-fold, retry).
@@ -133,8 +136,13 @@ class DynamoDBJobStateStore:
             )
         except ClientError as error:
             if _conditional_failure(error):
-                if self.get(submission_id) is None:
+                stored = self.get(submission_id)
+                if stored is None:
                     raise JobRecordMissingError(f"pk: no job record {submission_id!r}") from None
+                if _is_own_state_write(stored, facts, summary, expected_version + 1):
+                    # our write took effect and only its answer was lost: a re-fold would
+                    # find nothing new and the owner would never hear of this event
+                    return expected_version + 1
                 raise StaleJobStateError(submission_id) from None
             raise
         return expected_version + 1
@@ -152,7 +160,11 @@ class DynamoDBJobStateStore:
         and, with ``expected_lease``, its ``leaseUntil`` equals it (absent counts as 0).
 
         Also appends ``successor_id`` to ``successorIds`` in the same write. Returns False
-        when the condition failed.
+        when the condition failed because someone else moved first; True when the write
+        took effect, also when its answer was lost and botocore's re-sent write met the
+        disposition this call had stored (:meth:`_own_disposition`). Without that, the
+        write that opened or applied a disposition would look like another caller's, and
+        nobody would finish it: it would stay ``applying`` with no successor.
         """
         expression = "SET disposition = :d"
         values: dict[str, Any] = {":d": to_dynamo(disposition)}
@@ -187,9 +199,31 @@ class DynamoDBJobStateStore:
             self._table.update_item(**kwargs)
         except ClientError as error:
             if _conditional_failure(error):
-                return False
+                return self._own_disposition(submission_id, disposition, successor_id)
             raise
         return True
+
+    def _own_disposition(
+        self, submission_id: str, disposition: Mapping[str, Any], successor_id: str | None
+    ) -> bool:
+        """After a failed :meth:`transition_disposition`: True when the stored item (read
+        consistently) holds exactly ``disposition`` (and ``successor_id`` in
+        ``successorIds``), i.e. the first send of this very write took effect and only
+        its answer was lost (DynamoDB error handling, "retries": a retried write meets
+        the state its first attempt left,
+        https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
+
+        A disposition carries its decision and lease times, so a different writer's move
+        is not mistaken for ours; a twin invocation that wrote the identical disposition
+        is harmless, since every step after it is idempotent (the successor's
+        conditional put and its deterministic ``clientToken``).
+        """
+        stored = self.get(submission_id)
+        if stored is None:
+            return False
+        if stored.get("disposition") != from_dynamo(to_dynamo(disposition)):
+            return False
+        return successor_id is None or successor_id in (stored.get("successorIds") or [])
 
     def put_successor(self, item: Mapping[str, Any]) -> bool:
         """Create ``item`` unless its ``pk`` exists; True when created."""
@@ -287,6 +321,21 @@ class DynamoDBJobStateStore:
             UpdateExpression="SET " + ", ".join(sets) + " ADD statusesSeen :status",
             ExpressionAttributeValues=values,
         )
+
+
+def _is_own_state_write(
+    stored: Mapping[str, Any],
+    facts: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    version: int,
+) -> bool:
+    """True when ``stored`` holds exactly the job state a write of ``facts`` and
+    ``summary`` at ``version`` leaves (numbers compared as DynamoDB stores them)."""
+    return (
+        stored.get("jobStateVersion") == version
+        and stored.get("jobStateFacts") == from_dynamo(to_dynamo(facts))
+        and stored.get("jobState") == from_dynamo(to_dynamo(summary))
+    )
 
 
 def _conditional_failure(error: ClientError) -> bool:

@@ -12,6 +12,12 @@ per job, ``pk = NOTIFY#<submission id>``:
 * ``digest`` (map) and ``digestVersion`` (number): the preemption digest message,
   written with a version condition.
 
+One more item, ``pk = NOTIFY-RETRY``, holds ``pending`` (string set): the
+``<submission id>|<event key>`` of every entry whose DM could not be delivered
+(``failed``), added by :meth:`DynamoDBNotificationLog.complete` with a ``failed``
+outcome and removed by any other outcome, so the 5-minute retry reads one item instead
+of scanning the table.
+
 The item has no ``batchJobId`` and no ``team`` attribute, so it is in none of the
 table's indexes, and its ``pk`` (with ``#``) is not a valid ``/jobs/{jobId}``.
 """
@@ -19,12 +25,15 @@ table's indexes, and its ``pk`` (with ``#``) is not a valid ``/jobs/{jobId}``.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from quotagov.adapters.dynamodb_values import from_dynamo, to_dynamo
 from quotagov.governance.ports.notifications import (
+    RETRY_LEASE_SECONDS,
+    UNDELIVERED,
     DigestConflictError,
     DigestState,
     NotificationEntry,
@@ -32,6 +41,8 @@ from quotagov.governance.ports.notifications import (
 )
 
 NOTIFY_PREFIX = "NOTIFY#"
+#: The retry list's item (its ``pk`` has no ``#``, so it is no job's log).
+RETRY_LIST_KEY = "NOTIFY-RETRY"
 #: Events at the same instant are listed as they follow from each other: a preemption
 #: before the failure it caused, the failure before its disposition.
 _KIND_ORDER = {kind.value: rank for rank, kind in enumerate(NotificationKind)}
@@ -91,13 +102,82 @@ class DynamoDBNotificationLog:
         return bool(stored.get("claim") == token)
 
     def complete(self, entry: NotificationEntry) -> None:
-        """Overwrite the entry (it exists: :meth:`claim` added it)."""
+        """Overwrite the entry (it exists: :meth:`claim` added it), then note it in the
+        retry list when its delivery ``failed`` (a retried one that did not fail is taken
+        off). The entry is written
+        first: a list entry whose log entry was delivered is only dropped by the next
+        retry, never a failed entry left off the list."""
         self._table.update_item(
             Key={"pk": f"{NOTIFY_PREFIX}{entry.submission_id}"},
             UpdateExpression="SET #e.#k = :entry",
             ExpressionAttributeNames={"#e": "entries", "#k": entry.event_key},
             ExpressionAttributeValues={":entry": to_dynamo(_to_item(entry))},
         )
+        if entry.delivery != "failed" and entry.attempts <= 1:
+            return  # never listed: only a failed delivery is, and its retries count up
+        verb = "ADD" if entry.delivery == "failed" else "DELETE"
+        self._table.update_item(
+            Key={"pk": RETRY_LIST_KEY},
+            UpdateExpression=f"{verb} pending :key",
+            ExpressionAttributeValues={":key": {_retry_key(entry)}},
+        )
+
+    def undelivered(self) -> list[NotificationEntry]:
+        """The entries the retry list names that are still undelivered (one ``GetItem``
+        for the list, one per job named); a listed entry found delivered is dropped from
+        the list."""
+        item = self._table.get_item(Key={"pk": RETRY_LIST_KEY}, ConsistentRead=True).get("Item")
+        keys = sorted(str(k) for k in (item or {}).get("pending") or ())
+        by_job: dict[str, list[str]] = {}
+        for key in keys:
+            submission_id, _, event_key = key.partition("|")
+            by_job.setdefault(submission_id, []).append(event_key)
+        found: list[NotificationEntry] = []
+        for submission_id, event_keys in by_job.items():
+            logged = {e.event_key: e for e in self.entries(submission_id)}
+            for event_key in event_keys:
+                entry = logged.get(event_key)
+                if entry is not None and entry.delivery in UNDELIVERED:
+                    found.append(entry)
+                else:
+                    self._table.update_item(
+                        Key={"pk": RETRY_LIST_KEY},
+                        UpdateExpression="DELETE pending :key",
+                        ExpressionAttributeValues={":key": {f"{submission_id}|{event_key}"}},
+                    )
+        return sorted(found, key=lambda e: (e.at, _KIND_ORDER.get(e.kind, 9), e.submission_id))
+
+    def claim_retry(self, entry: NotificationEntry, *, now: float) -> NotificationEntry | None:
+        """Move ``entry`` to ``retrying`` (``attempts`` + 1, ``retryAt`` = ``now``) if it
+        still has ``entry.attempts`` and is ``failed``, or ``retrying`` since before
+        ``now`` - :data:`RETRY_LEASE_SECONDS`. A claim whose answer was lost is
+        recognised by its token, as in :meth:`claim`."""
+        key = {"pk": f"{NOTIFY_PREFIX}{entry.submission_id}"}
+        token = uuid.uuid4().hex
+        claimed = replace(entry, delivery="retrying", attempts=entry.attempts + 1, retry_at=now)
+        names = {"#e": "entries", "#k": entry.event_key}
+        try:
+            self._table.update_item(
+                Key=key,
+                UpdateExpression="SET #e.#k = :entry",
+                ConditionExpression="#e.#k.attempts = :n AND (#e.#k.delivery = :failed OR "
+                "(#e.#k.delivery = :retrying AND #e.#k.retryAt < :stale))",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={
+                    ":entry": to_dynamo(_to_item(claimed) | {"claim": token}),
+                    ":n": entry.attempts,
+                    ":failed": "failed",
+                    ":retrying": "retrying",
+                    ":stale": to_dynamo(float(now - RETRY_LEASE_SECONDS)),
+                },
+            )
+        except ClientError as error:
+            if _conditional_failure(error) and self._claimed_by(key, entry.event_key, token):
+                return claimed
+            if _conditional_failure(error):
+                return None
+            raise
+        return claimed
 
     def entries(self, submission_id: str | None = None) -> list[NotificationEntry]:
         """One job's entries (``GetItem``), or every job's (``Scan``, for reports and
@@ -180,6 +260,11 @@ class DynamoDBNotificationLog:
             raise
 
 
+def _retry_key(entry: NotificationEntry) -> str:
+    """The entry's member of the retry list: ``<submission id>|<event key>``."""
+    return f"{entry.submission_id}|{entry.event_key}"
+
+
 def _to_item(entry: NotificationEntry) -> dict[str, Any]:
     raw = {
         "submissionId": entry.submission_id,
@@ -195,6 +280,8 @@ def _to_item(entry: NotificationEntry) -> dict[str, Any]:
         "ts": entry.ts,
         "error": entry.error,
         "details": {k: v for k, v in entry.details.items() if v is not None},
+        "attempts": entry.attempts,
+        "retryAt": entry.retry_at,
     }
     return {k: v for k, v in raw.items() if v is not None}
 
@@ -214,6 +301,8 @@ def _from_item(raw: dict[str, Any]) -> NotificationEntry:
         ts=raw.get("ts"),
         error=raw.get("error"),
         details=dict(raw.get("details") or {}),
+        attempts=int(raw.get("attempts") or 1),
+        retry_at=float(raw["retryAt"]) if raw.get("retryAt") is not None else None,
     )
 
 

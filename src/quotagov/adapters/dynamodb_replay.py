@@ -10,11 +10,18 @@ that DynamoDB's TTL has not removed yet (deletion may lag:
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html); a second
 use is refused.
 
+Each put carries a token of its own (``useToken``) and asks for the stored item when
+its condition fails (``ReturnValuesOnConditionCheckFailure: ALL_OLD``): a put whose
+answer was lost, and which botocore re-sent, meets the item it stored itself, and that
+first use is accepted, not refused as a replay of itself (DynamoDB error handling,
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
+
 IAM: ``dynamodb:PutItem`` on the table (``IDEMPOTENCY_TABLE``).
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -51,18 +58,22 @@ class DynamoDBReplayCache:
                 503 by the caller, not accepted unchecked).
         """
         now = int(self._clock.now())
+        token = uuid.uuid4().hex
         try:
             self._client.put_item(
                 TableName=self._table,
                 Item={
                     "id": {"S": KEY_PREFIX + signature},
                     "expiration": {"N": str(now + self._keep)},
+                    "useToken": {"S": token},
                 },
                 ConditionExpression="attribute_not_exists(id) OR expiration < :now",
                 ExpressionAttributeValues={":now": {"N": str(now)}},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
+                stored: dict[str, Any] = dict(exc.response.get("Item") or {})  # type: ignore[call-overload]
+                return bool((stored.get("useToken") or {}).get("S") == token)
             raise
         return True

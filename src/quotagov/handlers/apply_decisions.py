@@ -41,7 +41,10 @@ Triggers:
 
 * **Schedule** (every 5 minutes, an EventBridge ``Scheduled Event``): APPLY_FAILED
   escalations with attempts left are retried and stale APPROVED claims taken over
-  (:meth:`Escalations.retry_failed`).
+  (:meth:`Escalations.retry_failed`); owner DMs whose Slack post failed are posted
+  again (:meth:`~quotagov.governance.notifications.owner.OwnerNotifier.retry_failed`,
+  metric ``OwnerNoticesRetried`` by ``outcome``), and one that failed every try is
+  parked (metric ``OwnerNoticesParked``, alarmed by ``OwnerNoticesParkedAlarm``).
 
 Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
 on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
@@ -195,6 +198,23 @@ def _tell_owner(submission_id: str) -> dict[str, Any]:
     return {"kind": SUBMISSION_FAILED, "recordId": submission_id, "status": str(outcome)}
 
 
+def _retry_owner_notices() -> dict[str, str]:
+    """Post again the owner DMs whose delivery failed; ``{"<id>|<event key>": outcome}``.
+
+    A log that cannot be read is logged and left to the next tick (the escalation
+    retries above are kept either way)."""
+    try:
+        handled = services().owner_notifier.retry_failed()
+    except Exception:
+        logger.exception("could not retry failed owner notices; the next tick tries again")
+        return {}
+    for entry in handled:
+        emit("OwnerNoticesRetried", MetricUnit.Count, 1, outcome=entry.delivery)
+        if entry.delivery == "parked":
+            emit("OwnerNoticesParked", MetricUnit.Count, 1)
+    return {f"{e.submission_id}|{e.event_key}": e.delivery for e in handled}
+
+
 def _is_schedule(event: Any) -> bool:
     return (
         isinstance(event, dict)
@@ -209,9 +229,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point: an SQS batch of hand-offs, or the 5-minute retry schedule.
 
     Returns:
-        ``{"batchItemFailures": [...]}`` for SQS; ``{"retried": {id: status}}`` for
-        the schedule; for any other event (a schedule event whose ``detail-type`` was
-        edited, no ``Records`` list) ``{"batchItemFailures": []}``, logged
+        ``{"batchItemFailures": [...]}`` for SQS; ``{"retried": {id: status},
+        "ownerNotices": {key: delivery}}`` for the schedule; for any other event (a
+        schedule event whose ``detail-type`` was edited, no ``Records`` list)
+        ``{"batchItemFailures": []}``, logged
         (:func:`quotagov.handlers.sqs_batches.process_batch`), never an exception.
     """
     if _is_schedule(event):
@@ -227,6 +248,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
                 status=escalation.status.value,
             )
         logger.info("retried failed escalations", extra=result)
+        result["ownerNotices"] = _retry_owner_notices()
         return result
     idempotency_config().register_lambda_context(context)
     return process_batch(event, record_handler, processor, context)

@@ -9,7 +9,9 @@ Two triggers (the audit has one writer, this function):
   sealed once (:mod:`quotagov.governance.audit.seals`); a message that fails is
   reported in ``batchItemFailures`` (Powertools ``BatchProcessor``) and comes back,
   reaching the DLQ after the queue's ``maxReceiveCount``; a malformed one fails the
-  same way, so it is kept in the DLQ;
+  same way, so it is kept in the DLQ; a decision whose id is stored with other content
+  is recorded as the finding ``DECISION_ID_CONFLICT`` (metric ``DecisionIdConflicts``,
+  alarmed by ``DecisionIdConflictsAlarm``), never dropped as a repeat;
 - one EventBridge ``AWS API Call via CloudTrail`` event from ``aws.batch``, as below;
 - one change of the policy parameter: the CloudTrail record of ``PutParameter`` /
   ``DeleteParameter`` (source ``aws.ssm``) or a ``Parameter Store Change`` event, recorded
@@ -222,7 +224,16 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     refusals = sum(1 for _, entry in received if entry.decision.action == REFUSED_ACTION)
     if refusals:
         metrics.add_metric(name="UnauthenticatedMessages", unit=MetricUnit.Count, value=refusals)
-    outcomes = services().audit_log.record_decisions([entry for _, entry in received])
+    log = services().audit_log
+    conflicts_before = log.conflicts
+    outcomes = log.record_decisions([entry for _, entry in received])
+    if log.conflicts > conflicts_before:
+        logger.error("decision id conflict", extra={"count": log.conflicts - conflicts_before})
+        metrics.add_metric(
+            name="DecisionIdConflicts",
+            unit=MetricUnit.Count,
+            value=log.conflicts - conflicts_before,
+        )
     stored = 0
     for (message_id, entry), failure in zip(received, outcomes, strict=True):
         if failure is None and message_id not in refused:
@@ -302,6 +313,8 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
 def _release() -> dict[str, Any]:
     """Write the held CloudTrail calls whose settling window has passed."""
     written = services().audit_trail.release()
+    # one count per run, 0 included: a run that released nothing still says so
+    metrics.add_metric(name="AuditReleased", unit=MetricUnit.Count, value=len(written))
     for result in written:
         _count(result.record or {}, result.alerted)
     logger.info("audit release", extra={"written": len(written)})

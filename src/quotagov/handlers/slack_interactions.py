@@ -143,8 +143,14 @@ def unusable_record_id(action: BlockAction) -> str | None:
 
 
 def escalation_action(action: BlockAction) -> ActionReply:
-    """``escalation_approve`` / ``escalation_deny``: decide the escalation in ``value``."""
-    from quotagov.governance.slack.escalations import APPROVE_ACTION, DENY_ACTION
+    """``escalation_approve`` / ``escalation_deny``: decide the escalation in ``value``
+    (``<escalation id>#r<preview round>``; an Approve on a round that is no longer the
+    request's is answered in Slack and changes nothing)."""
+    from quotagov.governance.slack.escalations import (
+        APPROVE_ACTION,
+        DENY_ACTION,
+        parse_button_value,
+    )
     from quotagov.governance.slack.interactions import ActionReply
 
     if action.action_id not in (APPROVE_ACTION, DENY_ACTION):
@@ -152,12 +158,21 @@ def escalation_action(action: BlockAction) -> ActionReply:
     unusable = unusable_record_id(action)
     if unusable is not None:
         return ActionReply(unusable)
+    escalation_id, shown_round = parse_button_value(action.value)
     result = services().escalations.decide(
-        action.value, approve=action.action_id == APPROVE_ACTION, user_id=action.user_id
+        escalation_id,
+        approve=action.action_id == APPROVE_ACTION,
+        user_id=action.user_id,
+        shown_round=shown_round,
     )
     logger.info(
         "escalation decision",
-        extra={"escalationId": action.value, "outcome": result.outcome, "user": action.user_id},
+        extra={
+            "escalationId": escalation_id,
+            "round": shown_round,
+            "outcome": result.outcome,
+            "user": action.user_id,
+        },
     )
     decided = result.escalation
     emit(

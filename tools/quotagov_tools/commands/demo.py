@@ -14,7 +14,7 @@ CloudTrail recorded (priority changes, share updates): the input of
 ``quotagov whatif calibrate``.
 
 ``--faults SEED`` (with ``--fault-rate``, default 0.03) runs the walkthrough once
-without faults (to learn its audit findings), then again with faults injected,
+without faults (to learn its audit findings and owner DMs), then again with faults injected,
 reproducibly from SEED, into every outside dependency (DynamoDB, SQS, EventBridge,
 Batch, Slack; :mod:`quotagov_tools.local.faults`), and prints the injected fault counts per
 kind and each invariant of :mod:`quotagov_tools.local.invariants` with what it saw.
@@ -105,12 +105,13 @@ def fault_plan(args: argparse.Namespace) -> Any:
 
 
 def _play(
-    args: argparse.Namespace, plan: Any, sink: Any, echo: bool, baseline: list[str] | None
-) -> tuple[Any, list[Any], list[str]]:
-    """One run of the walkthrough: its result, the invariants (when ``plan`` or
-    ``baseline`` is given) and its audit findings."""
+    args: argparse.Namespace, plan: Any, sink: Any, echo: bool, baseline: Any
+) -> tuple[Any, list[Any], Any]:
+    """One run of the walkthrough: its result, the invariants (when ``plan`` is given;
+    compared with ``baseline``, a fault-free run's
+    :class:`~quotagov_tools.local.invariants.Baseline`) and its own baseline."""
     from quotagov_tools.local.demo_story import Demo
-    from quotagov_tools.local.invariants import check_invariants, findings_of
+    from quotagov_tools.local.invariants import baseline_of, check_invariants
     from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 
     options = RuntimeOptions(
@@ -129,13 +130,13 @@ def _play(
                 # what the faults delayed (redeliveries, retries) settles, expiries fire
                 runtime.advance(SETTLE_SECONDS)
                 invariants = check_invariants(runtime, baseline)
-            findings = findings_of(runtime.audit_records())
+            learned = baseline_of(runtime)
         if args.history_out is not None:
             write_history(runtime, args.history_out)
     finally:
         with contextlib.redirect_stdout(sink):
             runtime.stop()
-    return result, invariants, findings
+    return result, invariants, learned
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     logs = io.StringIO()
     # The handlers log and emit metrics on stdout like in Lambda; keep stdout for the story.
     sink = sys.stderr if args.logs else logs
-    baseline: list[str] | None = None
+    baseline: Any = None
     if plan is not None:
         clean, _, baseline = _play(args, None, sink, False, None)
         if not clean.ok:

@@ -132,5 +132,5 @@ def _outcome(base: str, reply_to: str, clicked: dict[str, Any]) -> int:
         (m for m in messages if (m["channel"], m["ts"]) == (clicked["channel"], clicked["ts"])),
         clicked,
     )
-    print(f"applied: {now.get('text') or '(message without text)'}")
+    print(f"clicked; the message now reads: {now.get('text') or '(message without text)'}")
     return 0

@@ -16,6 +16,17 @@ invocations the runtime recorded) and returns one :class:`Invariant` per rule:
    findings are given, the same findings.
 4. ``answers``: no API answer 5xx but the documented 503s, no Lambda error on an API route.
 5. ``dead letters``: nothing left in a dead-letter queue that no alarm watches.
+6. ``dispositions``: every job's disposition (retry exhaustion, thrash guard) is in a
+   final state (:data:`~quotagov.governance.dispositions.record.FINAL_STATUSES`: applied,
+   abandoned, not needed): none left ``applying`` or waiting for a termination. The one
+   exception is a ``pending-owner`` disposition whose question reached its owner (its
+   Slack ``message`` is recorded): it waits for a person, not for quotagov.
+7. ``owner DMs``: every owner DM the fault-free run delivered (``posted`` or folded into
+   a ``digest``; counted by job name and kind) was delivered in this run too; none is
+   left ``failed`` or ``retrying`` (a ``parked`` one breaks it as well: it was alarmed,
+   but the owner was not told).
+
+Rules 3 and 7 compare with a fault-free run's :class:`Baseline` when one is given.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from quotagov.governance.dispositions.record import FINAL_STATUSES as DISPOSITION_FINAL
+from quotagov.governance.dispositions.record import DispositionStatus
 from quotagov.governance.escalations.context import MAX_APPLY_ATTEMPTS
 from quotagov.governance.model.escalation import FINAL_STATUSES, EscalationStatus
 from quotagov.governance.submission.to_batch import SUBMISSION_TAG
@@ -39,6 +52,34 @@ class Invariant:
     name: str
     holds: bool
     detail: str
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a fault-free run of the same walkthrough left: its audit ``findings``
+    (:func:`findings_of`) and its delivered owner DMs (:func:`delivered_dms`)."""
+
+    findings: list[str]
+    owner_dms: list[str]
+
+
+#: Deliveries that reached the owner (a new DM, or an update of the digest DM).
+DELIVERED = ("posted", "digest")
+
+
+def delivered_dms(notifications: Iterable[dict[str, Any]]) -> list[str]:
+    """The delivered owner DMs as sorted ``<job name> <kind>`` lines (one per DM; ids
+    and times differ between runs, names and kinds do not)."""
+    return sorted(
+        f"{n.get('jobName')} {n.get('kind')}"
+        for n in notifications
+        if n.get("delivery") in DELIVERED
+    )
+
+
+def baseline_of(runtime: LocalRuntime) -> Baseline:
+    """The :class:`Baseline` of a finished run."""
+    return Baseline(findings_of(runtime.audit_records()), delivered_dms(runtime.notifications()))
 
 
 def _scan(client: Any, table: str) -> list[dict[str, Any]]:
@@ -207,16 +248,64 @@ def dead_letters(runtime: LocalRuntime) -> Invariant:
     return Invariant("dead letters", True, f"{parked} parked, every such queue alarmed")
 
 
-def check_invariants(runtime: LocalRuntime, baseline: list[str] | None = None) -> list[Invariant]:
+def dispositions(runtime: LocalRuntime, dynamodb: Any) -> Invariant:
+    """Rule 6 (see the module docstring)."""
+    table = runtime.environments["SubmitWorkerFunction"]["JOBS_TABLE"]
+    items = [i for i in _scan(dynamodb, table) if isinstance(i.get("disposition"), dict)]
+    for item in items:
+        disposition = item["disposition"]
+        status = DispositionStatus(str(disposition.get("status")))
+        asked = status is DispositionStatus.PENDING_OWNER and disposition.get("message")
+        if status not in DISPOSITION_FINAL and not asked:
+            return Invariant(
+                "dispositions",
+                False,
+                f"{item['pk']} ({item.get('jobName')}): still {status.value} "
+                f"(choice {disposition.get('choice')}, successor "
+                f"{disposition.get('successorId')}, error {disposition.get('lastError')})",
+            )
+    statuses = Counter(str(i["disposition"].get("status")) for i in items)
+    return Invariant("dispositions", True, f"{len(items)} final ({dict(sorted(statuses.items()))})")
+
+
+def owner_dms(runtime: LocalRuntime, baseline: list[str] | None) -> Invariant:
+    """Rule 7 (see the module docstring)."""
+    notifications = runtime.notifications()
+    for notification in notifications:
+        if notification.get("delivery") in ("failed", "retrying", "parked"):
+            return Invariant(
+                "owner DMs",
+                False,
+                f"{notification.get('jobName')} {notification.get('kind')} "
+                f"({notification.get('eventKey')}): {notification.get('delivery')}",
+            )
+    delivered = Counter(delivered_dms(notifications))
+    if baseline is not None:
+        missing = Counter(baseline) - delivered
+        if missing:
+            first = sorted(missing)[0]
+            return Invariant(
+                "owner DMs",
+                False,
+                f"{first}: delivered {delivered[first]} times, "
+                f"{Counter(baseline)[first]} in the fault-free run",
+            )
+    same = ", every one the fault-free run sent" if baseline is not None else ""
+    return Invariant("owner DMs", True, f"{sum(delivered.values())} delivered{same}")
+
+
+def check_invariants(runtime: LocalRuntime, baseline: Baseline | None = None) -> list[Invariant]:
     """Every rule of the module docstring, in order (``baseline``: a fault-free run's
-    :func:`findings_of`, or None to skip that comparison)."""
+    :func:`baseline_of`, or None to skip the comparisons)."""
     from quotagov.adapters import aws_clients
 
     dynamodb = aws_clients.client("dynamodb")
     return [
         submissions(runtime, dynamodb),
         escalations(runtime, dynamodb),
-        audit(runtime, baseline),
+        audit(runtime, baseline.findings if baseline is not None else None),
         answers(runtime),
         dead_letters(runtime),
+        dispositions(runtime, dynamodb),
+        owner_dms(runtime, baseline.owner_dms if baseline is not None else None),
     ]

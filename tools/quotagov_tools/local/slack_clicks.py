@@ -25,16 +25,21 @@ class ButtonNotFoundError(LookupError):
 def find_button(
     blocks: Sequence[Mapping[str, Any]], action_id: str, value: str | None = None
 ) -> tuple[str | None, Mapping[str, Any]]:
-    """``(block_id, element)`` of the button ``action_id`` (whose value is ``value``).
+    """``(block_id, element)`` of the button ``action_id`` whose value is ``value``, or
+    names the record ``value`` (an escalation button's value also carries the preview
+    round it shows: :func:`~quotagov.governance.slack.escalations.button_value`).
 
     Raises:
         ButtonNotFoundError: when no ``actions`` block holds such a button.
     """
+    from quotagov.governance.slack.escalations import parse_button_value
+
     for block in blocks:
         for element in block.get("elements") or []:
             if element.get("action_id") != action_id:
                 continue
-            if value is None or element.get("value") == value:
+            shown = str(element.get("value") or "")
+            if value is None or value in (shown, parse_button_value(shown)[0]):
                 return block.get("block_id"), element
     raise ButtonNotFoundError(f"no button {action_id!r} with value {value!r}")
 

@@ -12,23 +12,52 @@ stored once per ``decision_id``, as a record::
 and indexed by its subject (``resource`` and ``details["jobId"]``) so that the
 controller's own Batch call for it, arriving later through CloudTrail, names it. A
 ``details`` holding ``jobId`` and ``schedulingPriority`` also becomes the job's last
-known priority (the "before" of a later ``UpdateServiceJob``).
+known priority (used to name the decision behind the controller's own calls; the
+"before" of a change made around quotagov comes from the recorded CloudTrail calls,
+:meth:`~.trail.AuditTrail.record_call`).
+
+A decision id is an idempotency key built from known values (``<escalation>:approved``),
+so a record can be planted under an id before the real decision arrives. A decision
+whose id is stored with other content (:func:`content_digest`: action, actor, subject,
+details, findings) is not dropped as a repeat: it is appended as a
+``DecisionIdConflict`` record that keeps the received content and carries the finding
+``DECISION_ID_CONFLICT`` (high) with both digests, once per received content, and
+counted in :attr:`DecisionLog.conflicts` (metric ``DecisionIdConflicts``, alarmed).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from quotagov.batch_semantics import queue_name
 from quotagov.clock import Clock
-from quotagov.governance.audit.chain import ChainWriter
+from quotagov.governance.audit import findings as rules
+from quotagov.governance.audit.chain import Appended, ChainWriter
 from quotagov.governance.audit.events import iso_utc
 from quotagov.governance.audit.known import CONFIG, DECISION
 from quotagov.governance.canonical import canonical_json
 from quotagov.governance.ports import ControllerDecision, VersionStore
 from quotagov.governance.provenance import refusal_findings
+
+#: The record fields that are a decision's content (not when or how it was received).
+CONTENT_FIELDS = ("action", "actor", "resource", "details", "findings")
+
+#: The action of the record that keeps a conflicting decision's content.
+CONFLICT_ACTION = "DecisionIdConflict"
+
+
+def content_digest(record: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of a decision record's :data:`CONTENT_FIELDS`
+    (numbers read back from DynamoDB as ``Decimal`` are compared as the numbers they are).
+
+    Raises:
+        CanonicalFormError: a field is not JSON data.
+    """
+    content = {name: record.get(name) for name in CONTENT_FIELDS}
+    return hashlib.sha256(canonical_json(content).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -60,6 +89,8 @@ class DecisionLog:
         self._writer = writer
         self._versions = versions
         self._clock = clock
+        #: How many ``DecisionIdConflict`` records this log appended (ever, this process).
+        self.conflicts = 0
 
     def record_decision(
         self,
@@ -115,12 +146,46 @@ class DecisionLog:
         for chain, items in by_chain.items():
             try:
                 appended = self._writer.append_run(chain, [(k, body) for _, k, body, _ in items])
-                for (index, _key, _body, taken), stored in zip(items, appended, strict=True):
+                for (index, _key, body, taken), stored in zip(items, appended, strict=True):
+                    if not stored.created and not self._same_content(chain, body, stored):
+                        continue  # the conflict is recorded; the planted record is not indexed
                     self._index(entries[index].decision, chain, stored.record, taken)
             except Exception as exc:  # reported per entry; the caller retries them
                 for item in items:
                     outcome[item[0]] = exc
         return outcome
+
+    def _same_content(self, chain: str, body: Mapping[str, Any], stored: Appended) -> bool:
+        """True when ``body`` repeats the stored record's content (a redelivery); else
+        append the ``DecisionIdConflict`` record (once per received content) and return
+        False.
+
+        Raises:
+            as :meth:`ChainWriter.append`.
+        """
+        received, kept = content_digest(body), content_digest(stored.record)
+        if received == kept:
+            return True
+        decision_id = str(body["decisionId"])
+        seq = int(stored.record["seq"])
+        conflict = {
+            **{k: v for k, v in body.items() if k not in CONTENT_FIELDS},
+            "action": CONFLICT_ACTION,
+            "actor": {**body["actor"], "decisionAction": CONFLICT_ACTION},
+            "resource": body["resource"],
+            "details": {
+                "decisionId": decision_id,
+                "storedSeq": seq,
+                "storedDigest": kept,
+                "receivedDigest": received,
+                "received": {name: body.get(name) for name in CONTENT_FIELDS},
+            },
+            "findings": rules.decision_id_conflict(decision_id, kept, received, seq),
+        }
+        appended = self._writer.append(chain, f"conflict:{decision_id}:{received}", conflict)
+        if appended.created:
+            self.conflicts += 1
+        return False
 
     def _body(self, entry: QueuedEntry) -> tuple[str, dict[str, Any], float]:
         """The chain, the record body of ``entry`` and when it was decided (epoch s).

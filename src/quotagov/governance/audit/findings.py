@@ -291,6 +291,24 @@ def priority_outside_quotagov(
     return [finding("PRIORITY_RAISED_OUTSIDE_QUOTAGOV", "high", message)]
 
 
+def decision_id_conflict(
+    decision_id: str, stored_digest: str, received_digest: str, stored_seq: int
+) -> list[dict[str, str]]:
+    """A decision arrived under an id the chain already holds with other content: one of
+    the two was written by someone other than the deciding function (decision ids are
+    built from known values, so a record can be planted under a future id). Both are
+    kept: the stored record, and the received content in the conflict record."""
+    return [
+        finding(
+            "DECISION_ID_CONFLICT",
+            "high",
+            f"decision {decision_id}: received with content sha256 {received_digest}, but "
+            f"record {stored_seq} holds that id with content sha256 {stored_digest}; one "
+            "of them was not written by the deciding function",
+        )
+    ]
+
+
 def direct_invocation(function: str, principal: str) -> list[dict[str, str]]:
     """A quotagov function invoked by a principal rather than by its trigger: whatever
     event it was given (an identity, a Batch state change, an audit record) is a claim

@@ -27,7 +27,8 @@ the same change is a duplicate.
 Record shape (plus the chain fields, :mod:`quotagov.governance.audit.chain`)::
 
     {recordType: "PolicyParameter", kind: "CHANGE"|"ATTEMPT", time, recordedAt, eventId,
-     actor: {principalArn, type, source: "cloudtrail"|"history", quotagov: false},
+     actor: {principalArn, type, source: "cloudtrail"|"history", quotagov: false,
+             historyUser: SSM's LastModifiedUser of the version, or null},
      action: "PutParameter"|"DeleteParameter"|<operation>, resource: {type:
      "ssm-parameter", name}, jobQueue, policyVersion, previousVersion,
      error: {code, message}|null, difference: [policy_difference changes],
@@ -53,7 +54,11 @@ from quotagov.governance.audit.events import UserIdentity, iso_utc
 from quotagov.governance.audit.findings import finding, invalid_policy, policy_change_findings
 from quotagov.governance.audit.policy_diff import policy_difference
 from quotagov.governance.ports import ChatError, ChatNotifier
-from quotagov.governance.ports.policy_history import PolicyHistory, PolicyVersion
+from quotagov.governance.ports.policy_history import (
+    PolicyHistory,
+    PolicyHistoryError,
+    PolicyVersion,
+)
 from quotagov.governance.slack.audit import risk_message
 from quotagov.policy import Policy, PolicyError, load_policy
 
@@ -210,7 +215,8 @@ class PolicyParameterAudit:
         Raises:
             AuditEventError: the change is about another parameter, or no governed
                 queue is known (``JOB_QUEUE`` unset and no readable policy).
-            PolicyHistoryError: the history could not be read (retry later).
+            PolicyHistoryError: the history could not be read, or does not hold the
+                version the event names (retry later).
             ChainContentionError: the chain head kept moving (retry later).
         """
         if change.name != self._parameter:
@@ -221,11 +227,18 @@ class PolicyParameterAudit:
         after: PolicyVersion | None = None
         if change.error is None and change.action != "DeleteParameter":
             after = self._history.version(self._parameter, change.version)
-            if after is None:
-                errors.append(
-                    f"version {change.version or 'newest'} of {self._parameter} is not in "
-                    "its history"
+            if after is None and change.version is not None:
+                # A version the history does not hold (yet) is not recorded: the event
+                # came before SSM shows the write, or it is forged (an event invoked
+                # into the function naming a future version would otherwise take that
+                # version's one record, and the real event would be its duplicate).
+                # Retried, then parked in the rule's DLQ with its alarm.
+                raise PolicyHistoryError(
+                    f"detail.responseElements.version: version {change.version} of "
+                    f"{self._parameter} is not in its history (yet): retried"
                 )
+            if after is None:
+                errors.append(f"the newest version of {self._parameter} is not in its history")
         version = after.version if after else change.version
         before = (
             self._history.version(self._parameter, version - 1)
@@ -245,6 +258,8 @@ class PolicyParameterAudit:
                 "type": change.principal_type,
                 "source": "cloudtrail" if change.principal else "history",
                 "quotagov": False,
+                # SSM's own LastModifiedUser of the version, beside the event's claim
+                "historyUser": after.modified_by if after else None,
             },
             "action": change.action,
             "resource": {"type": "ssm-parameter", "name": self._parameter},

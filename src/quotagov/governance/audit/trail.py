@@ -258,7 +258,7 @@ class AuditTrail:
             return None
 
     def _history_before(
-        self, call: CloudTrailApiCall, target: Target
+        self, call: CloudTrailApiCall, target: Target, *, calls_only: bool = False
     ) -> tuple[dict[str, Any] | None, str]:
         """The configuration just before ``call`` and where it came from.
 
@@ -268,11 +268,17 @@ class AuditTrail:
         versions by ``(eventTime, eventID)``) is replayed from the base's time up to,
         not including, ``call``. Delivery order plays no part.
 
+        With ``calls_only`` the base is left out: only the calls CloudTrail recorded
+        count (for a priority change made around quotagov, whose "before" must never
+        come from a decision record, a table item and so a claim: a forged decision
+        setting a job's last known priority cannot hide a later raise).
+
         Returns:
             ``(before, source)``; source ``last-known`` (a stored version or the
-            history), ``policy`` or ``unknown``.
+            history), ``cloudtrail`` (``calls_only``: the recorded calls), ``policy`` or
+            ``unknown``.
         """
-        base = self._configs.before_version(target.key, call.event_ms)
+        base = None if calls_only else self._configs.before_version(target.key, call.event_ms)
         before: dict[str, Any] | None = None if base is None else dict(base.value)
         source = "last-known" if base is not None else "unknown"
         if base is None and target.type == "quota-share":
@@ -294,7 +300,7 @@ class AuditTrail:
                 before,
                 quota_share=quota_share,
             )
-            source = "last-known"
+            source = "cloudtrail" if calls_only else "last-known"
         return before, source
 
     def _usage_snapshot(
@@ -516,7 +522,8 @@ class AuditTrail:
         findings: list[dict[str, str]] = []
         if not call.failed:
             quota_share = target.type == "quota-share"
-            before, source = self._history_before(call, target)
+            around_quotagov = call.eventName == "UpdateServiceJob" and not actor["quotagov"]
+            before, source = self._history_before(call, target, calls_only=around_quotagov)
             if call.eventName.startswith("Create") or call.eventName == "SubmitServiceJob":
                 before, source = None, "none"
             after = configuration_after(

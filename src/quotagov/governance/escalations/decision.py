@@ -14,6 +14,11 @@
   function, which calls :func:`settle`; so the click is answered without waiting for
   Batch.
 - A click after ``expiresAt`` expires the request instead.
+- An Approve click names the preview round its card showed (``shown_round``, from the
+  button value: :func:`~quotagov.governance.slack.escalations.button_value`); when that
+  is not the request's current round (the card is older than a reopening with a new
+  impact, or the click is replayed), nothing changes and the clicker is told to look at
+  the current message (``stale``), so nobody confirms an impact they did not see.
 - Before an approval is applied, :func:`settle` recomputes the impact preview
   (:func:`~.preview_check.recheck_before_apply`); when the victims or their unsaved
   work changed materially (:mod:`.recheck`), nothing is applied: the request goes back
@@ -41,6 +46,7 @@ from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import HandoffError
+from quotagov.governance.slack.escalations import preview_round
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +58,9 @@ class DecisionResult:
     Attributes:
         outcome: ``approved``, ``denied``, ``already_decided``, ``expired``,
             ``refused``, ``reconfirm`` (the recomputed preview changed materially:
-            nothing applied, the approver is asked to confirm) or ``unknown``.
+            nothing applied, the approver is asked to confirm), ``stale`` (an Approve
+            click on a preview round that is not the current one: nothing changed) or
+            ``unknown``.
         escalation: the escalation after the click (None when unknown).
         notice: a sentence for the clicker (shown to them only), e.g. why a click
             was refused.
@@ -64,9 +72,15 @@ class DecisionResult:
 
 
 def decide(
-    deps: EscalationDeps, escalation_id: str, *, approve: bool, user_id: str
+    deps: EscalationDeps,
+    escalation_id: str,
+    *,
+    approve: bool,
+    user_id: str,
+    shown_round: int | None = None,
 ) -> DecisionResult:
-    """Slack user ``user_id``'s click on Approve (``approve=True``) or Deny.
+    """Slack user ``user_id``'s click on Approve (``approve=True``) or Deny, on a card
+    that showed the preview round ``shown_round`` (epoch ms; None: the card named none).
 
     :func:`record_decision`, then (unless it was refused, a repeat or expired)
     :func:`settle` here, or with ``deps.handoff`` the hand-off to the apply function.
@@ -74,7 +88,9 @@ def decide(
     Safe to call any number of times for the same click: only the call that moves
     PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
     """
-    result = record_decision(deps, escalation_id, approve=approve, user_id=user_id)
+    result = record_decision(
+        deps, escalation_id, approve=approve, user_id=user_id, shown_round=shown_round
+    )
     if result.outcome not in ("approved", "denied") or result.escalation is None:
         return result
     decided = result.escalation
@@ -106,11 +122,20 @@ def decide(
 
 
 def record_decision(
-    deps: EscalationDeps, escalation_id: str, *, approve: bool, user_id: str
+    deps: EscalationDeps,
+    escalation_id: str,
+    *,
+    approve: bool,
+    user_id: str,
+    shown_round: int | None = None,
 ) -> DecisionResult:
     """Check the click and record it: the verification/record step, no Batch call.
 
-    Unknown, already decided, expired (moved to EXPIRED here) and refused clicks
+    ``shown_round`` is the preview round (epoch ms) the clicked card showed. An Approve
+    whose round is not the request's current one
+    (:func:`~quotagov.governance.slack.escalations.preview_round`) is ``stale``: nothing
+    is changed, the clicker is told why. Unknown, already decided, expired (moved to
+    EXPIRED here) and refused clicks
     (four-eyes, not an approver: audited ``EscalationDecisionRefused``) change nothing
     else; an allowed one moves PENDING to APPROVED or DENIED with a conditional write
     and is audited (``EscalationApproved`` / ``EscalationDenied``).
@@ -132,6 +157,15 @@ def record_decision(
     why = decider_refusal(deps.policy, escalation, user_id)
     if why is not None:
         return _refuse_click(deps, escalation, user_id, "approve" if approve else "deny", why)
+    current_round = preview_round(escalation)
+    if approve and current_round is not None and shown_round != current_round:
+        logger.warning(
+            "escalation %s: Approve on preview round %s, current round %s; nothing changed",
+            escalation_id,
+            shown_round,
+            current_round,
+        )
+        return DecisionResult("stale", escalation, _STALE_NOTICE)
     return _decide(deps, escalation, approve=approve, user_id=user_id, now=now)
 
 
@@ -216,6 +250,14 @@ def decision_round(escalation: Escalation) -> float | None:
     preview (:func:`~.preview_check.recheck_before_apply`) carries a newer preview, so
     each approval round has its own audit id and hand-off idempotency key."""
     return escalation.preview.computed_at if escalation.preview is not None else None
+
+
+#: What the clicker of an Approve on an out-of-date preview round is told.
+_STALE_NOTICE = (
+    "Nothing was changed: this button belongs to an impact preview that is no longer "
+    "current (the request was reopened with new numbers). Read the current message and "
+    "click Approve there to confirm what it shows."
+)
 
 
 def _reconfirm_notice(reopened: Escalation) -> str:

@@ -116,13 +116,23 @@ class Escalations:
         """
         return requesting.request_escalation(self.deps, request)
 
-    def decide(self, escalation_id: str, *, approve: bool, user_id: str) -> DecisionResult:
-        """A Slack user's click on Approve (``approve=True``) or Deny.
+    def decide(
+        self,
+        escalation_id: str,
+        *,
+        approve: bool,
+        user_id: str,
+        shown_round: int | None = None,
+    ) -> DecisionResult:
+        """A Slack user's click on Approve (``approve=True``) or Deny, on a card showing
+        the preview round ``shown_round`` (epoch ms; see :func:`.decision.record_decision`).
 
         Safe to call any number of times for the same click: only the call that moves
         PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
         """
-        return decision.decide(self.deps, escalation_id, approve=approve, user_id=user_id)
+        return decision.decide(
+            self.deps, escalation_id, approve=approve, user_id=user_id, shown_round=shown_round
+        )
 
     def record_decision(self, escalation_id: str, *, approve: bool, user_id: str) -> DecisionResult:
         """Only the verification/record step of :meth:`decide` (no Batch call, no

@@ -13,9 +13,11 @@ Rules (owner notifications, ``docs/design.md``, "People and operators are told")
 * a job preempted again within ``notifications.digestWindowSeconds`` of the first
   preemption its owner was told about gets that first message updated in place into a
   digest (count, one line per preemption, total lost work) instead of a new message;
-* Slack is best effort: a failed post is logged (``delivery: failed`` with Slack's
-  error) and never fails the use case that noticed the event. So is the log: an
-  unreadable log loses the message, never the event (logged at ERROR).
+* a failed post never fails the use case that noticed the event: it is logged
+  (``delivery: failed`` with Slack's error) and retried by :meth:`OwnerNotifier.retry_failed`
+  (``ApplyDecisionsFunction``'s 5-minute schedule) until it is delivered or, after
+  :data:`MAX_DELIVERY_ATTEMPTS` tries, ``parked`` (metric ``OwnerNoticesParked``,
+  alarmed). An unreadable log loses the message, never the event (logged at ERROR).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ logger = logging.getLogger(__name__)
 
 #: Attempts at the read-update-write of a digest before posting a new message instead.
 DIGEST_ATTEMPTS = 3
+
+#: Slack posts of one owner DM before it is parked: the first and 11 retries, one per
+#: 5-minute schedule tick (about an hour), as for escalation cards.
+MAX_DELIVERY_ATTEMPTS = 12
 
 
 @dataclass
@@ -108,6 +114,64 @@ class OwnerNotifier:
         except Exception:
             logger.exception("could not record notification %s of %s", event.event_key, job.pk)
         return done
+
+    def retry_failed(self) -> list[NotificationEntry]:
+        """Post again every DM whose delivery failed (:meth:`NotificationLog.undelivered`).
+
+        Each entry is claimed first (:meth:`NotificationLog.claim_retry`, a conditional
+        write), so two concurrent runs post it once. The retry posts the logged text as
+        a new DM (a failed digest update is sent as a message of its own). An entry
+        that has had :data:`MAX_DELIVERY_ATTEMPTS` tries is ``parked`` instead and
+        logged at ERROR; the caller counts it (metric ``OwnerNoticesParked``).
+
+        Returns:
+            The entries handled, each as completed: ``posted``, ``failed`` (tried again
+            on the next run) or ``parked``.
+
+        Raises:
+            Exception: the log could not be read (the next run tries again).
+        """
+        done: list[NotificationEntry] = []
+        for entry in self.log.undelivered():
+            claimed = self.log.claim_retry(entry, now=self.clock.now())
+            if claimed is None:
+                continue
+            if claimed.attempts > MAX_DELIVERY_ATTEMPTS:
+                outcome = replace(claimed, delivery="parked", attempts=entry.attempts)
+                logger.error(
+                    "owner DM %s of %s parked after %d tries: %s",
+                    entry.event_key,
+                    entry.submission_id,
+                    entry.attempts,
+                    entry.error,
+                )
+            else:
+                outcome = self._post_again(claimed)
+            self.log.complete(outcome)
+            done.append(outcome)
+        return done
+
+    def _post_again(self, entry: NotificationEntry) -> NotificationEntry:
+        """One more Slack post of a logged entry: ``posted`` or ``failed``."""
+        if self.chat is None or not entry.recipient:
+            return replace(entry, delivery="no-recipient")
+        blocks = owner_blocks(
+            entry.text,
+            job_name=entry.job_name,
+            submission_id=entry.submission_id,
+            link=self.link(entry.submission_id),
+        )
+        try:
+            posted = self.chat.post(entry.recipient, entry.text, blocks)
+        except ChatError as error:
+            logger.warning(
+                "retry %d of the DM to the owner of %s failed: %s",
+                entry.attempts,
+                entry.submission_id,
+                error.error,
+            )
+            return replace(entry, delivery="failed", error=error.error)
+        return replace(entry, delivery="posted", channel=posted.channel, ts=posted.ts, error=None)
 
     def notify_by_id(
         self, submission_id: str, build: Callable[[JobRecord], OwnerEvent]

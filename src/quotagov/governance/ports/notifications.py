@@ -45,10 +45,15 @@ class NotificationEntry:
         at: when the event was noted, epoch seconds.
         delivery: ``posted`` (a new DM), ``digest`` (folded into an earlier DM,
             updated in place), ``opted-out`` (team opted out), ``no-recipient``,
-            ``failed`` (Slack refused; ``error`` says why) or ``pending``.
+            ``failed`` (Slack refused; ``error`` says why: retried by
+            :meth:`~quotagov.governance.notifications.owner.OwnerNotifier.retry_failed`),
+            ``retrying`` (a retry holds it), ``parked`` (every try failed; alarmed) or
+            ``pending``.
         channel / ts: where the message landed (the DM's channel id and ``ts``).
         error: Slack's error code when ``delivery`` is ``failed``.
         details: the event's facts (JSON-ready: lost seconds, target share, ...).
+        attempts: Slack posts tried so far (1 after the first delivery).
+        retry_at: when the latest retry claimed the entry (epoch seconds), or None.
     """
 
     submission_id: str
@@ -64,6 +69,16 @@ class NotificationEntry:
     ts: str | None = None
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 1
+    retry_at: float | None = None
+
+
+#: Deliveries that leave the owner untold and are retried (``retrying``: a retry that
+#: died holding it is taken over once :data:`RETRY_LEASE_SECONDS` have passed).
+UNDELIVERED = ("failed", "retrying")
+
+#: How long a retry holds an entry before another retry may take it over (seconds).
+RETRY_LEASE_SECONDS = 600
 
 
 @dataclass(frozen=True)
@@ -108,6 +123,20 @@ class NotificationLog(Protocol):
 
     def entries(self, submission_id: str | None = None) -> list[NotificationEntry]:
         """Logged entries (of one job, or all), oldest first."""
+        ...
+
+    def undelivered(self) -> list[NotificationEntry]:
+        """Every entry whose delivery is one of :data:`UNDELIVERED`, oldest first
+        (without reading every job's log: a :meth:`complete` with ``failed`` notes the
+        entry in a retry list, any other outcome removes it)."""
+        ...
+
+    def claim_retry(self, entry: NotificationEntry, *, now: float) -> NotificationEntry | None:
+        """Take ``entry`` for a retry: a conditional write that the stored entry still has
+        ``entry.attempts`` and is ``failed`` (or ``retrying`` with a ``retry_at`` older
+        than :data:`RETRY_LEASE_SECONDS`). Returns the claimed entry (``retrying``,
+        ``attempts`` + 1, ``retry_at`` = ``now``), or None when another retry took it or
+        it was delivered meanwhile."""
         ...
 
     def digest(self, submission_id: str) -> DigestState | None:

@@ -20,7 +20,10 @@ bare user ids.
 
 Action ids: :data:`APPROVE_ACTION` and :data:`DENY_ACTION`, both starting with
 :data:`ACTION_PREFIX` (the Slack interactions handler dispatches on that prefix);
-the button ``value`` is the escalation id.
+the button ``value`` is the escalation id and, when the request carries an impact
+preview, the preview round it shows (:func:`button_value`, ``<escalation id>#r<ms>``):
+an Approve click whose round is not the request's current one (a click on an old card,
+or replayed after the request was reopened with a new impact) confirms nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from quotagov.governance.slack.blocks import (
 )
 
 ACTION_PREFIX = "escalation_"
+#: Separates the escalation id from the preview round in a button ``value``.
+ROUND_MARK = "#r"
 APPROVE_ACTION = "escalation_approve"
 DENY_ACTION = "escalation_deny"
 
@@ -59,6 +64,34 @@ MAX_MENTIONED_APPROVERS = 20
 #: A preview lists at most this many victims by name (the rest as a count), which keeps
 #: the section within Block Kit's 3000 characters with both previews shown.
 MAX_LISTED_VICTIMS = 8
+
+
+def preview_round(escalation: Escalation) -> int | None:
+    """The preview round of ``escalation``: when its current impact preview was computed,
+    in epoch milliseconds; None without a preview (or one without a time). A request
+    reopened because its impact changed carries a newer preview, so a new round."""
+    preview = escalation.preview
+    if preview is None or preview.computed_at is None:
+        return None
+    return round(preview.computed_at * 1000)
+
+
+def button_value(escalation: Escalation) -> str:
+    """The Approve/Deny button ``value``: ``<escalation id>#r<round>`` (the round of
+    :func:`preview_round`), or the escalation id alone when there is no preview."""
+    shown = preview_round(escalation)
+    ident = escalation.escalation_id
+    return ident if shown is None else f"{ident}{ROUND_MARK}{shown}"
+
+
+def parse_button_value(value: str) -> tuple[str, int | None]:
+    """``(escalation id, round)`` of a button ``value`` (:func:`button_value`); the round
+    is None when the value carries none (or a mark not followed by a whole number, which
+    then stays part of the id and matches no escalation)."""
+    ident, mark, shown = value.rpartition(ROUND_MARK)
+    if mark and ident and shown.isdigit() and len(shown) <= 20:
+        return ident, int(shown)
+    return value, None
 
 
 def _when(epoch_seconds: float) -> str:
@@ -208,10 +241,9 @@ def request_blocks(
             "Approve and preempt",
             "Cancel",
         )
-    approve = button(
-        "Approve", APPROVE_ACTION, escalation.escalation_id, style="primary", confirm=confirm
-    )
-    deny = button("Deny", DENY_ACTION, escalation.escalation_id, style="danger")
+    value = button_value(escalation)
+    approve = button("Approve", APPROVE_ACTION, value, style="primary", confirm=confirm)
+    deny = button("Deny", DENY_ACTION, value, style="danger")
     return [
         header("Priority escalation request"),
         section(approvers_line(approvers)),

@@ -206,6 +206,14 @@ class SubmissionRequest(BaseModel):
     timeoutConfig: TimeoutConfig | None = None
     tags: dict[str, str] | None = Field(default=None, max_length=MAX_TAGS)
 
+    @field_validator("checkpointIntervalSeconds", mode="before")
+    @classmethod
+    def _no_boolean_seconds(cls, value: Any) -> Any:
+        """JSON ``true`` is not 1 second (pydantic's lax mode would take it as 1)."""
+        if isinstance(value, bool):
+            raise ValueError("must be a whole number of seconds, not a boolean")
+        return value
+
     @field_validator("serviceRequestPayload", mode="before")
     @classmethod
     def _decode_payload(cls, value: Any) -> Any:
