@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from quotagov_tools.cli import main
+from quotagov_tools.commands.invoke import SealError, seal_records
 from quotagov_tools.deploy.template import load_template
 from quotagov_tools.local.stack import Stack
 
@@ -64,18 +65,57 @@ API_ANSWERS = {
 }
 
 
+#: The SQS samples (messages quotagov's functions hand each other, sealed by their
+#: sender) and what each gives when ``--seal`` seals it as its producer would.
+SEALED_SAMPLES: dict[str, dict[str, list[Any]]] = {
+    # the decision is appended, nothing fails
+    "audit_trail-decisions.json": {"batchItemFailures": []},
+    # a notice about a submission that does not exist: nobody to tell, acknowledged
+    "apply_decisions-owner-notice.json": {"batchItemFailures": []},
+    # an escalation and a disposition that do not exist: nothing to act on, acknowledged
+    "apply_decisions-handoffs.json": {"batchItemFailures": []},
+    # a reference to an unknown submission and a whole submission are poison:
+    # acknowledged, not retried
+    "submit_worker-batch.json": {"batchItemFailures": []},
+}
+
+#: CloudTrail calls that are not Batch calls: answered at once, no settling window.
+ANSWERED_AT_ONCE = {
+    # a lambda:InvokeFunction on a quotagov function by someone else than its trigger
+    "audit_trail-direct-invoke.json": {
+        "chain": "ml-gov-queue",
+        "findings": ["DIRECT_INVOCATION"],
+        "kind": "CHANGE",
+        "seq": 1,
+        "status": "recorded",
+    },
+    # ssm:PutParameter on the policy parameter of a stack named quotagov; the local
+    # stack's is /quotagov-local/policy, so the call is not about this stack's policy
+    "audit_trail-put-policy-parameter.json": {
+        "reason": "detail: parameter '/quotagov/policy' is not the policy parameter "
+        "'/quotagov-local/policy'",
+        "status": "rejected",
+    },
+}
+
+
 def check_answer(event_file: Path, result: dict[str, Any]) -> None:
     """``result`` is what ``event_file`` must give in a fresh runtime."""
     name = event_file.name
     if name in API_ANSWERS:
         status, fragment = API_ANSWERS[name]
         assert (result["statusCode"], fragment in result["body"]) == (status, True), result
-    elif name == "audit_trail-decisions.json":
-        # an SQS batch from the audit queue: the decision is appended, nothing fails
-        assert result == {"batchItemFailures": []}
+    elif name in SEALED_SAMPLES:
+        # recorded, so without proof of sender: every message refused (SQS keeps it)
+        records = json.loads(event_file.read_text())["Records"]
+        assert result == {
+            "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records]
+        }
     elif name == "audit_digest-scheduled.json":
         # a fresh runtime has no chain yet, so nothing to digest
         assert result == {"digests": []}
+    elif name in ANSWERED_AT_ONCE:
+        assert result == ANSWERED_AT_ONCE[name]
     elif name.startswith("audit_trail-"):
         # held for the settling window (AUDIT_SETTLE_SECONDS, 300 s in the template)
         detail = json.loads(event_file.read_text())["detail"]
@@ -94,21 +134,13 @@ def check_answer(event_file: Path, result: dict[str, Any]) -> None:
         assert result == NOTHING_DUE
     elif name == "apply_decisions-scheduled.json":
         assert result == {"retried": {}, "ownerNotices": {}}
-    elif name == "apply_decisions-owner-notice.json":
-        # a notice about a submission that does not exist: nobody to tell, acknowledged
-        assert result == {"batchItemFailures": []}
-    elif name == "apply_decisions-handoffs.json":
-        # an escalation and a disposition that do not exist: nothing to act on, acknowledged
-        assert result == {"batchItemFailures": []}
     elif name == "reconciler-scheduled.json":
         # nothing is QUEUED in a fresh runtime
         empty: list[str] = []
         assert result == dict.fromkeys(
-            ("requeued", "submitted", "failed", "deferred", "unchanged", "unnotified"), empty
+            ("requeued", "submitted", "failed", "deferred", "unchanged", "unnotified", "refused"),
+            empty,
         )
-    elif name == "submit_worker-batch.json":
-        # a reference to an unknown submission is poison: acknowledged, not retried
-        assert result == {"batchItemFailures": []}
     else:
         raise AssertionError(f"no expected answer for {name}: add one")
 
@@ -125,6 +157,60 @@ def test_invoke_runs_the_sample_event(
     captured = capsys.readouterr()
     assert code == 0, captured.err[-2000:]
     check_answer(event_file, json.loads(captured.out))
+
+
+@pytest.mark.slow  # a whole local runtime (moto, fake Slack server) per sample event
+@pytest.mark.parametrize("name", sorted(SEALED_SAMPLES))
+def test_invoke_seal_gets_the_sample_accepted(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    event = ROOT / "events" / name
+    assert main(["invoke", function_for(event), "--event", str(event), "--seal"]) == 0
+    assert json.loads(capsys.readouterr().out) == SEALED_SAMPLES[name]
+
+
+def test_seal_records_names_the_queue_purpose_and_the_producer() -> None:
+    """Purpose from the queue the ARN names; sender from SenderId when it names a
+    producer of that queue, else the first producer; non-SQS records untouched."""
+    url = "https://sqs.eu-west-1.amazonaws.com/111122223333/quotagov-local-ApplyQueue"
+    environments = {
+        "ApplyDecisionsFunction": {"OWNER_NOTICE_QUEUE_URL": "x"},
+        "EscalationsApiFunction": {"APPLY_QUEUE_URL": url},
+        "SlackInteractionsFunction": {"APPLY_QUEUE_URL": url},
+    }
+    arn = "arn:aws:sqs:eu-west-1:111122223333:quotagov-local-ApplyQueue"
+
+    def record(sender: str) -> dict[str, Any]:
+        return {
+            "eventSource": "aws:sqs",
+            "eventSourceARN": arn,
+            "body": "{}",
+            "attributes": {"SenderId": f"AROAX:{sender}"},
+        }
+
+    event = {"Records": [record("SlackInteractionsFunction"), record("someone"), {"x": 1}]}
+    sealed = seal_records(
+        event,
+        environments,
+        "ApplyDecisionsFunction",
+        lambda *parts: json.dumps(parts),
+        12.5,
+    )
+    bodies = [json.loads(r["body"]) for r in sealed["Records"][:2]]
+    assert bodies == [
+        ["apply", "SlackInteractionsFunction", 12.5, "{}"],
+        ["apply", "EscalationsApiFunction", 12.5, "{}"],
+    ]
+    assert sealed["Records"][2] == {"x": 1}
+    assert event["Records"][0]["body"] == "{}"  # the input is left as it was
+    other = {"Records": [{**record("x"), "eventSourceARN": arn.replace("Apply", "Other")}]}
+    with pytest.raises(SealError, match=r"Records\[0\]\.eventSourceARN: .*names no sealed"):
+        seal_records(other, environments, "ApplyDecisionsFunction", lambda *p: "", 0.0)
+    with pytest.raises(SealError, match=r"Records\[0\]\.body: must be a string"):
+        seal_records(
+            {"Records": [{**record("x"), "body": 1}]}, environments, "A", lambda *p: "", 0.0
+        )
 
 
 @pytest.mark.slow  # a whole local runtime (moto, fake Slack server)

@@ -51,7 +51,8 @@ def register(subparsers: Any) -> None:
     """Add ``jobs`` and its subcommands."""
     parser = subparsers.add_parser(
         "jobs",
-        help="submit, list, show, explain, watch, escalate and decide training jobs (the API's client)",
+        help="submit, list, show, explain, watch, escalate and decide training jobs "
+        "(the API's client)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
