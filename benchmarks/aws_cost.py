@@ -94,12 +94,18 @@ _S3_GET = {"GetObject", "HeadObject"}
 
 
 def _local(name: str) -> Any:
-    """The local runtime's module ``name``, from the tools package or, in a checkout from
-    before the tools were split out (``--compare``), from ``quotagov_tools.local``."""
-    try:
-        return importlib.import_module(f"quotagov_tools.local.{name}")
-    except ModuleNotFoundError:
-        return importlib.import_module(f"quotagov_tools.local.{name}")
+    """The local runtime's module ``name``: from the runtime package's own ``local``
+    package in a checkout from before the tools were split out (``--compare``), else
+    from the tools package. The old place is tried first, so an older checkout on
+    ``PYTHONPATH`` never mixes with the tools of this one."""
+    for package in ("quotagov", "quotagov_tools"):
+        module = ".".join([package, "local", name])
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and not module.startswith(exc.name):
+                raise
+    raise ModuleNotFoundError(f"no local runtime module {name!r}")
 
 
 def _size(attributes: Mapping[str, Any] | None) -> int:
