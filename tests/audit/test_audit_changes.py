@@ -618,27 +618,49 @@ def test_other_resources_record_their_request_as_after(trail: AuditTrail) -> Non
     assert all(r["findings"] == [] for r in (queue, policy_change, environment))
 
 
-@pytest.mark.parametrize("error", ["channel_not_found", "ratelimited"])
 def test_slack_failure_keeps_the_record(
     chains: DynamoDBChainStore,
     batch: SimulatedBatch,
     trail: AuditTrail,
     clock: ManualClock,
     slack: FakeSlack,
-    error: str,
 ) -> None:
     call = load_call("update-quota-share-borrow")
     perform(batch, clock, call)
-    slack.fail_next("chat.postMessage", error)
+    slack.fail_next("chat.postMessage", "channel_not_found")
 
     result = trail.record_call(call)
 
     assert result.created and not result.alerted
     assert chains.find("ml-gov-queue", f"event:{result.record['eventId']}") == result.record
     assert [c.response for c in slack.calls_to("chat.postMessage")] == [
-        {"ok": False, "error": error}
+        {"ok": False, "error": "channel_not_found"}
     ]
     assert slack.messages == []
+
+
+def test_a_ratelimited_alert_is_sent_again_and_the_record_kept(
+    chains: DynamoDBChainStore,
+    batch: SimulatedBatch,
+    trail: AuditTrail,
+    clock: ManualClock,
+    slack: FakeSlack,
+) -> None:
+    """Slack's ``ratelimited`` is a retryable answer
+    (https://api.slack.com/apis/rate-limits): the alert is posted on the second try."""
+    call = load_call("update-quota-share-borrow")
+    perform(batch, clock, call)
+    slack.fail_next("chat.postMessage", "ratelimited")
+
+    result = trail.record_call(call)
+
+    assert result.created and result.alerted
+    assert chains.find("ml-gov-queue", f"event:{result.record['eventId']}") == result.record
+    first, second = slack.calls_to("chat.postMessage")
+    assert first.response == {"ok": False, "error": "ratelimited"}
+    assert second.response["ok"] is True
+    assert first.params == second.params
+    assert len(slack.messages) == 1
 
 
 def test_share_of_another_queue_goes_to_that_queues_chain_without_policy_findings(

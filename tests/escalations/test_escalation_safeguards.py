@@ -117,7 +117,10 @@ def test_overlapping_retry_runs_apply_a_failed_approval_once(world: World) -> No
     assert failed is not None and failed.status is EscalationStatus.APPLY_FAILED
     assert failed.claimed_at == failed.decided_at == world.clock.now()
 
-    world.clock.advance(1000)  # later than STALE_APPROVAL_SECONDS after the approval
+    # One checkpoint interval (600 s) later: bg-1's unsaved work is back to the 300 s
+    # the approver saw, so the retry's impact recheck finds no change and applies.
+    world.clock.advance(600)
+    world.batch.sync()
     slow = SlowFirstUpdate(world.batch)
     wiring.services().set("batch", slow)
     results: list[dict[str, Any]] = []

@@ -350,7 +350,10 @@ def test_failed_application_is_recorded_and_retried_by_the_schedule(world: World
     message = world.slack.messages[0]
     assert "UpdateServiceJob failed" in message_text(message.blocks)
 
-    world.clock.advance(300)
+    # One checkpoint interval later bg-1's unsaved work is the 300 s the approver saw:
+    # the retry's impact recheck finds no change.
+    world.clock.advance(600)
+    world.batch.sync()
     result = world.expire()
     assert result["retried"] == {body["escalationId"]: "APPLIED"}
     assert world.describe("bg-2")["schedulingPriority"] == 50
@@ -368,6 +371,46 @@ def test_failed_application_is_recorded_and_retried_by_the_schedule(world: World
         "EscalationApplyFailed",
         "EscalationApplied",
     ]
+    assert world.expire()["retried"] == {}
+
+
+def test_a_retry_whose_impact_changed_reopens_the_request(world: World) -> None:
+    _, body = world.request("sub-bg-2", "high", REASON)  # bg-1: 300 s unsaved at t=900
+    escalation_id = body["escalationId"]
+    world.batch.fail_next("UpdateServiceJob", code="ServerException", message="boom")
+    assert world.click(escalation_id, "U0CAROL") == 200
+    world.clock.advance(240)  # t=1140: bg-1 has 540 s unsaved (next checkpoint at 1200)
+    world.batch.sync()
+
+    assert world.expire()["retried"] == {escalation_id: "PENDING"}
+
+    assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert world.describe("bg-2")["schedulingPriority"] == 10
+    stored = world.escalations.get(escalation_id)
+    assert stored is not None
+    assert (stored.status, stored.decided_by, stored.decided_at, stored.claimed_at) == (
+        EscalationStatus.PENDING,
+        None,
+        None,
+        None,
+    )
+    assert stored.previous_preview is not None and stored.preview is not None
+    assert [v.unsaved_seconds for v in stored.previous_preview.preempted] == [300]
+    assert [v.unsaved_seconds for v in stored.preview.preempted] == [540]
+    assert stored.preview.computed_at == world.clock.now()
+    assert audit_actions(world) == [
+        "EscalationRequested",
+        "EscalationApproved",
+        "EscalationApplyFailed",
+        "EscalationPreviewChanged",
+    ]
+    changed = world.audit.decisions[-1]
+    assert changed.actor == "U0CAROL"
+    assert "540 s" in changed.details["change"]
+    # a confirming click with the new numbers applies, once
+    assert world.click(escalation_id, "U0CAROL") == 200
+    assert world.update_calls[1:] == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
+    assert world.describe("bg-2")["schedulingPriority"] == 50
     assert world.expire()["retried"] == {}
 
 
@@ -440,7 +483,29 @@ def test_an_approval_interrupted_before_update_is_taken_over_by_the_schedule(
     assert decided is not None
     world.clock.advance(300)
     assert world.expire()["retried"] == {}  # could still be in flight
-    world.clock.advance(601)
-    assert world.expire()["retried"] == {body["escalationId"]: "APPLIED"}
+    world.clock.advance(601)  # past STALE_APPROVAL_SECONDS (900 s): taken over
+    world.batch.sync()
+    # Taken over and rechecked like the first apply: 901 s after the preview the
+    # approver saw (bg-1 preempted with 300 s unsaved), med-1 has finished and bg-2
+    # runs by itself, so the request is reopened for the approvers, not applied.
+    assert world.expire()["retried"] == {body["escalationId"]: "PENDING"}
+    assert world.update_calls == []
+    assert world.describe("bg-2")["schedulingPriority"] == 10
+    stored = world.escalations.get(body["escalationId"])
+    assert stored is not None
+    assert (stored.status, stored.decided_by, stored.error) == (
+        EscalationStatus.PENDING,
+        None,
+        "interrupted before UpdateServiceJob was recorded",
+    )
+    assert stored.previous_preview is not None and stored.preview is not None
+    assert [v.unsaved_seconds for v in stored.previous_preview.preempted] == [300]
+    assert (stored.preview.outcome.value, stored.preview.preempted) == ("ALREADY_RUNNING", ())
+    assert world.describe("bg-2")["status"] == "RUNNING"
+    assert audit_actions(world) == ["EscalationRequested", "EscalationPreviewChanged"]
+    assert world.audit.decisions[-1].actor == "U0CAROL"
+    assert "impact changed since the request" in message_text(world.slack.messages[0].blocks)
+    # the approvers confirm the new numbers: applied once
+    assert world.click(body["escalationId"], "U0CAROL") == 200
     assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
     assert "*Approved* by <@U0CAROL>" in message_text(world.slack.messages[0].blocks)

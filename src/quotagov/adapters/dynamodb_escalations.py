@@ -20,6 +20,7 @@ conditioned on the current status, so two clicks apply one decision.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -87,6 +88,9 @@ _ATTRIBUTES: dict[str, str] = {
     "decision_proof": "decisionProof",
 }
 _FIELDS = {attribute: name for name, attribute in _ATTRIBUTES.items()}
+#: Attribute holding the token of the last status move (:meth:`EscalationsTable.transition`);
+#: not an Escalation field, ignored when an item is read.
+_WRITE_TOKEN = "writeToken"
 _INT_FIELDS = {"current_priority", "requested_priority", "apply_attempts", "superseded_priority"}
 _FLOAT_FIELDS = {"created_at", "expires_at", "decided_at", "applied_at", "claimed_at"}
 
@@ -381,6 +385,14 @@ class EscalationsTable:
             else:
                 values[f":v{index}"] = _serializer.serialize(_to_dynamo(value))
                 sets.append(f"{placeholder} = :v{index}")
+        # A status move also stores a token unique to this call, so a failed condition
+        # can tell our own re-sent write (lost answer) from another caller's identical
+        # move (two approvers' clicks in the same second write the same fields).
+        token = uuid.uuid4().hex if "status" in changes else None
+        if token is not None:
+            names["#token"] = _WRITE_TOKEN
+            values[":token"] = {"S": token}
+            sets.append("#token = :token")
         expression = ""
         if sets:
             expression += "SET " + ", ".join(sets)
@@ -398,22 +410,29 @@ class EscalationsTable:
             )
         except ClientError as error:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return self._own_transition(escalation_id, expected, changes)
+                return self._own_transition(escalation_id, expected, changes, token)
             raise
         return item_to_escalation(answer["Attributes"])
 
     def _own_transition(
-        self, escalation_id: str, expected: EscalationStatus, changes: Mapping[str, Any]
+        self,
+        escalation_id: str,
+        expected: EscalationStatus,
+        changes: Mapping[str, Any],
+        token: str | None,
     ) -> Escalation | None:
         """After a failed :meth:`transition`: the escalation when the stored item shows
-        exactly this move (status moved away from ``expected`` and every changed field
-        holds our value), i.e. our own write whose answer was lost and which botocore
-        re-sent; None when somebody else moved it (or it does not exist).
+        exactly this move (status moved away from ``expected``, the stored write token
+        is this call's ``token`` and every changed field holds our value), i.e. our own
+        write whose answer was lost and which botocore re-sent; None when somebody else
+        moved it (or it does not exist). The token keeps a concurrent caller that wrote
+        the same values (the same approver clicking twice in one second) from passing
+        for us.
 
         A move that leaves the status alone cannot fail its own retry (the status is
         still ``expected``), so only status moves are recognised.
         """
-        if "status" not in changes:
+        if "status" not in changes or token is None:
             return None
         item = self.client.get_item(
             TableName=self.table_name, Key={"pk": {"S": escalation_id}}, ConsistentRead=True
@@ -421,7 +440,7 @@ class EscalationsTable:
         if item is None:
             return None
         stored = _plain_item(item)
-        if stored.get("status") == expected.value:
+        if stored.get("status") == expected.value or stored.get(_WRITE_TOKEN) != token:
             return None
         for name, value in changes.items():
             attribute = _ATTRIBUTES[name]
@@ -450,7 +469,9 @@ class EscalationsTable:
 
         Returns:
             The request after the change, or None when it is not APPROVED or its claim
-            is not older than ``claimed_before``.
+            is not older than ``claimed_before`` (so None also after an earlier run, or
+            this call's own write whose answer was lost, released it: the request is
+            APPLY_FAILED in both cases).
         """
         try:
             answer = self.client.update_item(
@@ -477,11 +498,12 @@ class EscalationsTable:
             )
         except ClientError as failure:
             if failure.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return self._own_transition(
-                    escalation_id,
-                    EscalationStatus.APPROVED,
-                    {"status": EscalationStatus.APPLY_FAILED, "error": error},
-                )
+                # Not :meth:`_own_transition`: this write carries nothing unique to one
+                # caller, so a second run's identical release would pass for our own
+                # re-sent write and the request would be "released" twice. A lost
+                # answer re-sent by botocore reads as None here; the request is
+                # APPLY_FAILED either way, which is all the caller acts on.
+                return None
             raise
         return item_to_escalation(answer["Attributes"])
 

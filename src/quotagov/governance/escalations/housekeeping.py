@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import logging
 
-from quotagov.governance.escalations.applying import apply_approved
+from quotagov.governance.escalations.applying import apply_approved, refuse_apply
 from quotagov.governance.escalations.applying import apply_failed as fail_apply
+from quotagov.governance.escalations.authority import approval_refusal
 from quotagov.governance.escalations.context import (
     MAX_APPLY_ATTEMPTS,
     STALE_APPROVAL_SECONDS,
@@ -92,7 +93,9 @@ def retry_failed(deps: EscalationDeps) -> list[Escalation]:
     request. APPROVED requests whose claim lease has lapsed are released first
     (:func:`release_stale_claims`).
 
-    Then, like the first apply, the impact is rechecked
+    Then, like the first apply, the approval's authority is checked
+    (:func:`~.authority.approval_refusal`: one the policy does not give is DENIED,
+    unapplied and never reopened) and the impact is rechecked
     (:func:`~.preview_check.recheck_before_apply`): a material change reopens the
     request for the approvers instead of applying it; Batch unreadable for the
     recheck is one more failed attempt.
@@ -114,6 +117,14 @@ def retry_failed(deps: EscalationDeps) -> list[Escalation]:
             {"status": EscalationStatus.APPROVED, "claimed_at": deps.clock.now()},
         )
         if claimed is None:
+            continue
+        # The authority first, as at the first apply (decision.settle): an approval
+        # the policy does not give is DENIED and audited, never reopened by a recheck.
+        why = approval_refusal(deps.policy, deps.jobs.find(claimed.job_id), claimed)
+        if why is not None:
+            refused = refuse_apply(deps, claimed, why)
+            update_message(deps, refused)
+            done.append(refused)
             continue
         if not claimed.direct:  # the impact is rechecked as at the first apply
             try:
