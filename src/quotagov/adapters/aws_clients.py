@@ -2,7 +2,7 @@
 classification of AWS failures (:func:`classify`) the rest of the code acts on.
 
 Clients: :func:`client` and :func:`resource` build boto3 clients on the default session
-(or a given one) with :data:`RETRY_CONFIG`: botocore's ``standard`` retry mode, 5 attempts
+(or a given one) with :func:`retry_config`: botocore's ``standard`` retry mode, 5 attempts
 in all, which retries throttling codes (``ThrottlingException``,
 ``ProvisionedThroughputExceededException``, ``TransactionInProgressException``,
 ``TooManyRequestsException``, any HTTP 429), transient answers (HTTP 500, 502, 503, 504,
@@ -42,7 +42,6 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Any
 
-from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -56,12 +55,20 @@ if TYPE_CHECKING:
 #: Total attempts of every call (the first and 4 retries).
 MAX_ATTEMPTS = 5
 
-#: The configuration of every client :func:`client` and :func:`resource` build.
-RETRY_CONFIG = Config(
-    retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
-    connect_timeout=5,
-    read_timeout=10,
-)
+
+def retry_config() -> Any:
+    """The ``botocore.config.Config`` of every client :func:`client` and :func:`resource`
+    build: standard retry mode, :data:`MAX_ATTEMPTS` attempts, 5 s to connect, 10 s to
+    read. Imported when the first client is built, not at a handler's import (cold start:
+    ``benchmarks/submit_path.py``)."""
+    from botocore.config import Config
+
+    return Config(
+        retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
+        connect_timeout=5,
+        read_timeout=10,
+    )
+
 
 #: Error codes botocore's standard mode treats as throttling (botocore
 #: ``retries/standard.py``, ``ThrottledRetryableChecker``), plus Batch's 429 code.
@@ -153,15 +160,15 @@ def retryable(error: BaseException) -> bool:
 
 
 def client(service: str, session: boto3.Session | None = None) -> Any:
-    """A boto3 client of ``service`` with :data:`RETRY_CONFIG` (default session when
+    """A boto3 client of ``service`` with :func:`retry_config` (default session when
     ``session`` is None, so the local runtime's botocore hooks see its calls)."""
     import boto3
 
-    return (session or boto3).client(service, config=RETRY_CONFIG)  # type: ignore[call-overload]
+    return (session or boto3).client(service, config=retry_config())  # type: ignore[call-overload]
 
 
 def resource(service: str, session: boto3.Session | None = None) -> Any:
-    """A boto3 resource of ``service`` with :data:`RETRY_CONFIG` (see :func:`client`)."""
+    """A boto3 resource of ``service`` with :func:`retry_config` (see :func:`client`)."""
     import boto3
 
-    return (session or boto3).resource(service, config=RETRY_CONFIG)  # type: ignore[call-overload]
+    return (session or boto3).resource(service, config=retry_config())  # type: ignore[call-overload]

@@ -32,30 +32,67 @@ This package is the public surface; import from it, not from its modules.
 
 from __future__ import annotations
 
-from quotagov.governance.submission.deps import (
-    ENQUEUE_FAILED,
-    SubmissionDeps,
-    is_enqueue_failure,
-)
-from quotagov.governance.submission.errors import (
-    IdempotencyMismatchError,
-    SubmissionUnavailableError,
-    TransientSubmitError,
-)
-from quotagov.governance.submission.receive import (
-    SUBMISSION_NAMESPACE,
-    ReceiveOutcome,
-    receive_submission,
-    record_unusable_message,
-    submission_id_for,
-)
-from quotagov.governance.submission.to_batch import (
-    SERVICE_JOB_TYPE,
-    SUBMISSION_TAG,
-    request_of,
-    service_job_request,
-    submit_to_batch,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from quotagov.governance.submission.deps import (
+        ENQUEUE_FAILED,
+        SubmissionDeps,
+        is_enqueue_failure,
+    )
+    from quotagov.governance.submission.errors import (
+        IdempotencyMismatchError,
+        SubmissionUnavailableError,
+        TransientSubmitError,
+    )
+    from quotagov.governance.submission.receive import (
+        SUBMISSION_NAMESPACE,
+        ReceiveOutcome,
+        receive_submission,
+        record_unusable_message,
+        submission_id_for,
+    )
+    from quotagov.governance.submission.to_batch import (
+        SERVICE_JOB_TYPE,
+        SUBMISSION_TAG,
+        request_of,
+        service_job_request,
+        submit_to_batch,
+    )
+
+#: Each public name -> the module of this package that holds it. Loaded on first use
+#: (PEP 562), so that importing one module of the package (``submission.request``, which
+#: the API's error table reads) does not load the whole use case at a cold start.
+_EXPORTS = {
+    "ENQUEUE_FAILED": "deps",
+    "SubmissionDeps": "deps",
+    "is_enqueue_failure": "deps",
+    "IdempotencyMismatchError": "errors",
+    "SubmissionUnavailableError": "errors",
+    "TransientSubmitError": "errors",
+    "SUBMISSION_NAMESPACE": "receive",
+    "ReceiveOutcome": "receive",
+    "receive_submission": "receive",
+    "record_unusable_message": "receive",
+    "submission_id_for": "receive",
+    "SERVICE_JOB_TYPE": "to_batch",
+    "SUBMISSION_TAG": "to_batch",
+    "request_of": "to_batch",
+    "service_job_request": "to_batch",
+    "submit_to_batch": "to_batch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ENQUEUE_FAILED",
