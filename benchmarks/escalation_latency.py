@@ -100,7 +100,7 @@ def _setup(active_jobs: int) -> dict[str, Any]:
             schedulingPriority=10,
             serviceRequestPayload=_payload(name),
         )
-        jobs.create(
+        jobs.create_if_absent(
             JobRecord(
                 pk=f"sub-{n}",
                 state=SubmissionState.SUBMITTED,

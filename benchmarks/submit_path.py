@@ -62,7 +62,7 @@ class MemoryJobs:
     def __init__(self) -> None:
         self.items: dict[str, JobRecord] = {}
 
-    def create(self, record: JobRecord) -> JobRecord:
+    def create_if_absent(self, record: JobRecord) -> JobRecord:
         if record.pk in self.items:
             raise JobRecordExistsError(record.pk, "exists")
         stored = record.model_copy(update={"version": 1})
@@ -75,7 +75,7 @@ class MemoryJobs:
     def get_by_batch_job_id(self, batch_job_id: str) -> JobRecord | None:
         return next((r for r in self.items.values() if r.batchJobId == batch_job_id), None)
 
-    def update(
+    def update_if_expected(
         self,
         submission_id: str,
         changes: Mapping[str, Any],
@@ -185,7 +185,7 @@ def worker_cpu_per_message() -> float:
     alice = "arn:aws:sts::111122223333:assumed-role/researcher/alice"
     for i in range(MESSAGES + 100):
         pk = f"sub-{i:06d}"
-        jobs.create(
+        jobs.create_if_absent(
             JobRecord(
                 pk=pk,
                 state=SubmissionState.QUEUED,

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
         DigestStore,
         EscalationRepository,
         JobsRepository,
-        JobStateRepository,
         NotificationLog,
         RecordSealer,
         SignatureChecker,
@@ -252,17 +251,11 @@ class Services:
 
     @dependency()
     def jobs(self) -> JobsRepository:
-        """``JobsTable`` repository of :class:`JobRecord` (``JOBS_TABLE``)."""
+        """The ``JobsTable`` repository of :class:`JobRecord` (``JOBS_TABLE``), for every
+        use case that reads or writes a job item."""
         from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
 
         return DynamoDBJobsRepository(self.settings.require("jobs_table"), self.clock)
-
-    @dependency()
-    def job_state_store(self) -> JobStateRepository:
-        """``JobsTable`` items as dicts, for job state and dispositions (``JOBS_TABLE``)."""
-        from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
-
-        return DynamoDBJobStateStore.from_name(self.settings.require("jobs_table"))
 
     @dependency()
     def notification_log(self) -> NotificationLog:
@@ -644,7 +637,7 @@ class Services:
         from quotagov.governance.dispositions import DispositionDeps
 
         return DispositionDeps(
-            store=self.job_state_store,
+            store=self.jobs,
             batch=self.batch,
             policy=self.policy,
             audit=self.optional_audit(),
@@ -665,7 +658,7 @@ class Services:
 
         dispositions = self.dispositions
         return JobStateDeps(
-            store=self.job_state_store, dispositions=dispositions, notifier=dispositions.notifier
+            store=self.jobs, dispositions=dispositions, notifier=dispositions.notifier
         )
 
     @dependency(cached=False)

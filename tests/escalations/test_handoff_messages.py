@@ -224,7 +224,7 @@ def _failed_record(world: World, pk: str = "sub-failed", **changes: Any) -> None
         "createdAt": int(world.clock.now()),
     }
     fields.update(changes)
-    world.jobs.create(JobRecord(**fields))
+    world.jobs.create_if_absent(JobRecord(**fields))
 
 
 def test_a_failed_submission_is_told_to_its_owner_once(

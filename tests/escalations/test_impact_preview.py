@@ -38,7 +38,7 @@ def submit_medium(world: World, name: str) -> None:
         serviceRequestPayload=_payload(name, False),
     )
     world.job_ids[name] = answer["jobId"]
-    world.jobs.create(
+    world.jobs.create_if_absent(
         JobRecord(
             pk=f"sub-{name}",
             state=SubmissionState.SUBMITTED,

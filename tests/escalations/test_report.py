@@ -140,7 +140,7 @@ def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             table.put_new(escalation)
         repo = DynamoDBJobsRepository("jobs", ManualClock(NOW), client)
         for job in JOBS:
-            repo.create(job)
+            repo.create_if_absent(job)
         try:
             yield
         finally:

@@ -60,7 +60,7 @@ def test_jobs_ahead_in_the_share(world: World) -> None:
         schedulingPriority=10,
         serviceRequestPayload=payload,
     )
-    world.jobs.create(
+    world.jobs.create_if_absent(
         JobRecord(
             pk="sub-bg-3",
             state=SubmissionState.SUBMITTED,
@@ -201,7 +201,7 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
             serviceRequestPayload=_payload(name, instances),
         )
         ids[name] = answer["jobId"]
-    jobs.create(
+    jobs.create_if_absent(
         JobRecord(
             pk="sub-med-1",
             state=SubmissionState.SUBMITTED,
@@ -223,7 +223,7 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
     # bg-3 is a submission of dave's team (applied), bg-2 one of research's: dave's view
     # may name the first, and only count the second (no name, no Batch id).
     for name, team in (("bg-3", "applied"), ("bg-2", "research")):
-        jobs.create(
+        jobs.create_if_absent(
             JobRecord(
                 pk=f"sub-{name}",
                 state=SubmissionState.SUBMITTED,

@@ -234,7 +234,7 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
             },
         )
         job_ids[name] = answer["jobId"]
-        jobs.create(
+        jobs.create_if_absent(
             JobRecord(
                 pk=f"sub-{name}",
                 state=SubmissionState.SUBMITTED,

@@ -13,8 +13,11 @@ import pytest
 from moto import mock_aws
 
 from quotagov import wiring
-from quotagov.adapters.dynamodb_job_state import DynamoDBJobStateStore
-from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
+from quotagov.adapters.dynamodb_jobs import (
+    DynamoDBJobsRepository,
+    deserialize_item,
+    jobs_table_definition,
+)
 from quotagov.clock import ManualClock
 from quotagov.governance.dispositions import DispositionDeps
 from quotagov.governance.job_state.updates import JobStateDeps
@@ -53,6 +56,22 @@ def policy() -> Policy:
     return example_policy()
 
 
+class StoredItems:
+    """The ``JobsTable`` items exactly as stored (plain attributes, numbers as int/float),
+    read consistently: what the tests check, job records and ``FOREIGN#`` items alike."""
+
+    def __init__(self, table: str) -> None:
+        self._client = boto3.client("dynamodb")
+        self._table = table
+
+    def get(self, pk: str) -> dict[str, Any] | None:
+        """The stored item with ``pk``, None when there is none."""
+        item = self._client.get_item(
+            TableName=self._table, Key={"pk": {"S": pk}}, ConsistentRead=True
+        ).get("Item")
+        return deserialize_item(item) if item else None
+
+
 @dataclass
 class World:
     """Everything a job-state test touches."""
@@ -60,7 +79,7 @@ class World:
     clock: ManualClock
     policy: Policy
     jobs: DynamoDBJobsRepository
-    store: DynamoDBJobStateStore
+    store: StoredItems
     audit: NullAuditSink
     batch: SimulatedBatch
     chat: Any = None
@@ -68,16 +87,16 @@ class World:
     retries: list[tuple[dict[str, Any], float]] = field(default_factory=list)
 
     def deps(self) -> JobStateDeps:
-        return JobStateDeps(store=self.store, dispositions=self.disposition_deps())
+        return JobStateDeps(store=self.jobs, dispositions=self.disposition_deps())
 
     @property
     def agreeing_batch(self) -> AgreeingBatch:
         """:attr:`batch`, confirming hand-fed events of jobs it never ran."""
-        return AgreeingBatch(self.batch, self.store)
+        return AgreeingBatch(self.batch, self.jobs)
 
     def disposition_deps(self) -> DispositionDeps:
         return DispositionDeps(
-            store=self.store,
+            store=self.jobs,
             batch=self.agreeing_batch,
             policy=self.policy,
             audit=self.audit,
@@ -120,10 +139,10 @@ class World:
             clientToken=client_token_for(submission_id),
             createdAt=int(self.clock.now()),
         )
-        created = self.jobs.create(record)
+        created = self.jobs.create_if_absent(record)
         if batch_job_id is None:
             return created
-        return self.jobs.update(
+        return self.jobs.update_if_expected(
             submission_id,
             {"batchJobId": batch_job_id, "state": SubmissionState.SUBMITTED.value},
         )
@@ -132,7 +151,7 @@ class World:
         """Create the record and send it to the simulated Batch, as the submit worker does."""
         record = self.record(submission_id, batch_job_id=None, **kwargs)
         response = self.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
-        return self.jobs.update(
+        return self.jobs.update_if_expected(
             submission_id,
             {
                 "batchJobId": response["jobId"],
@@ -214,7 +233,7 @@ def build_world(policy: Policy, seed: int = 7) -> Iterator[World]:
             clock=clock,
             policy=policy,
             jobs=DynamoDBJobsRepository(TABLE, clock),
-            store=DynamoDBJobStateStore.from_name(TABLE),
+            store=StoredItems(TABLE),
             audit=NullAuditSink(),
             batch=simulated_batch(policy, clock, seed),
         )
@@ -225,7 +244,7 @@ def build_world(policy: Policy, seed: int = 7) -> Iterator[World]:
             batch=world.agreeing_batch,
             audit=world.audit,
             chat=None,
-            job_state_store=world.store,
+            jobs=world.jobs,
         )
         try:
             yield world

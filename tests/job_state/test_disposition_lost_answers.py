@@ -40,7 +40,7 @@ class _LoseAnswer:
 
 def _lose(world: World, marker: bytes) -> _LoseAnswer:
     lose = _LoseAnswer(marker)
-    world.store._table.meta.client.meta.events.register_last("before-send", lose)
+    world.jobs._client.meta.events.register_last("before-send", lose)
     return lose
 
 
@@ -108,13 +108,13 @@ def test_a_move_another_caller_made_is_not_taken_for_ours(world: World) -> None:
     # a writer that expected no disposition yet, with a different one: refused
     theirs = {**APPLIED, "status": "applying", "decidedAt": int(START + 4100)}
     assert (
-        world.store.transition_disposition("sub-1", expected_status=None, disposition=theirs)
+        world.jobs.move_disposition_if_status("sub-1", expected_status=None, disposition=theirs)
         is False
     )
     # the stored disposition equals the written one, but the successor named is not
     # in successorIds: not this write either
     assert (
-        world.store.transition_disposition(
+        world.jobs.move_disposition_if_status(
             "sub-1",
             expected_status="applying",
             disposition=before["disposition"],

@@ -64,7 +64,7 @@ def test_mutated_dispositions(world: World, body: str, job_id: str, principal: s
     assert isinstance(reply, dict)
     record = world.jobs.get("rel-1")
     assert record is not None
-    disposition = (record.model_extra or {}).get("disposition") or {}
+    disposition = record.disposition.to_item() if record.disposition is not None else {}
     successors = submitted(world.batch)
     assert len(successors) <= 1
     if successors:

@@ -277,7 +277,7 @@ def test_a_job_whose_record_has_no_batch_job_id_yet_waits_for_the_worker(world: 
     assert len(world.retries) == 4  # RUNNABLE .. RUNNING, each to be retried
     item = world.store.get("sub-young")
     assert item is not None and "jobState" not in item
-    world.jobs.update(
+    world.jobs.update_if_expected(
         "sub-young", {"batchJobId": response["jobId"], "state": SubmissionState.SUBMITTED.value}
     )
     world.clock.advance(60)
@@ -312,7 +312,7 @@ def test_an_impostor_tagged_with_a_refused_submission_gains_it_no_job_state(
 ) -> None:
     """Fault 3a: the refused record stays exactly as it was; the job is foreign."""
     world.record("sub-refused", batch_job_id=None)
-    world.jobs.update("sub-refused", {"state": SubmissionState.REFUSED.value})
+    world.jobs.update_if_expected("sub-refused", {"state": SubmissionState.REFUSED.value})
     before = world.store.get("sub-refused")
     job_id = _impostor(world, "sub-refused")
     world.advance(120)
@@ -362,7 +362,7 @@ def test_an_impostor_racing_a_queued_submission_never_becomes_its_job(world: Wor
     world.pump()
     assert world.retries and world.store.get(f"FOREIGN#{job_id}") is None
     response = world.batch.submit_service_job(**service_job_request(record, QUEUE_ARN))
-    world.jobs.update(
+    world.jobs.update_if_expected(
         "sub-queued", {"batchJobId": response["jobId"], "state": SubmissionState.SUBMITTED.value}
     )
     world.clock.advance(60)
@@ -390,21 +390,21 @@ def test_a_lost_race_rereads_and_refolds(world: World) -> None:
     events = preempted_twice("batch-6", CREATED_MS)
     fold_into(world, events[:3])
     # another invocation folds the preemption between our read and our write
-    store = world.store
-    real_get = store.get
+    jobs = world.jobs
+    real_get = jobs.get
     raced = {"done": False}
 
-    def racing_get(submission_id: str) -> dict[str, Any] | None:
-        item = real_get(submission_id)
+    def racing_get(submission_id: str) -> JobRecord | None:
+        record = real_get(submission_id)
         if not raced["done"] and submission_id == "sub-6":
             raced["done"] = True
             apply_state_event(parse_state_change(events[3]).to_state_event(), world.deps())
-        return item
+        return record
 
-    store.get = racing_get  # type: ignore[method-assign]
+    jobs.get = racing_get  # type: ignore[method-assign]
     fold_into(world, [events[4]])
-    store.get = real_get  # type: ignore[method-assign]
-    item = real_get("sub-6")
+    jobs.get = real_get  # type: ignore[method-assign]
+    item = world.store.get("sub-6")
     assert item is not None
     assert item["jobState"]["status"] == "RUNNING"
     assert item["jobState"]["preemptionCount"] == 1
@@ -428,7 +428,7 @@ def test_concurrent_owner_decisions_apply_exactly_one(world: World) -> None:
     # DynamoDB applies each conditional write atomically; moto's in-process backend does
     # not under threads, so its calls are serialised here (one call at a time, as DynamoDB
     # serialises writes to one item); the use case's own steps still interleave freely.
-    world.store._table = _OneCallAtATime(world.store._table)  # type: ignore[attr-defined]
+    world.jobs._client = _OneCallAtATime(world.jobs._client)  # type: ignore[assignment]
     choices = ["resubmit", "abandon"] * 4
     outcomes: list[Any] = []
     conflicts: list[Exception] = []
@@ -460,7 +460,7 @@ def test_concurrent_owner_decisions_apply_exactly_one(world: World) -> None:
 
 
 class _OneCallAtATime:
-    """Proxy of a boto3 Table whose calls run one at a time."""
+    """Proxy of a boto3 client whose calls run one at a time."""
 
     _lock = threading.Lock()
 

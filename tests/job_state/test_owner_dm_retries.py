@@ -168,7 +168,7 @@ def test_a_preemption_whose_state_write_answer_was_lost_is_still_told(
     events = preempted_twice("batch-1", int(START * 1000))
     # the 4th event is the first preemption (RUNNABLE again); its write is the 4th
     lose = _LoseNthStateAnswer(4)
-    world.store._table.meta.client.meta.events.register_last("before-send", lose)
+    world.jobs._client.meta.events.register_last("before-send", lose)
     results = [job_state.handler(event, LambdaContext()) for event in events[:4]]
 
     assert lose.lost == 1

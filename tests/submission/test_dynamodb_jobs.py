@@ -43,7 +43,7 @@ def _record(pk: str = "sub-1", **extra: Any) -> JobRecord:
 def test_create_then_get_round_trips_every_field(
     jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock
 ) -> None:
-    stored = jobs_repo.create(_record())
+    stored = jobs_repo.create_if_absent(_record())
     assert stored.version == 1
     assert stored.createdAt == stored.updatedAt == 1_796_083_200
 
@@ -57,9 +57,9 @@ def test_create_then_get_round_trips_every_field(
 
 
 def test_create_refuses_an_existing_id(jobs_repo: DynamoDBJobsRepository) -> None:
-    jobs_repo.create(_record())
+    jobs_repo.create_if_absent(_record())
     with pytest.raises(JobRecordExistsError, match="sub-1"):
-        jobs_repo.create(_record(team="applied"))
+        jobs_repo.create_if_absent(_record(team="applied"))
     got = jobs_repo.get("sub-1")
     assert got is not None and got.team == "research"
 
@@ -72,9 +72,9 @@ def test_get_of_unknown_id_is_none(jobs_repo: DynamoDBJobsRepository) -> None:
 def test_update_sets_removes_and_bumps_version(
     jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock
 ) -> None:
-    jobs_repo.create(_record())
+    jobs_repo.create_if_absent(_record())
     clock.advance(30)
-    after = jobs_repo.update(
+    after = jobs_repo.update_if_expected(
         "sub-1",
         {
             "state": SubmissionState.SUBMITTED,
@@ -97,10 +97,10 @@ def test_update_sets_removes_and_bumps_version(
 def test_update_with_stale_version_loses_and_shows_the_winner(
     jobs_repo: DynamoDBJobsRepository,
 ) -> None:
-    jobs_repo.create(_record())
-    jobs_repo.update("sub-1", {"reasons": ["first writer"]}, expected_version=1)
+    jobs_repo.create_if_absent(_record())
+    jobs_repo.update_if_expected("sub-1", {"reasons": ["first writer"]}, expected_version=1)
     with pytest.raises(JobRecordConflictError) as caught:
-        jobs_repo.update("sub-1", {"reasons": ["second writer"]}, expected_version=1)
+        jobs_repo.update_if_expected("sub-1", {"reasons": ["second writer"]}, expected_version=1)
     assert caught.value.current is not None
     assert caught.value.current.reasons == ["first writer"]
     assert caught.value.current.version == 2
@@ -109,10 +109,10 @@ def test_update_with_stale_version_loses_and_shows_the_winner(
 
 
 def test_update_with_wrong_state_loses(jobs_repo: DynamoDBJobsRepository) -> None:
-    jobs_repo.create(_record())
-    jobs_repo.update("sub-1", {"state": SubmissionState.SUBMITTED, "batchJobId": "job-1"})
+    jobs_repo.create_if_absent(_record())
+    jobs_repo.update_if_expected("sub-1", {"state": SubmissionState.SUBMITTED, "batchJobId": "job-1"})
     with pytest.raises(JobRecordConflictError, match="state SUBMITTED"):
-        jobs_repo.update(
+        jobs_repo.update_if_expected(
             "sub-1",
             {"state": SubmissionState.FAILED, "reasons": ["late"]},
             expected_states=[SubmissionState.QUEUED],
@@ -123,19 +123,19 @@ def test_update_with_wrong_state_loses(jobs_repo: DynamoDBJobsRepository) -> Non
 
 def test_update_of_missing_record_is_not_found(jobs_repo: DynamoDBJobsRepository) -> None:
     with pytest.raises(JobRecordNotFoundError, match="ghost"):
-        jobs_repo.update("ghost", {"reasons": ["x"]})
+        jobs_repo.update_if_expected("ghost", {"reasons": ["x"]})
 
 
 def test_update_refuses_managed_attributes(jobs_repo: DynamoDBJobsRepository) -> None:
-    jobs_repo.create(_record())
+    jobs_repo.create_if_absent(_record())
     with pytest.raises(ValueError, match="version"):
-        jobs_repo.update("sub-1", {"version": 7})
+        jobs_repo.update_if_expected("sub-1", {"version": 7})
 
 
 def test_unknown_attributes_survive_round_trips(jobs_repo: DynamoDBJobsRepository) -> None:
     """Fields other helpers add later (job-state) are kept by this code."""
-    jobs_repo.create(_record(jobStatus="RUNNABLE", batch={"attempts": 2, "lostSeconds": 12.5}))
-    jobs_repo.update("sub-1", {"preemptions": 3})
+    jobs_repo.create_if_absent(_record(jobStatus="RUNNABLE", batch={"attempts": 2, "lostSeconds": 12.5}))
+    jobs_repo.update_if_expected("sub-1", {"preemptions": 3})
     got = jobs_repo.get("sub-1")
     assert got is not None
     extra = got.model_extra or {}
@@ -158,10 +158,10 @@ def test_in_state_since_pages_oldest_first_and_stops_at_the_limit(
 ) -> None:
     """The reconciler's query (GSI byState): only the state asked, only old enough."""
     for i in range(7):
-        jobs_repo.create(_record(f"q-{i}"))
+        jobs_repo.create_if_absent(_record(f"q-{i}"))
         clock.advance(10)
-    submitted = jobs_repo.create(_record("s-1"))
-    jobs_repo.update(submitted.pk, {"state": SubmissionState.SUBMITTED})
+    submitted = jobs_repo.create_if_absent(_record("s-1"))
+    jobs_repo.update_if_expected(submitted.pk, {"state": SubmissionState.SUBMITTED})
     cutoff = int(clock.now()) - 25  # q-0 .. q-4 were last written at or before it
 
     found = jobs_repo.in_state_since(SubmissionState.QUEUED, cutoff, limit=3)

@@ -30,7 +30,7 @@ def jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDBJobsRepository]:
         boto3.client("dynamodb").create_table(**jobs_table_definition("jobs"))
         repo = DynamoDBJobsRepository("jobs", ManualClock(1_777_885_200.0))
         for i in range(7):
-            repo.create(
+            repo.create_if_absent(
                 JobRecord(
                     pk=f"r-{i}",
                     state=SubmissionState.SUBMITTED if i % 2 else SubmissionState.QUEUED,
@@ -41,10 +41,10 @@ def jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDBJobsRepository]:
                     jobState={"status": "RUNNING" if i == 5 else "RUNNABLE"},
                 )
             )
-        repo.create(
+        repo.create_if_absent(
             JobRecord(pk="a-0", state=SubmissionState.QUEUED, team="applied", jobName="secret")
         )
-        repo.create(JobRecord(pk="malformed", state=SubmissionState.FAILED, team=""))
+        repo.create_if_absent(JobRecord(pk="malformed", state=SubmissionState.FAILED, team=""))
         yield repo
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from quotagov.governance.job_state import JobTracking
 from quotagov.governance.job_state.events import Attempt
 from quotagov.governance.ports import BatchNotFoundError
-from quotagov.governance.ports.jobs import JobStateRepository
+from quotagov.governance.ports.jobs import JobsRepository
 
 
 def _attempt(attempt: Attempt) -> dict[str, Any]:
@@ -54,7 +54,7 @@ class AgreeingBatch:
         store: the job records.
     """
 
-    def __init__(self, inner: Any, store: JobStateRepository) -> None:
+    def __init__(self, inner: Any, store: JobsRepository) -> None:
         self._inner = inner
         self._store = store
 
@@ -63,8 +63,8 @@ class AgreeingBatch:
 
     def describe_service_job(self, *, jobId: str) -> dict[str, Any]:
         submission_id = self._store.find_submission_id(jobId)
-        item = self._store.get(submission_id) if submission_id else None
-        facts = (item or {}).get("jobStateFacts")
+        record = self._store.get(submission_id) if submission_id else None
+        facts = record.jobStateFacts if record is not None else None
         try:
             answer: dict[str, Any] = self._inner.describe_service_job(jobId=jobId)
         except BatchNotFoundError:

@@ -75,17 +75,17 @@ def decide_disposition(
     name = choice.removeprefix(ACTION_ID_PREFIX)
     if name not in CHOICES:
         raise InvalidChoiceError(f"choice: {name!r} is not one of {', '.join(CHOICES)}")
-    item = deps.store.get(job_id)
+    job = deps.store.get(job_id)
     not_found = DispositionNotFoundError(f"jobId: no job {job_id!r}")
-    if item is None:
+    if job is None:
         raise not_found
     try:
-        authorize(JobRecord.from_item(item), actor, deps.policy)
+        authorize(job, actor, deps.policy)
     except DispositionForbiddenError:
         # Authorization before existence: the same answer as for an unknown job.
         raise not_found from None
     for _ in range(MAX_DECISION_ATTEMPTS):
-        job, current = JobRecord.from_item(item), steps.disposition_of(item)
+        current = steps.disposition_of(job)
         if current is None:
             raise DispositionConflictError(f"job {job_id!r} has no disposition to decide", None)
         if current.status is not DispositionStatus.PENDING_OWNER:
@@ -103,7 +103,7 @@ def decide_disposition(
             moved = moved.with_changes(lease=None)  # the apply function takes the lease
         if steps.write(deps, job_id, current, moved):
             return _record_decision(job, moved, deps)
-        item = deps.store.get(job_id) or item
+        job = deps.store.get(job_id) or job
     raise DispositionConflictError(f"job {job_id!r}: disposition keeps changing", None)
 
 
@@ -178,16 +178,15 @@ def settle_disposition(job_id: str, deps: DispositionDeps) -> DispositionOutcome
         BatchError: ``SubmitServiceJob`` failed; the disposition stays ``applying``
             without a new successor and the message is retried (SQS).
     """
-    item = deps.store.get(job_id)
-    current = steps.disposition_of(item) if item is not None else None
-    if item is None or current is None:
+    job = deps.store.get(job_id)
+    current = steps.disposition_of(job)
+    if job is None or current is None:
         return None
-    job = JobRecord.from_item(item)
     if current.status is DispositionStatus.APPLYING:
         outcome = steps.resume(job, current, deps, report=False)
     else:
         outcome = DispositionOutcome.of(job_id, current, changed=False)
     if current.status is not DispositionStatus.PENDING_OWNER:
-        latest = steps.disposition_of(deps.store.get(job_id) or {}) or current
+        latest = steps.disposition_of(deps.store.get(job_id)) or current
         notify.update_question(latest, outcome, deps)
     return outcome

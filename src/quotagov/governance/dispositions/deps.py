@@ -3,17 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
 from quotagov.governance.dispositions.successor import submit_with_batch
+from quotagov.governance.model.job import JobRecord
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import AuditSink, BatchPort, ChatNotifier
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff
-from quotagov.governance.ports.jobs import JobStateStore, SuccessorSubmitter
+from quotagov.governance.ports.jobs import JobsRepository, SuccessorSubmitter
 from quotagov.governance.ports.messages import MessageMac
 from quotagov.policy.models import Policy
 
@@ -23,7 +24,7 @@ class DispositionDeps:
     """What the disposition use cases talk to.
 
     Attributes:
-        store: the job records.
+        store: the job records (``JobsTable``).
         batch: ``TerminateServiceJob`` (thrash guard) and, by default, ``SubmitServiceJob``.
         policy: the governance policy.
         audit: the audit log (``NullAuditSink`` without an audit table).
@@ -41,7 +42,7 @@ class DispositionDeps:
         sender: the running function's name, named by the proofs it makes.
     """
 
-    store: JobStateStore
+    store: JobsRepository
     batch: BatchPort
     policy: Policy
     audit: AuditSink
@@ -66,7 +67,7 @@ class DispositionDeps:
             return self.submit
         batch, queue = self.batch, self.job_queue
 
-        def _submit(successor: Mapping[str, Any]) -> dict[str, Any]:
+        def _submit(successor: JobRecord) -> dict[str, Any]:
             return submit_with_batch(batch, successor, job_queue=queue)
 
         return _submit

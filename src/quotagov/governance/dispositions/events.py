@@ -14,7 +14,6 @@ does not confirm it, nothing is done.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from quotagov.batch_semantics import failed_on_retries
@@ -38,12 +37,12 @@ from quotagov.governance.ports import BatchNotFoundError
 
 
 def on_job_state(
-    record: Mapping[str, Any], tracking: JobTracking, deps: DispositionDeps
+    job: JobRecord, tracking: JobTracking, deps: DispositionDeps
 ) -> DispositionOutcome | None:
     """Open or advance the job's disposition after its tracked state changed.
 
     Args:
-        record: the job's ``JobsTable`` item (with its ``disposition``, if any).
+        job: the job's record (with its ``disposition``, if any).
         tracking: the job's tracked state after the event.
         deps: dependencies (the composition root's ``services().dispositions``).
 
@@ -55,8 +54,7 @@ def on_job_state(
         DispositionInProgressError: another invocation is submitting the successor;
             retry the event later (it finishes the work if that invocation died).
     """
-    job = JobRecord.from_item(record)
-    current = steps.disposition_of(record)
+    current = steps.disposition_of(job)
     if current is None:
         return _open(job, tracking, deps)
     # re-assert the current step in the audit log (idempotent on its decision id), so

@@ -16,9 +16,8 @@ one checkpoint prefix, and hold capacity in two shares).
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
-from typing import Any
 
 from quotagov.governance.dispositions import notify
 from quotagov.governance.dispositions.audit import decision_for
@@ -36,17 +35,23 @@ from quotagov.governance.dispositions.successor import successor_record
 from quotagov.governance.lease import Lease
 from quotagov.governance.model.job import JobRecord
 from quotagov.governance.notifications import disposition_applied
-from quotagov.governance.ports import BatchClientError, BatchError
+from quotagov.governance.ports import BatchClientError, BatchError, JobRecordExistsError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.submission.proof import unproven, with_proof
 
 logger = logging.getLogger(__name__)
 
 
-def disposition_of(item: Mapping[str, Any]) -> DispositionRecord | None:
-    """The disposition of a stored job item, or None when it has none."""
-    stored = item.get("disposition")
-    return DispositionRecord.from_item(stored) if stored else None
+def disposition_of(record: JobRecord | None) -> DispositionRecord | None:
+    """The disposition of a job record, or None when it (or the record) has none.
+
+    Raises:
+        ValueError: the stored disposition's ``status``, ``trigger`` or a choice is
+            not a known value (:meth:`DispositionRecord.from_item`).
+    """
+    if record is None or record.disposition is None:
+        return None
+    return DispositionRecord.from_item(record.disposition.to_item())
 
 
 def write(
@@ -69,7 +74,7 @@ def write(
     """
     source = current.status if current is not None else None
     check_move(source, moved.status)
-    return deps.store.transition_disposition(
+    return deps.store.move_disposition_if_status(
         job_id,
         expected_status=source.value if source is not None else None,
         disposition=moved.to_item(),
@@ -85,7 +90,7 @@ def audit(job: JobRecord, disposition: DispositionRecord, deps: DispositionDeps)
 
 def stored_outcome(job_id: str, deps: DispositionDeps) -> DispositionOutcome | None:
     """The recorded disposition, unchanged by this call (None when there is none)."""
-    current = disposition_of(deps.store.get(job_id) or {})
+    current = disposition_of(deps.store.get(job_id))
     return DispositionOutcome.of(job_id, current, changed=False) if current else None
 
 
@@ -140,16 +145,15 @@ def apply(
     faults = successor_faults(built, deps.policy)
     if faults:
         return refuse_successor(job, disposition, faults, deps)
-    successor = built.to_item()
-    deps.store.put_successor(successor)
-    stored = deps.store.get(successor_id) or successor
-    successor_batch_job_id = stored.get("batchJobId")
+    with contextlib.suppress(JobRecordExistsError):  # created by an earlier run: kept
+        deps.store.create_if_absent(built)
+    stored = deps.store.get(successor_id) or built
+    successor_batch_job_id = stored.batchJobId
     if not successor_batch_job_id:
         # the stored successor is what goes to Batch: held to the policy too (it may
         # have been written before this call, by this run or by another role)
-        stored_record = JobRecord.from_item(stored)
-        faults = successor_faults(stored_record, deps.policy)
-        if not faults and unproven(stored_record, deps.proofs, deps.audit, deps.audit_job_queue):
+        faults = successor_faults(stored, deps.policy)
+        if not faults and unproven(stored, deps.proofs, deps.audit, deps.audit_job_queue):
             faults = [f"successor {successor_id}: stored record has no valid submissionProof"]
         if faults:
             return refuse_successor(job, disposition, faults, deps)
@@ -162,7 +166,7 @@ def apply(
             write(deps, job.pk, disposition, released, expected_lease=disposition.lease_until)
             raise
         successor_batch_job_id = str(response["jobId"])
-        deps.store.set_batch_job_id(
+        deps.store.mark_submitted_if_job_unset(
             successor_id, successor_batch_job_id, batch_job_arn=response.get("jobArn")
         )
     applied = disposition.with_changes(
@@ -174,7 +178,7 @@ def apply(
         audit(job, applied, deps)
         _tell_owner(job, applied, deps)
         return DispositionOutcome.of(job.pk, applied, changed=True)
-    current = disposition_of(deps.store.get(job.pk) or {}) or applied
+    current = disposition_of(deps.store.get(job.pk)) or applied
     return DispositionOutcome.of(job.pk, current, changed=False)
 
 
@@ -253,7 +257,7 @@ def resume(
         return DispositionOutcome.of(job.pk, disposition, changed=False)
     taken = disposition.with_changes(lease=Lease.taken(now, APPLY_LEASE_SECONDS))
     if not write(deps, job.pk, disposition, taken, expected_lease=disposition.lease_until):
-        current = disposition_of(deps.store.get(job.pk) or {}) or disposition
+        current = disposition_of(deps.store.get(job.pk)) or disposition
         return DispositionOutcome.of(job.pk, current, changed=False)
     if report:
         return apply_or_report(job, taken, deps, changed=False)

@@ -2,9 +2,9 @@
 
 A successor is the predecessor's submission (every field :class:`JobRecord` declares:
 team, class, principal, payload, routing, ...) with the fields that make it a new
-submission in the chain set afresh (:func:`successor_record`). Attributes other use
-cases add to the predecessor's item (``jobState``, ``disposition``, ...) are not
-:class:`JobRecord` fields and do not carry over. The chain (``docs/design.md``,
+submission in the chain set afresh (:func:`successor_record`). What other use
+cases add to the predecessor (``jobState``, ``disposition``, the failure, the
+re-queues, ...) is set afresh or left out. The chain (``docs/design.md``,
 "Job-state handling and retry exhaustion"): ``predecessorId`` on the successor,
 ``successorIds`` on the predecessor, ``originalId``/``resubmitCount`` on every successor.
 
@@ -15,7 +15,6 @@ It goes to Batch with the submission path's own ``SubmitServiceJob`` request
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from quotagov.governance.dispositions.record import DispositionRecord
@@ -23,6 +22,21 @@ from quotagov.governance.dispositions.rules import generation, original_id
 from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
 from quotagov.governance.ports import BatchPort
 from quotagov.governance.submission import service_job_request
+
+#: Attributes of the predecessor that describe what happened to it, not the submission:
+#: left out of its successor.
+NOT_INHERITED = (
+    "failureKind",
+    "messageId",
+    "claimedPrincipal",
+    "requeueCount",
+    "requeuedAt",
+    "jobState",
+    "jobStateFacts",
+    "jobStateVersion",
+    "disposition",
+    "dispositionToken",
+)
 
 #: Longest Batch ``jobName`` (``SubmitServiceJob``: 1-128 letters, digits, ``-``, ``_``).
 MAX_JOB_NAME = 128
@@ -35,7 +49,8 @@ def successor_record(job: JobRecord, disposition: DispositionRecord, *, now: flo
     Set afresh: ``pk`` (the successor id), ``jobName`` (``-r<n>``), ``quotaShareName``
     (the target share), the chain links, ``clientToken`` (:func:`client_token_for` of
     the original and ``n``), ``state``, ``reasons``, ``successorIds``, ``version`` 1,
-    ``createdAt``/``updatedAt`` = ``now`` (whole epoch seconds), no Batch job id yet.
+    ``createdAt``/``updatedAt`` = ``now`` (whole epoch seconds), no Batch job id yet,
+    and nothing of :data:`NOT_INHERITED`.
     """
     count = generation(job) + 1
     created = int(now)
@@ -52,6 +67,8 @@ def successor_record(job: JobRecord, disposition: DispositionRecord, *, now: flo
         "successorIds": [],
         "batchJobId": None,
         "batchJobArn": None,
+        # what other use cases wrote on the predecessor belongs to it alone
+        **dict.fromkeys(NOT_INHERITED),
         "version": 1,
         "createdAt": created,
         "updatedAt": created,
@@ -68,9 +85,7 @@ def successor_job_name(job: JobRecord, count: int) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", base)[: MAX_JOB_NAME - len(suffix)] + suffix
 
 
-def submit_with_batch(
-    batch: BatchPort, successor: Mapping[str, Any], *, job_queue: str = ""
-) -> dict[str, Any]:
+def submit_with_batch(batch: BatchPort, successor: JobRecord, *, job_queue: str) -> dict[str, Any]:
     """Send ``successor`` with ``SubmitServiceJob``; return the response.
 
     The request is the submission path's own
@@ -84,7 +99,4 @@ def submit_with_batch(
     Raises:
         BatchError: from the port.
     """
-    record = JobRecord.from_item(successor)
-    return batch.submit_service_job(
-        **service_job_request(record, job_queue or str(successor.get("jobQueue") or ""))
-    )
+    return batch.submit_service_job(**service_job_request(successor, job_queue))

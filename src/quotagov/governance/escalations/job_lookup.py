@@ -42,7 +42,9 @@ class JobRecordLookup:
         Raises:
             whatever the jobs repository raises (callers log it and go on).
         """
-        self.records.update(job_id, {"priorityLevel": level, "schedulingPriority": priority})
+        self.records.update_if_expected(
+            job_id, {"priorityLevel": level, "schedulingPriority": priority}
+        )
 
 
 def governed_job(record: JobRecord | None) -> GovernedJob | None:

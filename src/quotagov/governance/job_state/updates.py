@@ -22,9 +22,7 @@ wrote (new preemptions, first start, a disposition opened), so duplicates add no
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from quotagov.governance.dispositions import (
     DispositionDeps,
@@ -42,12 +40,12 @@ from quotagov.governance.job_state import (
     preemption_kind,
     summarize,
 )
-from quotagov.governance.model.job import JobRecord
+from quotagov.governance.model.job import BatchState, JobRecord, SubmissionState
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.notifications.job_events import Beneficiary, owner_events
 from quotagov.governance.ports import BatchNotFoundError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR, ControllerDecision
-from quotagov.governance.ports.jobs import JobStateRepository, StaleJobStateError
+from quotagov.governance.ports.jobs import JobsRepository, StaleJobStateError
 from quotagov.governance.submission import SUBMISSION_TAG
 
 #: Attempts at the read-fold-write cycle before giving up (the event is then retried).
@@ -108,7 +106,7 @@ class JobStateDeps:
         notifier: tells owners about preemptions and failures (None: nobody is told).
     """
 
-    store: JobStateRepository
+    store: JobsRepository
     dispositions: DispositionDeps
     notifier: OwnerNotifier | None = None
 
@@ -139,14 +137,15 @@ def apply_state_event(event: StateEvent, deps: JobStateDeps) -> JobStateResult:
             return _foreign(event, deps, claimed=claimed, finding=impostor)
         submission_id = claimed
     folded = _fold_and_save(submission_id, event, deps)
-    record = {
-        **folded.record,
-        "jobStateFacts": folded.after.to_item(),
-        "jobState": folded.summary.to_item(),
-    }
+    record = folded.record.model_copy(
+        update={
+            "jobStateFacts": folded.after.to_item(),
+            "jobState": BatchState.model_validate(folded.summary.to_item()),
+        }
+    )
     if folded.changed and deps.notifier is not None:
         _tell_owner(record, folded, deps, deps.notifier)
-    had_disposition = record.get("disposition") is not None
+    had_disposition = record.disposition is not None
     disposition = on_job_state(record, folded.after, deps.dispositions)
     opened = None
     if disposition is not None and disposition.changed and not had_disposition:
@@ -159,7 +158,7 @@ class _Folded:
     """One event folded into a record: the record as read, the tracking before and
     after, the summary after, and whether this call wrote it."""
 
-    record: Mapping[str, Any]
+    record: JobRecord
     before: JobTracking | None
     after: JobTracking
     summary: JobStateSummary
@@ -181,18 +180,18 @@ def _fold_and_save(submission_id: str, event: StateEvent, deps: JobStateDeps) ->
                 f"detail.jobId: service job {event.job_id!r} is tagged with submission "
                 f"{submission_id!r}, which has no record (yet); retry later"
             )
-        facts = record.get("jobStateFacts")
+        facts = record.jobStateFacts
         before = JobTracking.from_item(facts) if facts else None
         after = fold(before, event)
         summary = _summary(record, after, deps)
         if after == before:
             return _Folded(record, before, after, summary, changed=False)
         try:
-            deps.store.save_job_state(
+            deps.store.save_job_state_if_version(
                 submission_id,
                 facts=after.to_item(),
                 summary=summary.to_item(),
-                expected_version=int(record.get("jobStateVersion") or 0),
+                expected_version=record.job_state_version,
             )
         except StaleJobStateError:
             continue
@@ -216,7 +215,7 @@ def _result(
         if not was_started:
             first_start = summary.submission_to_first_start_seconds
     fresh = set(new_preemptions(before, folded.after)) if changed else set()
-    share = folded.record.get("quotaShareName") or folded.after.quota_share_name or ""
+    share = folded.record.quotaShareName or folded.after.quota_share_name or ""
     return JobStateResult(
         outcome="tracked" if changed else "unchanged",
         batch_job_id=event.job_id,
@@ -229,24 +228,22 @@ def _result(
         first_start_seconds=first_start,
         disposition=disposition,
         disposition_opened=opened,
-        team=_text_or_none(folded.record.get("team")),
-        instance_type=_text_or_none(folded.record.get("instanceType")),
+        team=folded.record.team or None,
+        instance_type=folded.record.instanceType or None,
     )
 
 
 def _tell_owner(
-    record: Mapping[str, Any], folded: _Folded, deps: JobStateDeps, notifier: OwnerNotifier
+    job: JobRecord, folded: _Folded, deps: JobStateDeps, notifier: OwnerNotifier
 ) -> None:
     """Tell the owner about the preemptions and the failure this event recorded."""
-    job = JobRecord.from_item(record)
 
     def beneficiary_of(batch_job_id: str) -> Beneficiary | None:
         submission_id = deps.store.find_submission_id(batch_job_id)
         other = deps.store.get(submission_id) if submission_id else None
-        if not other:
+        if other is None:
             return None
-        share = other.get("quotaShareName")
-        return Beneficiary(str(other.get("jobName") or batch_job_id), str(share) if share else None)
+        return Beneficiary(other.jobName or batch_job_id, other.quotaShareName or None)
 
     for event in owner_events(
         job, folded.before, folded.after, folded.summary, beneficiary_of=beneficiary_of
@@ -254,28 +251,21 @@ def _tell_owner(
         notifier.notify(job, event)
 
 
-def _text_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def instance_count_of(record: Mapping[str, Any]) -> float | None:
+def instance_count_of(record: JobRecord) -> float | None:
     """``ResourceConfig.InstanceCount`` of the record's ``serviceRequestPayload``, if any."""
-    payload = record.get("serviceRequestPayload")
+    payload = record.serviceRequestPayload
     if not payload:
         return None
     try:
-        parsed = json.loads(payload) if isinstance(payload, str) else payload
-        count = parsed["ResourceConfig"]["InstanceCount"]
+        count = json.loads(payload)["ResourceConfig"]["InstanceCount"]
     except (ValueError, KeyError, TypeError):
         return None
     return float(count)
 
 
-def _summary(
-    record: Mapping[str, Any], tracking: JobTracking, deps: JobStateDeps
-) -> JobStateSummary:
-    interval = record.get("checkpointIntervalSeconds")
-    share_name = str(record.get("quotaShareName") or tracking.quota_share_name or "")
+def _summary(record: JobRecord, tracking: JobTracking, deps: JobStateDeps) -> JobStateSummary:
+    interval = record.checkpointIntervalSeconds
+    share_name = record.quotaShareName or tracking.quota_share_name or ""
     try:
         share = deps.dispositions.policy.share(share_name)
         kind = preemption_kind(
@@ -347,19 +337,19 @@ def _claim_refusal(claimed: str, event: StateEvent, deps: JobStateDeps) -> str |
             f"detail.jobId: service job {event.job_id!r} is tagged with submission "
             f"{claimed!r}, which has no record (yet); retry later"
         )
-    recorded = record.get("batchJobId")
+    recorded = record.batchJobId
     if recorded == event.job_id:
         return None
     if recorded:
         return f"{IMPOSTOR_FINDING}: tagged with submission {claimed!r}, whose job is {recorded!r}"
-    if record.get("state") == "QUEUED":
+    if record.state is SubmissionState.QUEUED:
         raise RecordNotVisibleYetError(
             f"detail.jobId: service job {event.job_id!r} is tagged with submission "
             f"{claimed!r}, which is still being submitted; retry once its job id is recorded"
         )
     return (
         f"{IMPOSTOR_FINDING}: tagged with submission {claimed!r}, which never reached "
-        f"Batch (state {record.get('state')})"
+        f"Batch (state {record.state})"
     )
 
 

@@ -9,10 +9,11 @@ has at most one successor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from quotagov.governance.dispositions.record import DispositionRecord
+from quotagov.governance.model.job import JobRecord
 
 #: Keys of each record's stored disposition shown in its link (when set).
 LINK_DISPOSITION_KEYS = ("status", "trigger", "choice", "decidedBy", "targetShare")
@@ -20,7 +21,7 @@ LINK_DISPOSITION_KEYS = ("status", "trigger", "choice", "decidedBy", "targetShar
 #: Longest chain walked (``maxResubmits`` is small; this only guards against a cycle).
 MAX_CHAIN_LENGTH = 100
 
-Getter = Callable[[str], Mapping[str, Any] | None]
+Getter = Callable[[str], JobRecord | None]
 
 
 def chain_links(job_id: str, get: Getter) -> list[dict[str, Any]]:
@@ -28,7 +29,7 @@ def chain_links(job_id: str, get: Getter) -> list[dict[str, Any]]:
 
     Args:
         job_id: any submission id of the chain.
-        get: reads a record (dict of its attributes) by submission id, None if absent.
+        get: reads a record by submission id, None if absent.
 
     Returns:
         One dict per record: ``submissionId``, ``quotaShareName``, ``state``,
@@ -42,38 +43,38 @@ def chain_links(job_id: str, get: Getter) -> list[dict[str, Any]]:
         return []
     seen = {job_id}
     first = record
-    while first.get("predecessorId") and len(seen) < MAX_CHAIN_LENGTH:
-        previous = get(str(first["predecessorId"]))
-        if previous is None or str(previous["pk"]) in seen:
+    while first.predecessorId and len(seen) < MAX_CHAIN_LENGTH:
+        previous = get(first.predecessorId)
+        if previous is None or previous.pk in seen:
             break
-        seen.add(str(previous["pk"]))
+        seen.add(previous.pk)
         first = previous
     links = [_link(first)]
     current = first
-    walked = {str(first["pk"])}
-    while current.get("successorIds") and len(links) < MAX_CHAIN_LENGTH:
-        following = get(str(list(current["successorIds"])[-1]))
-        if following is None or str(following["pk"]) in walked:
+    walked = {first.pk}
+    while current.successorIds and len(links) < MAX_CHAIN_LENGTH:
+        following = get(current.successorIds[-1])
+        if following is None or following.pk in walked:
             break
-        walked.add(str(following["pk"]))
+        walked.add(following.pk)
         links.append(_link(following))
         current = following
     return links
 
 
-def _link(record: Mapping[str, Any]) -> dict[str, Any]:
+def _link(record: JobRecord) -> dict[str, Any]:
     """One record's link (shape: :func:`chain_links`)."""
-    state = record.get("jobState") or {}
+    state = record.jobState
     link: dict[str, Any] = {
-        "submissionId": record["pk"],
-        "quotaShareName": record.get("quotaShareName"),
-        "state": str(record.get("state", "")),
-        "batchJobId": record.get("batchJobId"),
-        "status": state.get("status"),
-        "preemptionCount": state.get("preemptionCount", 0),
-        "resubmitCount": record.get("resubmitCount", 0),
+        "submissionId": record.pk,
+        "quotaShareName": record.quotaShareName,
+        "state": record.state.value,
+        "batchJobId": record.batchJobId,
+        "status": state.status if state else None,
+        "preemptionCount": state.preemptionCount if state else 0,
+        "resubmitCount": record.resubmitCount,
     }
-    if record.get("disposition"):
-        stored = DispositionRecord.from_item(record["disposition"]).to_item()
+    if record.disposition is not None:
+        stored = DispositionRecord.from_item(record.disposition.to_item()).to_item()
         link["disposition"] = {k: stored[k] for k in LINK_DISPOSITION_KEYS if k in stored}
     return link

@@ -102,13 +102,10 @@ def _state_filter(
 
 
 def _batch_status(record: JobRecord) -> str | None:
-    summary = (record.model_extra or {}).get("jobState") or {}
-    status = summary.get("status") if isinstance(summary, dict) else None
-    return str(status) if status else None
+    return record.jobState.status if record.jobState and record.jobState.status else None
 
 
 def _summary(record: JobRecord) -> dict[str, Any]:
-    summary = (record.model_extra or {}).get("jobState") or {}
     return {
         "submissionId": record.pk,
         "jobName": record.jobName,
@@ -120,7 +117,7 @@ def _summary(record: JobRecord) -> dict[str, Any]:
         "principal": record.principal,
         "createdAt": api_times.from_seconds(record.createdAt),
         "updatedAt": api_times.from_seconds(record.updatedAt),
-        "preemptionCount": summary.get("preemptionCount", 0) if isinstance(summary, dict) else 0,
+        "preemptionCount": record.jobState.preemptionCount if record.jobState else 0,
     }
 
 

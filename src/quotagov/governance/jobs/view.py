@@ -112,11 +112,7 @@ def show_job(
 
     view = job_view(record, batch, job_queue, waiting=waiting, team_of=team_of)
 
-    def get(submission_id: str) -> dict[str, Any] | None:
-        found = jobs.get(submission_id)
-        return found.to_item() if found is not None else None
-
-    view["chain"]["links"] = chain_links(job_id, get)
+    view["chain"]["links"] = chain_links(job_id, jobs.get)
     return view
 
 
@@ -168,12 +164,15 @@ def job_view(
         view["batchJobArn"] = record.batchJobArn
         if batch is not None:
             view["batch"] = _batch_view(record, batch, job_queue, waiting, team_of)
-    # of the attributes outside the model, only these two are shown
-    extra = record.model_extra or {}
-    if isinstance(extra.get("jobState"), dict):
-        view["jobState"] = job_state_view(extra["jobState"])
-    if isinstance(extra.get("disposition"), dict):
-        view["disposition"] = api_times.convert(extra["disposition"], seconds=DISPOSITION_SECONDS)
+    # of the use cases' sub-models, only these two are shown
+    if record.jobState is not None:
+        view["jobState"] = job_state_view(
+            record.jobState.model_dump(mode="json", exclude_none=True)
+        )
+    if record.disposition is not None:
+        view["disposition"] = api_times.convert(
+            record.disposition.to_item(), seconds=DISPOSITION_SECONDS
+        )
     return view
 
 

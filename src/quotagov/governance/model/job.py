@@ -6,13 +6,25 @@ submission queue) and follows the submission through routing (``QUEUED``, ``REFU
 (Batch status, attempts, preemptions) and dispositions (resubmission chain).
 
 Attribute names are camelCase, as stored in DynamoDB (``docs/architecture.md``,
-``JobsTable``: partition key ``pk`` = submission id, GSI ``byBatchJobId``). The model
-accepts attributes it does not declare (``extra="allow"``), so helpers that add fields
-(job-state, escalations) can read and write records written before their fields
-existed, and older code keeps fields it does not know about when it saves a record.
+``JobsTable``: partition key ``pk`` = submission id, GSI ``byBatchJobId``).
+:class:`JobRecord` declares every attribute quotagov writes on a job item, grouped in
+sub-models where a use case writes them together: :class:`BatchState` (the
+job-state handler's ``jobState`` map), :class:`Disposition` (the ``disposition``
+map) and :class:`Failure` (what a ``FAILED`` record failed of, :class:`FailureKind`).
 
-The storage port :class:`JobsRepository` is implemented by
-:class:`quotagov.adapters.dynamodb_jobs.DynamoDBJobsRepository`.
+Old items: a ``FAILED`` item written before ``failureKind`` existed carries the
+boolean ``enqueueFailed`` or ``staleFailed`` (or neither); :meth:`JobRecord.from_item`
+reads those as the matching :class:`FailureKind`, and every write of a failure
+removes them (:func:`failure_changes`).
+
+Unknown attributes (written by a newer version of quotagov during a rolling deploy)
+are ignored when an item is read, never lost: every write of an existing item is a
+partial ``UpdateItem`` that leaves attributes it does not name as they are. The
+``disposition`` map is the exception (it is written whole), so :class:`Disposition`
+keeps keys it does not know.
+
+The storage port :class:`~quotagov.governance.ports.jobs.JobsRepository` is
+implemented by :class:`quotagov.adapters.dynamodb_jobs.DynamoDBJobsRepository`.
 """
 
 from __future__ import annotations
@@ -22,7 +34,12 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: A number as read back from DynamoDB: int when integral, else float
+#: (:func:`quotagov.adapters.dynamodb_values.from_dynamo`), so a record writes back
+#: exactly the value it read.
+Number = int | float
 
 
 class SubmissionState(StrEnum):
@@ -61,6 +78,155 @@ def client_token_for(submission_id: str, resubmit_count: int = 0) -> str:
     """
     digest = hashlib.sha256(f"{submission_id}#{resubmit_count}".encode()).hexdigest()
     return f"qg-{digest[:40]}"
+
+
+class FailureKind(StrEnum):
+    """Which of the three ways a submission ends ``FAILED`` (stored as ``failureKind``).
+
+    * ``not-submittable``: the submit worker failed it: Batch answered
+      ``SubmitServiceJob`` with a ``ClientException``, the policy as it is now refuses
+      it, or the stored request is no longer usable. Final; the owner is told.
+    * ``enqueue-refused``: ``POST /jobs`` stored it but the submission queue refused
+      its message (the API answered 503); the same request sent again moves it back to
+      ``QUEUED``. The owner is not told (the caller got the 503).
+    * ``stuck-queued``: the reconciler gave up on it after it stayed ``QUEUED`` through
+      every re-queue. Should a message still in flight reach Batch, the record becomes
+      ``SUBMITTED`` (it must name the service job).
+    """
+
+    NOT_SUBMITTABLE = "not-submittable"
+    ENQUEUE_REFUSED = "enqueue-refused"
+    STUCK_QUEUED = "stuck-queued"
+
+
+#: Attributes of items written before ``failureKind``: boolean markers of two kinds.
+LEGACY_FAILURE_FLAGS: Mapping[str, FailureKind] = {
+    "enqueueFailed": FailureKind.ENQUEUE_REFUSED,
+    "staleFailed": FailureKind.STUCK_QUEUED,
+}
+
+
+def failure_changes(kind: FailureKind | None) -> dict[str, Any]:
+    """The attribute changes that record ``kind`` (None: no failure) on a job item:
+    ``failureKind`` set (or removed) and the old-shape markers removed, so an item
+    never holds two answers.
+
+    For :meth:`~quotagov.governance.ports.jobs.JobsRepository.update_if`: a None
+    value removes the attribute.
+    """
+    changes: dict[str, Any] = {"failureKind": kind}
+    changes.update(dict.fromkeys(LEGACY_FAILURE_FLAGS))
+    return changes
+
+
+class Failure(BaseModel):
+    """Why a ``FAILED`` record failed: its :class:`FailureKind` and ``reasons``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FailureKind
+    reasons: tuple[str, ...] = ()
+
+
+class PreemptionItem(BaseModel):
+    """One preemption in :attr:`BatchState.preemptions` (written by
+    :class:`quotagov.governance.job_state.summary.PreemptionRecord`).
+
+    Attributes:
+        trainingJobArn: the preempted attempt's SageMaker training job.
+        startedAt, stoppedAt: the attempt's run, epoch milliseconds.
+        runSeconds, lostWorkSeconds, lostInstanceSeconds: seconds (instance-seconds).
+        kind: ``in-share``, ``cross-share`` or ``unattributed``.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    trainingJobArn: str | None = None
+    startedAt: int | None = None
+    stoppedAt: int | None = None
+    runSeconds: Number | None = None
+    lostWorkSeconds: Number | None = None
+    lostInstanceSeconds: Number | None = None
+    kind: str = "unattributed"
+
+
+class BatchState(BaseModel):
+    """The Batch side of a job as the job-state handler last folded it: the stored
+    ``jobState`` map (written whole by
+    :meth:`quotagov.governance.job_state.summary.JobStateSummary.to_item`).
+
+    Attributes:
+        status, statusReason: the service job's status (``SUBMITTED`` ...
+            ``SUCCEEDED``/``FAILED``) and Batch's reason.
+        attemptCount, preemptionCount, unattributedPreemptions: counts (>= 0).
+        preemptions: the known preempted attempts, oldest first.
+        waitingSeconds, runningSeconds, lostInstanceSeconds,
+            submissionToFirstStartSeconds: seconds (instance-seconds).
+        firstStartedAt, asOf: epoch milliseconds (first start; the last event the
+            figures hold for).
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    status: str
+    statusReason: str | None = None
+    attemptCount: int = 0
+    preemptionCount: int = 0
+    preemptions: list[PreemptionItem] = Field(default_factory=list)
+    unattributedPreemptions: int = 0
+    waitingSeconds: Number | None = None
+    runningSeconds: Number = 0
+    lostInstanceSeconds: Number = 0
+    firstStartedAt: int | None = None
+    submissionToFirstStartSeconds: Number | None = None
+    asOf: int = 0
+
+
+class PostedMessageItem(BaseModel):
+    """A Slack message quotagov posted: ``channel`` id and ``ts``."""
+
+    channel: str
+    ts: str
+
+
+class Disposition(BaseModel):
+    """The stored ``disposition`` map: what happens to a job whose retries ran out or
+    that thrashes (the use case's view with its moves:
+    :class:`quotagov.governance.dispositions.record.DispositionRecord`).
+
+    Keys are those ``DispositionRecord.to_item`` writes; times are epoch seconds;
+    ``status``/``trigger``/``choice``/``choices`` hold the values of that module's
+    enums. The map is written whole, so keys this version does not know are kept.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    status: str
+    trigger: str
+    policyAction: str | None = None
+    owner: str | None = None
+    openedAt: Number | None = None
+    preemptionCount: int | None = None
+    preemptionRetriesBeforeTermination: int | None = None
+    reason: str | None = None
+    choices: list[str] | None = None
+    choice: str | None = None
+    decidedBy: str | None = None
+    decidedAt: Number | None = None
+    decisionSource: str | None = None
+    successorId: str | None = None
+    targetShare: str | None = None
+    leaseUntil: Number | None = None
+    message: PostedMessageItem | None = None
+    terminateRequestedAt: Number | None = None
+    terminatedAt: Number | None = None
+    closedAt: Number | None = None
+    successorBatchJobId: str | None = None
+    lastError: str | None = None
+
+    def to_item(self) -> dict[str, Any]:
+        """The stored map (unset keys left out, unknown keys kept)."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class JobRecord(BaseModel):
@@ -105,9 +271,27 @@ class JobRecord(BaseModel):
         submissionProof: ``{"v", "sender", "mac"}``, the KMS MAC of the function that
             accepted the submission (:mod:`quotagov.governance.submission.proof`); the
             worker submits, and the reconciler re-queues, only records it verifies.
+        failureKind: the :class:`FailureKind` of a ``FAILED`` record (None otherwise);
+            read with :attr:`failure`.
+        messageId, claimedPrincipal: a queue message stored ``REFUSED`` because it
+            was no reference to a stored submission: its SQS ``messageId`` and the
+            ``principal`` its attributes claimed (believed by nobody).
+        requeueCount, requeuedAt: how often the reconciler (or ``quotagov redrive``)
+            sent a stuck ``QUEUED`` submission again, and when last (epoch seconds).
+        jobState: the Batch side, :class:`BatchState` (job-state handler).
+        jobStateFacts: every fact the job-state handler folded in (the map
+            :class:`quotagov.governance.job_state.fold.JobTracking` writes and reads;
+            its shape belongs to that module).
+        jobStateVersion: optimistic-locking counter of ``jobState``/``jobStateFacts``
+            (None: never written).
+        disposition: the :class:`Disposition` of a job whose retries ran out or that
+            thrashes (None: none opened).
+        dispositionToken: the write token of the last ``disposition`` write (a random
+            hex string, new for every write): how a write whose answer was lost is told
+            from another writer's.
     """
 
-    model_config = ConfigDict(extra="allow", validate_assignment=False)
+    model_config = ConfigDict(extra="ignore", validate_assignment=False)
 
     pk: str = Field(min_length=1)
     state: SubmissionState
@@ -143,6 +327,50 @@ class JobRecord(BaseModel):
     timeoutConfig: dict[str, Any] | None = None
     tags: dict[str, str] | None = None
     submissionProof: dict[str, Any] | None = None
+    failureKind: FailureKind | None = None
+    messageId: str | None = None
+    claimedPrincipal: str | None = None
+    requeueCount: int | None = None
+    requeuedAt: int | None = None
+    jobState: BatchState | None = None
+    jobStateFacts: dict[str, Any] | None = None
+    jobStateVersion: int | None = None
+    disposition: Disposition | None = None
+    dispositionToken: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_old_failure_shape(cls, data: Any) -> Any:
+        """An item written before ``failureKind``: its ``enqueueFailed``/``staleFailed``
+        marker (or, on a ``FAILED`` item, neither) gives the kind."""
+        if not isinstance(data, Mapping) or data.get("failureKind") is not None:
+            return data
+        if str(data.get("state", "")) != SubmissionState.FAILED:
+            return data
+        kind = next(
+            (k for flag, k in LEGACY_FAILURE_FLAGS.items() if data.get(flag) is True),
+            FailureKind.NOT_SUBMITTABLE,
+        )
+        return {**data, "failureKind": kind}
+
+    @property
+    def failure(self) -> Failure | None:
+        """Why the record is ``FAILED`` (None in any other state)."""
+        if self.state is not SubmissionState.FAILED:
+            return None
+        return Failure(
+            kind=self.failureKind or FailureKind.NOT_SUBMITTABLE, reasons=tuple(self.reasons)
+        )
+
+    @property
+    def requeues(self) -> int:
+        """How often the reconciler queued this submission again (0 when never)."""
+        return self.requeueCount or 0
+
+    @property
+    def job_state_version(self) -> int:
+        """``jobStateVersion``, 0 when the job state was never written."""
+        return self.jobStateVersion or 0
 
     @property
     def submission_id(self) -> str:
@@ -150,10 +378,19 @@ class JobRecord(BaseModel):
         return self.pk
 
     def to_item(self) -> dict[str, Any]:
-        """The record as a plain dict of its attributes, None values left out."""
-        return {k: v for k, v in self.model_dump(mode="json").items() if v is not None}
+        """The record as a plain dict of its attributes, None values left out (also
+        inside sub-models); :meth:`from_item` reads it back equal."""
+        return self.model_dump(mode="json", exclude_none=True)
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> JobRecord:
-        """Build a record from a stored item (plain Python values, numbers as int/float)."""
+        """Build a record from a stored item (plain Python values, numbers as int/float).
+
+        Accepts the old item shape (``enqueueFailed``/``staleFailed`` instead of
+        ``failureKind``); attributes the record does not declare are ignored.
+
+        Raises:
+            pydantic.ValidationError: an attribute has the wrong type or a required
+                one (``pk``, ``state``) is missing; the error names it.
+        """
         return cls.model_validate(dict(item))

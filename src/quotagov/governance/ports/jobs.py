@@ -1,9 +1,8 @@
-"""Job-record ports: the ``JobsTable`` repositories and the submission queue.
+"""Job-record ports: the ``JobsTable`` repository and the submission queue.
 
-- :class:`JobsRepository` and its errors: submission records as :class:`JobRecord`
-  (adapter: ``quotagov.adapters.dynamodb_jobs``).
-- :class:`JobStateStore` / :class:`JobStateRepository`: the same items as dicts, for
-  job-state tracking and dispositions (adapter: ``quotagov.adapters.dynamodb_job_state``).
+- :class:`JobsRepository` and its errors: every job item as a :class:`JobRecord`, for
+  every use case (adapter: ``quotagov.adapters.dynamodb_jobs``). Its writes are named
+  after their conditions.
 - :class:`SubmissionQueue`: carries submission ids from the API to the submit worker
   (adapter: ``quotagov.adapters.sqs_queue``).
 - :class:`SuccessorSubmitter`: how a disposition's successor reaches Batch.
@@ -26,7 +25,7 @@ class JobRecordError(Exception):
 
 
 class JobRecordExistsError(JobRecordError):
-    """:meth:`JobsRepository.create` found a record with the same ``pk``."""
+    """:meth:`JobsRepository.create_if_absent` found a record with the same ``pk``."""
 
 
 class JobRecordNotFoundError(JobRecordError):
@@ -46,22 +45,30 @@ class JobRecordConflictError(JobRecordError):
 
 
 class JobsRepository(Protocol):
-    """Storage of :class:`JobRecord` items; every write is conditional.
+    """Storage of :class:`JobRecord` items (``JobsTable``); every write is conditional
+    and named after its condition.
 
-    Every successful write sets ``updatedAt`` (epoch seconds, from the caller's clock)
-    and increments ``version`` by one.
+    The submission writes (:meth:`create_if_absent`, :meth:`update_if_expected`,
+    :meth:`mark_submitted_if_job_unset`) set ``updatedAt`` (epoch seconds, from the
+    repository's clock) and increment ``version`` by one; the job-state and disposition
+    writes touch only their own attributes.
     """
 
-    def create(self, record: JobRecord) -> JobRecord:
-        """Store a new record (``version`` becomes 1).
+    def create_if_absent(self, record: JobRecord) -> JobRecord:
+        """Store a new record if no item has ``record.pk`` (``version`` becomes 1).
 
         Raises:
-            JobRecordExistsError: a record with ``record.pk`` exists already.
+            JobRecordExistsError: an item with ``record.pk`` exists (nothing written).
         """
         ...
 
     def get(self, submission_id: str) -> JobRecord | None:
         """The record of ``submission_id`` (strongly consistent read), or None."""
+        ...
+
+    def find_submission_id(self, batch_job_id: str) -> str | None:
+        """The submission id whose ``batchJobId`` is ``batch_job_id`` (GSI
+        ``byBatchJobId``, eventually consistent; answers may be cached), or None."""
         ...
 
     def list_team(
@@ -99,7 +106,7 @@ class JobsRepository(Protocol):
         """
         ...
 
-    def update(
+    def update_if_expected(
         self,
         submission_id: str,
         changes: Mapping[str, Any],
@@ -107,7 +114,9 @@ class JobsRepository(Protocol):
         expected_version: int | None = None,
         expected_states: Collection[SubmissionState] | None = None,
     ) -> JobRecord:
-        """Set the attributes in ``changes`` (a None value removes the attribute).
+        """Set the attributes in ``changes`` (a None value removes the attribute) if the
+        record exists, its ``version`` is ``expected_version`` (when given) and its
+        ``state`` one of ``expected_states`` (when given).
 
         Args:
             submission_id: the record's ``pk``.
@@ -121,9 +130,77 @@ class JobsRepository(Protocol):
 
         Raises:
             JobRecordNotFoundError: no record has this id.
-            JobRecordConflictError: a condition failed (``current`` holds the record).
+            JobRecordConflictError: a condition failed (``current`` holds the record;
+                nothing written).
             ValueError: ``changes`` names a managed attribute.
         """
+        ...
+
+    def save_job_state_if_version(
+        self,
+        submission_id: str,
+        *,
+        facts: Mapping[str, Any],
+        summary: Mapping[str, Any],
+        expected_version: int,
+    ) -> int:
+        """Write ``jobStateFacts``/``jobState`` if ``jobStateVersion`` is
+        ``expected_version`` (0: never written); returns the new version (also when
+        the write's lost answer is recognised as this call's).
+
+        Raises:
+            StaleJobStateError: the version moved on (re-read, re-fold, retry).
+            JobRecordNotFoundError: no record has this id.
+        """
+        ...
+
+    def move_disposition_if_status(
+        self,
+        submission_id: str,
+        *,
+        expected_status: str | None,
+        disposition: Mapping[str, Any],
+        successor_id: str | None = None,
+        expected_lease: float | None = None,
+    ) -> bool:
+        """Write ``disposition`` if the recorded one has ``expected_status`` (None = no
+        disposition yet) and, with ``expected_lease``, ``leaseUntil`` equal to it
+        (absent counts as 0); also append ``successor_id`` to ``successorIds``. False
+        when the condition failed (someone else moved first; nothing written); True
+        when written, also when the write's lost answer is recognised as this call's."""
+        ...
+
+    def mark_submitted_if_job_unset(
+        self, submission_id: str, batch_job_id: str, *, batch_job_arn: str | None = None
+    ) -> None:
+        """State ``SUBMITTED`` with ``batchJobId``/``batchJobArn`` if the record has no
+        ``batchJobId`` or this one (a repeat is a no-op).
+
+        Raises:
+            JobRecordConflictError: the record names another Batch job.
+            JobRecordNotFoundError: no record has this id.
+        """
+        ...
+
+    def is_foreign(self, batch_job_id: str) -> bool:
+        """True when an event of this service job was already recorded as foreign."""
+        ...
+
+    def record_foreign(
+        self,
+        batch_job_id: str,
+        *,
+        status: str,
+        event_time_ms: int,
+        job_queue: str | None,
+        job_name: str | None,
+        quota_share_name: str | None,
+        claimed_submission_id: str | None = None,
+        finding: str | None = None,
+    ) -> None:
+        """Note an event of a job quotagov did not submit (unconditional, idempotent);
+        ``claimed_submission_id`` and ``finding`` when it carries another submission's
+        ``quotagov:submissionId`` tag."""
         ...
 
 
@@ -152,88 +229,11 @@ class SubmissionQueueError(Exception):
         self.submission_id = submission_id
 
 
-class JobStateStore(Protocol):
-    """The job-record operations job-state handling and dispositions need.
-
-    Items are the ``JobsTable`` items as dicts (submission fields plus ``jobState``,
-    ``jobStateFacts``, ``jobStateVersion``, ``disposition``, ``successorIds``).
-    Implemented by :class:`quotagov.adapters.dynamodb_job_state.DynamoDBJobStateStore`.
-    """
-
-    def find_submission_id(self, batch_job_id: str) -> str | None:
-        """The submission id whose ``batchJobId`` is ``batch_job_id``, or None."""
-        ...
-
-    def get(self, submission_id: str) -> dict[str, Any] | None:
-        """The item (strongly consistent read), or None."""
-        ...
-
-    def transition_disposition(
-        self,
-        submission_id: str,
-        *,
-        expected_status: str | None,
-        disposition: Mapping[str, Any],
-        successor_id: str | None = None,
-        expected_lease: float | None = None,
-    ) -> bool:
-        """Write ``disposition`` if the recorded one has ``expected_status`` (None = no
-        disposition yet); also append ``successor_id`` to ``successorIds``. False when the
-        condition failed (someone else moved first). With ``expected_lease`` the recorded
-        ``leaseUntil`` (absent counts as 0) must equal it too."""
-        ...
-
-    def put_successor(self, item: Mapping[str, Any]) -> bool:
-        """Create the successor's item unless one with its ``pk`` exists; True if created."""
-        ...
-
-    def set_batch_job_id(
-        self, submission_id: str, batch_job_id: str, *, batch_job_arn: str | None = None
-    ) -> None:
-        """Record the Batch job id (and ARN) of a (successor) submission: state SUBMITTED."""
-        ...
-
-
 class SuccessorSubmitter(Protocol):
     """Sends a successor record to Batch; returns the ``SubmitServiceJob`` response."""
 
-    def __call__(self, successor: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, successor: JobRecord) -> dict[str, Any]:
         """Submit ``successor`` (its ``clientToken`` included); ``{jobId, jobArn, jobName}``."""
-        ...
-
-
-class JobStateRepository(JobStateStore, Protocol):
-    """:class:`JobStateStore` plus the job-state writes (adapter: DynamoDBJobStateStore)."""
-
-    def save_job_state(
-        self,
-        submission_id: str,
-        *,
-        facts: Mapping[str, Any],
-        summary: Mapping[str, Any],
-        expected_version: int,
-    ) -> int:
-        """Conditional write of facts and summary; raises a stale-version error."""
-        ...
-
-    def is_foreign(self, batch_job_id: str) -> bool:
-        """True when an event of this service job was already recorded as foreign."""
-        ...
-
-    def record_foreign(
-        self,
-        batch_job_id: str,
-        *,
-        status: str,
-        event_time_ms: int,
-        job_queue: str | None,
-        job_name: str | None,
-        quota_share_name: str | None,
-        claimed_submission_id: str | None = None,
-        finding: str | None = None,
-    ) -> None:
-        """Note an event of a job quotagov did not submit; ``claimed_submission_id`` and
-        ``finding`` when it carries another submission's ``quotagov:submissionId`` tag."""
         ...
 
 

@@ -62,7 +62,6 @@ from quotagov.governance.ports.parked import (
     ParkedQueue,
     ParkedQueueError,
 )
-from quotagov.governance.submission.deps import REQUEUE_COUNT, requeue_count
 from quotagov.governance.submission.receive import submission_id_for
 
 
@@ -282,12 +281,12 @@ def _submission(deps: RedriveDeps, message: ParkedMessage, dry_run: bool) -> Red
         deps.queue.send(record.pk)
     except SubmissionQueueError as exc:
         return RedriveResult(mid, Outcome.FAILED, record.pk, f"re-queue failed: {exc}")
-    count = requeue_count(record) + 1
+    count = record.requeues + 1
     # A conflict: the worker moved it meanwhile; the new message finds it settled.
     with contextlib.suppress(JobRecordConflictError, JobRecordNotFoundError):
-        deps.jobs.update(
+        deps.jobs.update_if_expected(
             record.pk,
-            {REQUEUE_COUNT: count, "requeuedAt": int(deps.clock.now())},
+            {"requeueCount": count, "requeuedAt": int(deps.clock.now())},
             expected_version=record.version,
             expected_states=[SubmissionState.QUEUED],
         )

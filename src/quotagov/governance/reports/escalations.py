@@ -159,17 +159,16 @@ def _counts(counts: EscalationCounts) -> dict[str, int]:
 
 def _add_losses(losses: Losses, job: JobRecord, since: float, until: float) -> None:
     """Add ``job``'s preemptions that stopped in the window (record ``jobState``)."""
-    state = (job.model_extra or {}).get("jobState") or {}
     count = job.instanceCount or 1
     gpus = gpus_per_instance(job.instanceType) if job.instanceType else None
-    for preemption in state.get("preemptions") or [] if isinstance(state, dict) else []:
-        stopped = preemption.get("stoppedAt")
+    for preemption in job.jobState.preemptions if job.jobState else []:
+        stopped = preemption.stoppedAt
         if stopped is None or not since <= float(stopped) / 1000 < until:
             continue
         losses.preemptions += 1
-        lost = preemption.get("lostInstanceSeconds")
+        lost = preemption.lostInstanceSeconds
         if lost is None:
-            lost = float(preemption.get("lostWorkSeconds") or 0) * count
+            lost = float(preemption.lostWorkSeconds or 0) * count
         losses.lost_instance_seconds += float(lost)
         if gpus is None:
             losses.unknown_gpu_types.add(job.instanceType or "(unknown)")

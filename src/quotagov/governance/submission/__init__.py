@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from quotagov.governance.submission.deps import (
-        ENQUEUE_FAILED,
         SubmissionDeps,
         is_enqueue_failure,
     )
@@ -65,7 +64,6 @@ if TYPE_CHECKING:
 #: (PEP 562), so that importing one module of the package (``submission.request``, which
 #: the API's error table reads) does not load the whole use case at a cold start.
 _EXPORTS = {
-    "ENQUEUE_FAILED": "deps",
     "SubmissionDeps": "deps",
     "is_enqueue_failure": "deps",
     "IdempotencyMismatchError": "errors",
@@ -95,7 +93,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ENQUEUE_FAILED",
     "SERVICE_JOB_TYPE",
     "SUBMISSION_NAMESPACE",
     "SUBMISSION_TAG",

@@ -1,14 +1,13 @@
 """What both submission steps share: their dependencies, the audit record, the
-enqueue-failure marker.
+failure kinds they test.
 
 - :class:`SubmissionDeps`: the ports and settings the use cases use.
 - :func:`audit_decision`: one ``ControllerDecision`` per refusal or failure, keyed
   ``<action>#<submission id>`` so a retried step records it once.
-- :data:`ENQUEUE_FAILED` / :func:`is_enqueue_failure`: a ``FAILED`` record whose only
-  fault is that the submission queue refused its message (a retry may queue it again).
-- :data:`STALE_FAILED` / :func:`is_stale_failure`: a ``FAILED`` record the reconciler
-  gave up on (stuck ``QUEUED``); a service job that still turns up for it wins.
-- :data:`REQUEUE_COUNT`: how often the reconciler queued a stuck submission again.
+- :func:`is_enqueue_failure`: a ``FAILED`` record whose only fault is that the
+  submission queue refused its message (a retry may queue it again).
+- :func:`is_stale_failure`: a ``FAILED`` record the reconciler gave up on (stuck
+  ``QUEUED``); a service job that still turns up for it wins.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
-from quotagov.governance.model.job import JobRecord, SubmissionState
+from quotagov.governance.model.job import FailureKind, JobRecord
 from quotagov.governance.notifications import OwnerNotifier
 from quotagov.governance.ports import (
     AuditSink,
@@ -33,39 +32,19 @@ from quotagov.governance.ports.messages import MessageMac
 from quotagov.governance.submission.capacity import EnvironmentCapacity
 from quotagov.policy.models import Policy
 
-#: Record attribute (bool) set on a ``FAILED`` record whose only fault is that the
-#: submission queue refused its message; a retry of the same submission moves it back
-#: to ``QUEUED`` (see :func:`~quotagov.governance.submission.receive_submission`).
-ENQUEUE_FAILED = "enqueueFailed"
-
-
-#: Record attribute (bool) set on a ``FAILED`` record that the reconciler failed after it
-#: stayed ``QUEUED`` through every re-queue (:mod:`~quotagov.governance.submission.reconcile`).
-#: Should the worker's ``SubmitServiceJob`` still succeed for it (a message in flight
-#: when the reconciler gave up), the record becomes ``SUBMITTED``: it must name the job.
-STALE_FAILED = "staleFailed"
-
-#: Record attribute (int): re-queues by the reconciler so far. A re-queued submission
-#: is submitted with ``recheck`` (an earlier try may have reached Batch).
-REQUEUE_COUNT = "requeueCount"
-
 
 def is_stale_failure(record: JobRecord) -> bool:
-    """True for a ``FAILED`` record that the reconciler failed as stuck ``QUEUED``."""
-    extra = record.model_extra or {}
-    return record.state is SubmissionState.FAILED and extra.get(STALE_FAILED) is True
-
-
-def requeue_count(record: JobRecord) -> int:
-    """How often the reconciler queued this submission again (0 when never)."""
-    value = (record.model_extra or {}).get(REQUEUE_COUNT)
-    return value if isinstance(value, int) else 0
+    """True for a ``FAILED`` record that the reconciler failed as stuck ``QUEUED``
+    (:attr:`~quotagov.governance.model.job.FailureKind.STUCK_QUEUED`)."""
+    failure = record.failure
+    return failure is not None and failure.kind is FailureKind.STUCK_QUEUED
 
 
 def is_enqueue_failure(record: JobRecord) -> bool:
-    """True for a ``FAILED`` record that failed only because the queue refused it."""
-    extra = record.model_extra or {}
-    return record.state is SubmissionState.FAILED and extra.get(ENQUEUE_FAILED) is True
+    """True for a ``FAILED`` record that failed only because the queue refused it
+    (:attr:`~quotagov.governance.model.job.FailureKind.ENQUEUE_REFUSED`)."""
+    failure = record.failure
+    return failure is not None and failure.kind is FailureKind.ENQUEUE_REFUSED
 
 
 @dataclass

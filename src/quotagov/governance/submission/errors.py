@@ -28,7 +28,7 @@ class SubmissionUnavailableError(UnavailableError):
 
     Attributes:
         submission_id: the submission, stored ``FAILED`` with the enqueue-failure
-            marker (``ENQUEUE_FAILED``) so that a retry can queue it.
+            kind (``failureKind`` ``enqueue-refused``) so that a retry can queue it.
     """
 
     def __init__(self, cause: str, submission_id: str) -> None:

@@ -17,7 +17,13 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from quotagov.governance.model.job import JobRecord, SubmissionState, client_token_for
+from quotagov.governance.model.job import (
+    FailureKind,
+    JobRecord,
+    SubmissionState,
+    client_token_for,
+    failure_changes,
+)
 from quotagov.governance.notifications import refused as refused_event
 from quotagov.governance.ports import (
     JobRecordConflictError,
@@ -27,7 +33,6 @@ from quotagov.governance.ports import (
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, authorize, route
 from quotagov.governance.submission.deps import (
-    ENQUEUE_FAILED,
     SubmissionDeps,
     audit_decision,
     is_enqueue_failure,
@@ -154,9 +159,9 @@ def receive_submission(
         IdempotencyMismatchError: the ``clientRequestId`` belongs to a stored submission
             of a different request (nothing stored, nothing queued).
         SubmissionUnavailableError: the queue refused the message (``submission_id``
-            set); the record is then ``FAILED`` with that reason and
-            :data:`~quotagov.governance.submission.deps.ENQUEUE_FAILED`, so nothing is
-            left half done and a retry of the same submission can queue it.
+            set); the record is then ``FAILED`` with that reason and ``failureKind``
+            :attr:`~quotagov.governance.model.job.FailureKind.ENQUEUE_REFUSED`, so
+            nothing is left half done and a retry of the same submission can queue it.
     """
     source = "api"
     submission_id = submission_id_for(principal, request.clientRequestId)
@@ -173,7 +178,7 @@ def receive_submission(
     if record.state is SubmissionState.QUEUED:  # what the worker will act on: proven
         record = with_proof(record, deps.proofs, deps.sender())
     try:
-        stored = deps.jobs.create(record)
+        stored = deps.jobs.create_if_absent(record)
     except JobRecordExistsError:
         existing = deps.jobs.get(submission_id)
         if existing is None:  # pragma: no cover - created and vanished: storage fault
@@ -295,7 +300,7 @@ def _enqueue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
 
     Raises:
         SubmissionUnavailableError: the queue refused it (``SubmissionQueueError``); the
-            record is now ``FAILED`` with :data:`ENQUEUE_FAILED` (unless it had already
+            record is now ``FAILED`` with ``failureKind`` ``enqueue-refused`` (unless it had already
             moved on, see below).
     """
     if deps.queue is None:
@@ -305,9 +310,13 @@ def _enqueue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
     except SubmissionQueueError as exc:
         reason = f"submission queue: the submission could not be queued ({exc}); submit again"
         try:
-            deps.jobs.update(
+            deps.jobs.update_if_expected(
                 record.pk,
-                {"state": SubmissionState.FAILED, "reasons": [reason], ENQUEUE_FAILED: True},
+                {
+                    "state": SubmissionState.FAILED,
+                    "reasons": [reason],
+                    **failure_changes(FailureKind.ENQUEUE_REFUSED),
+                },
                 expected_version=record.version,
                 expected_states=[SubmissionState.QUEUED],
             )
@@ -326,7 +335,7 @@ def _claim_for_send(record: JobRecord, deps: SubmissionDeps, now: int) -> JobRec
     before sending it again; returns the record as stored after, or the stored one
     when another writer changed it first."""
     try:
-        return deps.jobs.update(
+        return deps.jobs.update_if_expected(
             record.pk,
             {"lastEnqueuedAt": now},
             expected_version=record.version,
@@ -348,9 +357,9 @@ def _requeue(record: JobRecord, deps: SubmissionDeps) -> JobRecord:
             refused that one too.
     """
     try:
-        return deps.jobs.update(
+        return deps.jobs.update_if_expected(
             record.pk,
-            {"state": SubmissionState.QUEUED, "reasons": [], ENQUEUE_FAILED: None},
+            {"state": SubmissionState.QUEUED, "reasons": [], **failure_changes(None)},
             expected_version=record.version,
             expected_states=[SubmissionState.FAILED],
         )
@@ -404,7 +413,7 @@ def record_unusable_message(
         claimedPrincipal=claimed_principal,
     )
     try:
-        stored = deps.jobs.create(record)
+        stored = deps.jobs.create_if_absent(record)
     except JobRecordExistsError:
         existing = deps.jobs.get(submission_id)
         if existing is None:  # pragma: no cover - storage fault

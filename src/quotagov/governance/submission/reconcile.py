@@ -34,7 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotagov.clock import Clock
-from quotagov.governance.model.job import JobRecord, SubmissionState
+from quotagov.governance.model.job import (
+    FailureKind,
+    JobRecord,
+    SubmissionState,
+    failure_changes,
+)
 from quotagov.governance.ports import (
     AuditSink,
     BatchError,
@@ -49,11 +54,6 @@ from quotagov.governance.ports import (
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import DecisionHandoff, HandoffError
 from quotagov.governance.ports.messages import MessageMac
-from quotagov.governance.submission.deps import (
-    REQUEUE_COUNT,
-    STALE_FAILED,
-    requeue_count,
-)
 from quotagov.governance.submission.failure import announce_failure
 from quotagov.governance.submission.proof import unproven
 
@@ -165,7 +165,7 @@ def reconcile_stale_submissions(deps: ReconcileDeps) -> ReconcileReport:
         if unproven(record, deps.proofs, deps.audit, deps.job_queue):
             report.refused.append(record.pk)  # written outside quotagov: audited, left
             continue
-        if requeue_count(record) < deps.max_requeues:
+        if record.requeues < deps.max_requeues:
             _requeue(record, deps, now, report)
         else:
             _settle(record, deps, now, report)
@@ -174,7 +174,7 @@ def reconcile_stale_submissions(deps: ReconcileDeps) -> ReconcileReport:
 
 def _requeue(record: JobRecord, deps: ReconcileDeps, now: int, report: ReconcileReport) -> None:
     """Send the id again, then count it (a lost count only means one more re-queue)."""
-    count = requeue_count(record) + 1
+    count = record.requeues + 1
     try:
         deps.queue.send(record.pk)
     except SubmissionQueueError as exc:
@@ -182,9 +182,9 @@ def _requeue(record: JobRecord, deps: ReconcileDeps, now: int, report: Reconcile
         report.deferred.append(record.pk)
         return
     try:
-        deps.jobs.update(
+        deps.jobs.update_if_expected(
             record.pk,
-            {REQUEUE_COUNT: count, "requeuedAt": now},
+            {"requeueCount": count, "requeuedAt": now},
             expected_version=record.version,
             expected_states=[SubmissionState.QUEUED],
         )
@@ -230,14 +230,18 @@ def _settle(record: JobRecord, deps: ReconcileDeps, now: int, report: ReconcileR
         queued = now - (record.createdAt or now)
         reason = (
             f"not submitted to Batch: still QUEUED {queued} s after it was accepted and "
-            f"{requeue_count(record)} re-queues (SubmitServiceJob kept being throttled or "
+            f"{record.requeues} re-queues (SubmitServiceJob kept being throttled or "
             "failing, or its message was parked in the submission DLQ); submit it again"
         )
-        changes = {"state": SubmissionState.FAILED, "reasons": [reason], STALE_FAILED: True}
+        changes = {
+            "state": SubmissionState.FAILED,
+            "reasons": [reason],
+            **failure_changes(FailureKind.STUCK_QUEUED),
+        }
         action, target = "SubmissionFailed", report.failed
         details = {"reasons": [reason], "team": record.team, "principal": record.principal}
     try:
-        stored = deps.jobs.update(
+        stored = deps.jobs.update_if_expected(
             record.pk,
             changes,
             expected_version=record.version,

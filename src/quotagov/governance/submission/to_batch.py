@@ -22,7 +22,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.model.job import JobRecord, SubmissionState
+from quotagov.governance.model.job import (
+    FailureKind,
+    JobRecord,
+    SubmissionState,
+    failure_changes,
+)
 from quotagov.governance.ports import (
     BatchClientError,
     BatchError,
@@ -32,13 +37,10 @@ from quotagov.governance.ports import (
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.routing import NotATeamMemberError, route
 from quotagov.governance.submission.deps import (
-    ENQUEUE_FAILED,
-    STALE_FAILED,
     SubmissionDeps,
     audit_decision,
     is_enqueue_failure,
     is_stale_failure,
-    requeue_count,
 )
 from quotagov.governance.submission.errors import TransientSubmitError
 from quotagov.governance.submission.failure import announce_failure
@@ -157,7 +159,7 @@ def submit_to_batch(
     record, reasons = _route_again(record, deps.policy)
     if reasons:
         return _fail(record, deps, reasons, "SubmissionFailed")
-    if recheck or requeue_count(record):
+    if recheck or record.requeues:
         try:
             found = find_service_job(deps.batch, record, deps.governed_queue, also=stored)
         except BatchError as exc:
@@ -310,7 +312,9 @@ def mark_submitted(
         "reasons": [],
     }
     try:
-        return deps.jobs.update(record.pk, changes, expected_states=[SubmissionState.QUEUED])
+        return deps.jobs.update_if_expected(
+            record.pk, changes, expected_states=[SubmissionState.QUEUED]
+        )
     except JobRecordConflictError as exc:
         # Someone else moved it first (a concurrent duplicate delivery): keep theirs.
         if exc.current is None:  # pragma: no cover
@@ -319,9 +323,9 @@ def mark_submitted(
             # The API saw the send fail (or the reconciler gave up on it), but a message
             # was still on its way and the service job now exists: the record must say so.
             try:
-                return deps.jobs.update(
+                return deps.jobs.update_if_expected(
                     record.pk,
-                    {**changes, ENQUEUE_FAILED: None, STALE_FAILED: None},
+                    {**changes, **failure_changes(None)},
                     expected_version=exc.current.version,
                     expected_states=[SubmissionState.FAILED],
                 )
@@ -342,9 +346,13 @@ def _fail(record: JobRecord, deps: SubmissionDeps, reasons: list[str], action: s
             accepted; the record stays FAILED and a redelivery sends both again.
     """
     try:
-        failed = deps.jobs.update(
+        failed = deps.jobs.update_if_expected(
             record.pk,
-            {"state": SubmissionState.FAILED, "reasons": reasons},
+            {
+                "state": SubmissionState.FAILED,
+                "reasons": reasons,
+                **failure_changes(FailureKind.NOT_SUBMITTABLE),
+            },
             expected_states=[SubmissionState.QUEUED],
         )
     except JobRecordConflictError as exc:
