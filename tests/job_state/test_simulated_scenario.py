@@ -26,7 +26,7 @@ from support.lambda_context import LambdaContext
 
 from .conftest import World, build_world, submitted
 
-VOLATILE = {"version", "updatedAt", "jobStateVersion"}
+VOLATILE = {"version", "updatedAt", "jobStateVersion", "dispositionToken"}
 
 
 def run_scenario(world: World) -> tuple[str, list[dict[str, Any]]]:

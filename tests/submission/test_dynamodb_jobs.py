@@ -132,18 +132,24 @@ def test_update_refuses_managed_attributes(jobs_repo: DynamoDBJobsRepository) ->
         jobs_repo.update_if_expected("sub-1", {"version": 7})
 
 
-def test_unknown_attributes_survive_round_trips(jobs_repo: DynamoDBJobsRepository) -> None:
-    """Fields other helpers add later (job-state) are kept by this code."""
-    jobs_repo.create_if_absent(_record(jobStatus="RUNNABLE", batch={"attempts": 2, "lostSeconds": 12.5}))
-    jobs_repo.update_if_expected("sub-1", {"preemptions": 3})
+def test_unknown_attributes_are_ignored_on_read_and_kept_in_the_item(
+    jobs_repo: DynamoDBJobsRepository, dynamodb: Any
+) -> None:
+    """Attributes a newer version writes (a rolling deploy) do not break a read, and a
+    partial write of this version leaves them in the stored item."""
+    jobs_repo.create_if_absent(_record())
+    dynamodb.update_item(
+        TableName=JOBS_TABLE,
+        Key={"pk": {"S": "sub-1"}},
+        UpdateExpression="SET futureAttribute = :f",
+        ExpressionAttributeValues={":f": {"M": {"attempts": {"N": "2"}}}},
+    )
+    jobs_repo.update_if_expected("sub-1", {"reasons": ["x"]}, expected_version=1)
     got = jobs_repo.get("sub-1")
-    assert got is not None
-    extra = got.model_extra or {}
-    assert extra == {
-        "jobStatus": "RUNNABLE",
-        "batch": {"attempts": 2, "lostSeconds": 12.5},
-        "preemptions": 3,
-    }
+    assert got is not None and got.reasons == ["x"] and got.version == 2
+    assert "futureAttribute" not in got.to_item()
+    item = dynamodb.get_item(TableName=JOBS_TABLE, Key={"pk": {"S": "sub-1"}})["Item"]
+    assert item["futureAttribute"] == {"M": {"attempts": {"N": "2"}}}
 
 
 def test_client_token_is_deterministic_and_fits_batch() -> None:

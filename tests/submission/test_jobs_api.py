@@ -334,7 +334,7 @@ def test_retry_after_a_503_with_the_same_client_request_id_is_accepted_and_submi
     assert status == 503
     submission_id = reply["submissionId"]
     item = _item(stack, submission_id)
-    assert item["state"] == {"S": "FAILED"} and item["enqueueFailed"] == {"BOOL": True}
+    assert item["state"] == {"S": "FAILED"} and item["failureKind"] == {"S": "enqueue-refused"}
     assert queue_depth(stack) == (0, 0)
 
     status, reply = post_jobs(submission(clientRequestId="retry-1"))
@@ -342,7 +342,7 @@ def test_retry_after_a_503_with_the_same_client_request_id_is_accepted_and_submi
     assert reply["submissionId"] == submission_id and reply["state"] == "QUEUED"
     item = _item(stack, submission_id)
     assert item["state"] == {"S": "QUEUED"} and item["reasons"] == {"L": []}
-    assert "enqueueFailed" not in item
+    assert "failureKind" not in item
     assert calls == [submission_id, submission_id]
 
     report = drain(stack)
@@ -372,7 +372,7 @@ def test_stale_message_of_a_send_reported_failed_leaves_it_failed_until_the_retr
     # The worker's idempotency kept no FAILED outcome from the stale message.
     drain(stack)
     item = _item(stack, submission_id)
-    assert item["state"] == {"S": "SUBMITTED"} and "enqueueFailed" not in item
+    assert item["state"] == {"S": "SUBMITTED"} and "failureKind" not in item
     assert len(_jobs_named(batch, "resnet-sweep-017")) == 1
     assert queue_depth(stack, stack.dlq_url) == (0, 0)
 

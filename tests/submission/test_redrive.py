@@ -158,7 +158,7 @@ def test_redrive_replays_parked_submissions_once_and_audits_each(
     assert refused_id == submission_id_for(ALICE, "never-stored", m_direct)
     assert stack.jobs.get(refused_id) is None
     record = stack.jobs.get(stuck)
-    assert record is not None and (record.model_extra or {})["requeueCount"] == 1
+    assert record is not None and record.requeueCount == 1
     redriven = _queued_decisions(stack)
     assert sorted(d["details"]["messageId"] for d in redriven) == sorted(
         [m_stuck, m_done, m_unknown, m_direct]

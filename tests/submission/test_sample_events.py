@@ -48,6 +48,6 @@ def test_worker_batch_sample(stack: Stack, batch: Any) -> None:
     )
     assert all(r is not None and r.state is SubmissionState.REFUSED for r in records)
     direct = next(r for r in records if r is not None and r.team)
-    assert direct.principal == "" and (direct.model_extra or {})["claimedPrincipal"] == BOB
+    assert direct.principal == "" and direct.claimedPrincipal == BOB
     assert [op for op, _ in batch.requests if op == "SubmitServiceJob"] == []
     assert [a.action for a in stack.audit.decisions] == ["SubmissionRefused"] * 2

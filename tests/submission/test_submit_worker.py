@@ -150,7 +150,7 @@ def test_ten_messages_with_two_poison_ones(
     )
     assert refused is not None and refused.state is SubmissionState.REFUSED
     assert refused.reasons == [DIRECT_SUBMISSION_FAULT]
-    assert refused.principal == "" and (refused.model_extra or {})["claimedPrincipal"] == ALICE
+    assert refused.principal == "" and refused.claimedPrincipal == ALICE
     out = capsys.readouterr().out
     emf = [json.loads(line) for line in out.splitlines() if '"_aws"' in line]
     assert _metric(emf, "SubmissionsFailed") == 1
@@ -186,7 +186,7 @@ def test_deeply_nested_message_is_recorded_refused_and_acknowledged(
     record = stack.jobs.get(items[0]["pk"]["S"])
     assert record is not None
     assert record.reasons == ["(body): nested too deeply to decode"]
-    assert record.principal == "" and (record.model_extra or {})["claimedPrincipal"] == ALICE
+    assert record.principal == "" and record.claimedPrincipal == ALICE
     assert _service_jobs(batch) == []
     assert [a.action for a in stack.audit.decisions] == ["SubmissionRefused"]
 
@@ -285,8 +285,7 @@ def test_attacker_sending_straight_to_the_queue_as_alice_submits_nothing(
     assert record is not None and record.state is SubmissionState.REFUSED
     assert record.reasons == [DIRECT_SUBMISSION_FAULT]
     assert record.principal == "" and record.schedulingPriority is None
-    extra = record.model_extra or {}
-    assert extra["messageId"] == message_id and extra["claimedPrincipal"] == ALICE
+    assert record.messageId == message_id and record.claimedPrincipal == ALICE
     assert items[0].get("serviceRequestPayload", {"S": ""}) == {"S": ""}
     assert items[0].get("clientToken", {"S": ""}) == {"S": ""}
     assert "batchJobId" not in items[0]
