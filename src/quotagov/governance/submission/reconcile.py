@@ -14,8 +14,8 @@ than ``stale_after_seconds`` (from ``updatedAt``, the last write of its record) 
    ``SubmitServiceJob`` (``recheck``), so a re-queue never makes a second job;
 2. after that: looks in Batch for a service job tagged ``quotagov:submissionId`` with
    the submission (``ListServiceJobs`` + ``DescribeServiceJob``). Found: the record
-   becomes ``SUBMITTED`` with it. Not found: ``FAILED`` with the reason and the
-   ``staleFailed`` marker (should a last in-flight message still create the job, the
+   becomes ``SUBMITTED`` with it. Not found: ``FAILED`` with the reason and
+   ``failureKind`` ``stuck-queued`` (should a last in-flight message still create the job, the
    worker's write turns the record ``SUBMITTED``, see ``mark_submitted``), and its
    owner is told through the owner notice queue
    (:func:`~quotagov.governance.submission.failure.announce_failure`); a notice the
