@@ -22,8 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from quotagov.adapters.dynamodb_jobs import FOREIGN_PREFIX
-from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository
+from quotagov.adapters.dynamodb_jobs import FOREIGN_PREFIX, DynamoDBJobsRepository
 from quotagov_tools.local.fake_slack import sign_event
 from quotagov_tools.local.runtime import LocalRuntime, RuntimeOptions
 from support.mutations import mutated

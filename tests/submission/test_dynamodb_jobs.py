@@ -110,7 +110,9 @@ def test_update_with_stale_version_loses_and_shows_the_winner(
 
 def test_update_with_wrong_state_loses(jobs_repo: DynamoDBJobsRepository) -> None:
     jobs_repo.create_if_absent(_record())
-    jobs_repo.update_if_expected("sub-1", {"state": SubmissionState.SUBMITTED, "batchJobId": "job-1"})
+    jobs_repo.update_if_expected(
+        "sub-1", {"state": SubmissionState.SUBMITTED, "batchJobId": "job-1"}
+    )
     with pytest.raises(JobRecordConflictError, match="state SUBMITTED"):
         jobs_repo.update_if_expected(
             "sub-1",

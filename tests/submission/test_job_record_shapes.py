@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, FOREIGN_PREFIX
+from quotagov.adapters.dynamodb_jobs import FOREIGN_PREFIX, DynamoDBJobsRepository
 from quotagov.clock import ManualClock
 from quotagov.governance.model.job import (
     BatchState,
