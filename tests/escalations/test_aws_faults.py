@@ -80,7 +80,7 @@ def test_an_approve_whose_answer_was_lost_is_applied_as_our_own_write(
     escalations_table.create_pending(escalation("esc-1"), budget_key=BUDGET, budget_limit=3)
     lose = LoseAnswers("UpdateItem")
     escalations_table.client.meta.events.register_last("before-send", lose)
-    decided = escalations_table.transition(
+    decided = escalations_table.transition_if_status(
         "esc-1",
         EscalationStatus.PENDING,
         {"status": EscalationStatus.APPROVED, "decided_by": "U0ERIN", "decided_at": T0 + 60},
@@ -104,11 +104,11 @@ def test_a_move_made_by_someone_else_is_not_taken_for_ours(
 ) -> None:
     escalations_table.create_pending(escalation("esc-1"), budget_key=BUDGET, budget_limit=3)
     changes = {"status": EscalationStatus.APPROVED, "decided_at": T0 + 60}
-    first = escalations_table.transition(
+    first = escalations_table.transition_if_status(
         "esc-1", EscalationStatus.PENDING, changes | {"decided_by": "U0ERIN"}
     )
     assert first is not None
-    second = escalations_table.transition(
+    second = escalations_table.transition_if_status(
         "esc-1", EscalationStatus.PENDING, changes | {"decided_by": "U0FRANK"}
     )
     assert second is None

@@ -71,7 +71,7 @@ def test_click_on_a_request_without_requester_slack_id_is_refused(
 ) -> None:
     _, body = world.request("sub-bg-2", "high", REASON, principal=ERIN)
     # A record written before the request-time check (or by hand) has no requester id.
-    stripped = world.escalations.transition(
+    stripped = world.escalations.transition_if_status(
         body["escalationId"], EscalationStatus.PENDING, {"requester_slack_id": None}
     )
     assert stripped is not None and stripped.requester_slack_id is None
@@ -152,7 +152,7 @@ def test_overlapping_retry_runs_apply_a_failed_approval_once(world: World) -> No
 def test_a_claim_older_than_the_limit_is_released_only_once(world: World) -> None:
     _, body = world.request("sub-bg-2", "high", REASON)
     now = world.clock.now()
-    approved = world.escalations.transition(
+    approved = world.escalations.transition_if_status(
         body["escalationId"],
         EscalationStatus.PENDING,
         {"status": EscalationStatus.APPROVED, "decided_at": now, "claimed_at": now},

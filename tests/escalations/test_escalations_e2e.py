@@ -471,7 +471,7 @@ def test_an_approval_interrupted_before_update_is_taken_over_by_the_schedule(
 ) -> None:
     _, body = world.request("sub-bg-2", "high", REASON)
     # An invocation recorded APPROVED and died before calling UpdateServiceJob.
-    decided = world.escalations.transition(
+    decided = world.escalations.transition_if_status(
         body["escalationId"],
         EscalationStatus.PENDING,
         {

@@ -134,7 +134,7 @@ def test_one_open_escalation_per_job_takes_no_budget_and_is_freed_by_its_holder(
 
 def test_transition_applies_once(escalations_table: EscalationsTable) -> None:
     escalations_table.create_pending(escalation("esc-1"), budget_key="b", budget_limit=5)
-    first = escalations_table.transition(
+    first = escalations_table.transition_if_status(
         "esc-1",
         EscalationStatus.PENDING,
         {"status": EscalationStatus.APPROVED, "decided_by": "U0CAROL", "decided_at": T0 + 5},
@@ -145,17 +145,17 @@ def test_transition_applies_once(escalations_table: EscalationsTable) -> None:
         "U0CAROL",
         T0 + 5,
     )
-    second = escalations_table.transition(
+    second = escalations_table.transition_if_status(
         "esc-1",
         EscalationStatus.PENDING,
         {"status": EscalationStatus.DENIED, "decided_by": "U0ERIN", "decided_at": T0 + 6},
     )
     assert second is None
     unknown = {"status": EscalationStatus.DENIED}
-    assert escalations_table.transition("nope", EscalationStatus.PENDING, unknown) is None
+    assert escalations_table.transition_if_status("nope", EscalationStatus.PENDING, unknown) is None
     with pytest.raises(ValueError, match="nothing to change"):
-        escalations_table.transition("esc-1", EscalationStatus.APPROVED, {})
-    failed = escalations_table.transition(
+        escalations_table.transition_if_status("esc-1", EscalationStatus.APPROVED, {})
+    failed = escalations_table.transition_if_status(
         "esc-1",
         EscalationStatus.APPROVED,
         {"status": EscalationStatus.APPLY_FAILED, "error": "boom", "apply_attempts": 1},
@@ -164,15 +164,15 @@ def test_transition_applies_once(escalations_table: EscalationsTable) -> None:
     # APPLY_FAILED -> APPLIED is no move (MOVES): a retry claims the request again first;
     # the refused write changes nothing
     with pytest.raises(IllegalEscalationMoveError, match="no move from APPLY_FAILED to APPLIED"):
-        escalations_table.transition(
+        escalations_table.transition_if_status(
             "esc-1", EscalationStatus.APPLY_FAILED, {"status": EscalationStatus.APPLIED}
         )
     assert escalations_table.get("esc-1") == failed
-    claimed = escalations_table.transition(
+    claimed = escalations_table.transition_if_status(
         "esc-1", EscalationStatus.APPLY_FAILED, {"status": EscalationStatus.APPROVED}
     )
     assert claimed is not None
-    applied = escalations_table.transition(
+    applied = escalations_table.transition_if_status(
         "esc-1",
         EscalationStatus.APPROVED,
         {"status": EscalationStatus.APPLIED, "error": None, "applied_at": T0 + 9},
@@ -195,7 +195,7 @@ def test_due_for_expiry_lists_only_overdue_pending(escalations_table: Escalation
     escalations_table.create_pending(
         escalation("decided", expires_at=T0 + 5), budget_key="b", budget_limit=9
     )
-    escalations_table.transition(
+    escalations_table.transition_if_status(
         "decided", EscalationStatus.PENDING, {"status": EscalationStatus.DENIED}
     )
     assert [e.escalation_id for e in escalations_table.due_for_expiry(T0 + 50)] == ["old"]
@@ -253,5 +253,5 @@ def test_a_decided_request_is_never_moved_again(
         if target is final:
             continue
         with pytest.raises(IllegalEscalationMoveError):
-            escalations_table.transition("esc-9", final, {"status": target})
+            escalations_table.transition_if_status("esc-9", final, {"status": target})
     assert escalations_table.get("esc-9") == stored

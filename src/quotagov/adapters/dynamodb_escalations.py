@@ -352,7 +352,7 @@ class EscalationsTable:
             if not self._is_stored(escalation):  # else our own retried write
                 raise EscalationConflictError(escalation.escalation_id) from error
 
-    def transition(
+    def transition_if_status(
         self,
         escalation_id: str,
         expected: EscalationStatus,
@@ -421,7 +421,7 @@ class EscalationsTable:
         changes: Mapping[str, Any],
         token: str | None,
     ) -> Escalation | None:
-        """After a failed :meth:`transition`: the escalation when the stored item shows
+        """After a failed :meth:`transition_if_status`: the escalation when the stored item shows
         exactly this move (status moved away from ``expected``, the stored write token
         is this call's ``token`` and every changed field holds our value), i.e. our own
         write whose answer was lost and which botocore re-sent; None when somebody else

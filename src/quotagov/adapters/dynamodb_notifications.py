@@ -225,7 +225,7 @@ class DynamoDBNotificationLog:
             version=int(from_dynamo(item.get("digestVersion")) or 0),
         )
 
-    def save_digest(self, state: DigestState, *, expected_version: int | None) -> None:
+    def save_digest_if_version(self, state: DigestState, *, expected_version: int | None) -> None:
         """Write the digest if its version is the expected one (None: no digest yet).
 
         Raises:

@@ -191,7 +191,7 @@ def refuse_apply(deps: EscalationDeps, approved: Escalation, why: str) -> Escala
     Returns:
         The escalation after (``approved`` itself when another run moved it first).
     """
-    refused = deps.repository.transition(
+    refused = deps.repository.transition_if_status(
         approved.escalation_id,
         EscalationStatus.APPROVED,
         {
@@ -225,7 +225,7 @@ def apply_failed(
     deps: EscalationDeps, approved: Escalation, error: BatchError, attempts: int
 ) -> Escalation:
     """APPROVED -> APPLY_FAILED with ``error`` after attempt number ``attempts``."""
-    failed = deps.repository.transition(
+    failed = deps.repository.transition_if_status(
         approved.escalation_id,
         EscalationStatus.APPROVED,
         {
@@ -249,7 +249,7 @@ def apply_failed(
 
 def _applied(deps: EscalationDeps, approved: Escalation, attempts: int) -> Escalation:
     """APPROVED -> APPLIED: Batch now runs the job at the requested priority."""
-    applied = deps.repository.transition(
+    applied = deps.repository.transition_if_status(
         approved.escalation_id,
         EscalationStatus.APPROVED,
         {
@@ -285,7 +285,7 @@ def _supersede(
 ) -> Escalation:
     """APPROVED -> SUPERSEDED: Batch already runs the job at ``running`` (0-9999), at
     or above the requested priority; nothing is sent to Batch."""
-    superseded = deps.repository.transition(
+    superseded = deps.repository.transition_if_status(
         approved.escalation_id,
         EscalationStatus.APPROVED,
         {

@@ -176,7 +176,7 @@ def _decide(
     escalation_id = escalation.escalation_id
     status = EscalationStatus.APPROVED if approve else EscalationStatus.DENIED
     proof = prove(deps, escalation.with_changes(decided_by=user_id, decided_at=now))
-    decided = deps.repository.transition(
+    decided = deps.repository.transition_if_status(
         escalation_id,
         EscalationStatus.PENDING,
         {"status": status, "decided_by": user_id, "decided_at": now, "decision_proof": proof}

@@ -41,7 +41,7 @@ def expire(deps: EscalationDeps, escalation: Escalation, now: float) -> Escalati
     Returns:
         The expired escalation, or None when it was no longer PENDING.
     """
-    expired = deps.repository.transition(
+    expired = deps.repository.transition_if_status(
         escalation.escalation_id,
         EscalationStatus.PENDING,
         {"status": EscalationStatus.EXPIRED, "decided_by": QUOTAGOV_ACTOR, "decided_at": now},
@@ -111,7 +111,7 @@ def retry_failed(deps: EscalationDeps) -> list[Escalation]:
         if failed.apply_attempts >= MAX_APPLY_ATTEMPTS:
             give_up(deps, failed)
             continue
-        claimed = deps.repository.transition(
+        claimed = deps.repository.transition_if_status(
             failed.escalation_id,
             EscalationStatus.APPLY_FAILED,
             {"status": EscalationStatus.APPROVED, "claimed_at": deps.clock.now()},

@@ -37,11 +37,11 @@ def recheck_before_apply(deps: EscalationDeps, approved: Escalation) -> Escalati
     fresh = deps.previewer.preview(job, description, approved.requested_priority)
     change = material_change(approved.preview, fresh)
     if change is None:
-        deps.repository.transition(
+        deps.repository.transition_if_status(
             approved.escalation_id, EscalationStatus.APPROVED, {"preview": fresh}
         )
         return None
-    reopened = deps.repository.transition(
+    reopened = deps.repository.transition_if_status(
         approved.escalation_id,
         EscalationStatus.APPROVED,
         {

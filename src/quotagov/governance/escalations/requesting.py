@@ -229,7 +229,7 @@ def withdraw(
     """Undo a request Slack would not take: refund the budget unit ``key``, move it
     PENDING -> EXPIRED with the Slack error, free the job, audit ``EscalationWithdrawn``."""
     deps.repository.refund_budget(key)
-    withdrawn = deps.repository.transition(
+    withdrawn = deps.repository.transition_if_status(
         pending.escalation_id,
         EscalationStatus.PENDING,
         {

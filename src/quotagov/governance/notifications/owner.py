@@ -231,7 +231,9 @@ class OwnerNotifier:
             version=(state.version if state else 0),
         )
         try:
-            self.log.save_digest(fresh, expected_version=state.version if state else None)
+            self.log.save_digest_if_version(
+                fresh, expected_version=state.version if state else None
+            )
         except DigestConflictError:
             logger.info("digest of %s changed meanwhile; kept the other writer's", submission_id)
 
@@ -258,7 +260,7 @@ class OwnerNotifier:
             ) + float(event.details.get("lostWorkSeconds") or 0)
             text = digest_text(job.jobName, lines, lost, event.at - state.first_at)
             try:
-                self.log.save_digest(
+                self.log.save_digest_if_version(
                     replace(state, lines=lines, version=state.version + 1),
                     expected_version=state.version,
                 )

@@ -131,7 +131,7 @@ class EscalationRepository(Protocol):
         """Store ``escalation`` (no budget); raises :class:`EscalationConflictError`."""
         ...
 
-    def transition(
+    def transition_if_status(
         self, escalation_id: str, expected: EscalationStatus, changes: Mapping[str, Any]
     ) -> Escalation | None:
         """Apply ``changes`` if the status is ``expected``; the new record, or None."""

@@ -143,7 +143,7 @@ class NotificationLog(Protocol):
         """The job's preemption digest message, or None."""
         ...
 
-    def save_digest(self, state: DigestState, *, expected_version: int | None) -> None:
+    def save_digest_if_version(self, state: DigestState, *, expected_version: int | None) -> None:
         """Write ``state``; ``expected_version`` None = must not exist yet.
 
         Raises:
