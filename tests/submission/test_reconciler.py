@@ -15,7 +15,7 @@ import pytest
 from quotagov import wiring
 from quotagov.adapters.batch_pages import iter_service_jobs
 from quotagov.clock import ManualClock
-from quotagov.governance.model.job import SubmissionState
+from quotagov.governance.model.job import FailureKind, SubmissionState
 from quotagov.governance.ports import BatchThrottledError, ControllerDecision
 from quotagov.governance.submission import SUBMISSION_TAG
 from quotagov.governance.submission.reconcile import (
@@ -436,6 +436,7 @@ def test_a_notice_the_queue_refuses_is_reported_not_lost_silently(
     assert (report["failed"], report["unnotified"]) == ([pk], [pk])
     record = stack.jobs.get(pk)
     assert record is not None and record.state is SubmissionState.FAILED
+    assert record.failure is not None and record.failure.kind is FailureKind.STUCK_QUEUED
     assert any(
         r.levelname == "ERROR" and f"could not tell the owner that {pk} failed" in r.getMessage()
         for r in caplog.records

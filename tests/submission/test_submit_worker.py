@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.model.job import SubmissionState
+from quotagov.governance.model.job import FailureKind, SubmissionState
 from quotagov.governance.submission import submission_id_for
 from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
 from support.principals import ALICE, BOB, DAVE, FRANK
@@ -142,6 +142,7 @@ def test_ten_messages_with_two_poison_ones(
     assert len(_service_jobs(batch)) == 8
     bad = stack.jobs.get(reply["submissionId"])
     assert bad is not None and bad.state is SubmissionState.FAILED
+    assert bad.failure is not None and bad.failure.kind is FailureKind.NOT_SUBMITTABLE
     assert len(bad.reasons) == 1
     assert bad.reasons[0].startswith("Batch refused SubmitServiceJob: ClientException: ")
     assert "reserved" in bad.reasons[0]
@@ -363,6 +364,7 @@ def test_policy_change_after_acceptance_fails_the_queued_submission(
     assert report.failures == []
     record = stack.jobs.get(reply["submissionId"])
     assert record is not None and record.state is SubmissionState.FAILED
+    assert record.failure is not None and record.failure.kind is FailureKind.NOT_SUBMITTABLE
     assert record.reasons == [
         "policy changed since the submission was accepted: workloadClass: team 'research' "
         "may not use class 'exploratory' (allowed: scheduled)"
