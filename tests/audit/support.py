@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from quotagov.clock import ManualClock
-from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall
 from quotagov.policy import Policy
 from quotagov_tools.batch_simulated import SimulatedBatch
 from quotagov_tools.simbatch import RUN_SECONDS_HINT

@@ -23,8 +23,8 @@ from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import GENESIS_HASH, record_hash
+from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall
 from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.governance.audit.known import CALL, CONFIG
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from quotagov.governance.audit import chain, digests, errors, events, trail
+from quotagov.governance.audit import chain, cloudtrail_calls, digests, errors, trail
 
 
 @pytest.mark.parametrize(
     ("module", "name", "builtin"),
     [
-        (events, "AuditEventError", ValueError),
-        (events, "ForeignCallError", ValueError),
+        (cloudtrail_calls, "AuditEventError", ValueError),
+        (cloudtrail_calls, "ForeignCallError", ValueError),
         (trail, "AuditEventError", ValueError),
         (trail, "ForeignCallError", ValueError),
         (chain, "ChainIntegrityError", RuntimeError),

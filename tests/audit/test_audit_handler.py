@@ -26,8 +26,8 @@ from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import verify_chain
+from quotagov.governance.audit.cloudtrail_calls import AUDITED_CALLS, CloudTrailApiCall
 from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.events import AUDITED_CALLS, CloudTrailApiCall
 from quotagov.governance.audit.trail import AuditEventError, AuditTrail
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers.audit_trail import BatchApiCallEvent, LambdaInvokeEvent, handler

@@ -21,7 +21,7 @@ from quotagov.adapters.dynamodb_audit import DynamoDBChainStore, from_item
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import GENESIS_HASH, record_hash, verify_chain
-from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall
 from quotagov.governance.audit.trail import AuditTrail, ForeignCallError
 from quotagov.policy import Policy
 from quotagov_tools.batch_simulated import SimulatedBatch

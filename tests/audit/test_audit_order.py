@@ -26,7 +26,7 @@ from audit.support import (
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
-from quotagov.governance.audit.events import CloudTrailApiCall
+from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.policy import Policy
 from quotagov_tools.batch_simulated import SimulatedBatch

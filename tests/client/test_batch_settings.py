@@ -17,7 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from quotagov.governance.model.job import JobRecord, SubmissionState
-from quotagov.governance.routing import route
+from quotagov.governance.routing import RoutingDecision, RoutingInput, route
 from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.governance.submission.to_batch import service_job_request
 from quotagov.policy import Policy, parse_policy
@@ -37,6 +37,11 @@ RETRY = {
 }
 
 
+def _route(policy: Policy, request: SubmissionRequest, principal: str) -> RoutingDecision:
+    """:func:`route` on a ``POST /jobs`` request by ``principal``."""
+    return route(policy, RoutingInput.from_request(request, principal))
+
+
 def _policy(**exploratory: Any) -> Policy:
     data = yaml.safe_load(policy_text())
     data["workloadClasses"]["exploratory"].update(exploratory)
@@ -53,7 +58,7 @@ def test_settings_within_the_class_bounds_are_accepted_and_reach_submit_service_
         timeoutConfig={"attemptDurationSeconds": 14400},
         tags={"ticket": "GOV-1234"},
     )
-    decision = route(_policy(maxRetryAttempts=3, maxAttemptDurationSeconds=86400), request, ALICE)
+    decision = _route(_policy(maxRetryAttempts=3, maxAttemptDurationSeconds=86400), request, ALICE)
     assert decision.accepted, decision.reasons
     record = JobRecord(
         pk="sub-1",
@@ -93,7 +98,7 @@ def test_attempts_and_timeout_above_the_class_bounds_are_refused_with_each_reaso
     request = _request(
         retryStrategy={"attempts": 5}, timeoutConfig={"attemptDurationSeconds": 90000}
     )
-    decision = route(_policy(maxRetryAttempts=2, maxAttemptDurationSeconds=86400), request, ALICE)
+    decision = _route(_policy(maxRetryAttempts=2, maxAttemptDurationSeconds=86400), request, ALICE)
     assert decision.routing is None
     assert decision.reasons == [
         "retryStrategy.attempts: 5 exceeds class 'exploratory' maximum of 2",
@@ -106,8 +111,8 @@ def test_the_default_class_bound_is_three_attempts_and_any_timeout() -> None:
     policy = _policy()
     assert policy.workloadClasses["exploratory"].maxRetryAttempts == 3
     ok = _request(retryStrategy={"attempts": 3}, timeoutConfig={"attemptDurationSeconds": 10**7})
-    assert route(policy, ok, ALICE).accepted
-    assert not route(policy, _request(retryStrategy={"attempts": 4}), ALICE).accepted
+    assert _route(policy, ok, ALICE).accepted
+    assert not _route(policy, _request(retryStrategy={"attempts": 4}), ALICE).accepted
 
 
 @pytest.mark.parametrize(
@@ -116,7 +121,7 @@ def test_the_default_class_bound_is_three_attempts_and_any_timeout() -> None:
 def test_tag_keys_reserved_to_quotagov_or_aws_are_refused(key: str) -> None:
     """The attacker (a member of research) tags the job as another team's or level's, to
     be counted elsewhere by the job-state handler and ``history export``."""
-    decision = route(_policy(), _request(tags={key: "applied", "ok": "1"}), ALICE)
+    decision = _route(_policy(), _request(tags={key: "applied", "ok": "1"}), ALICE)
     assert decision.routing is None
     assert decision.reasons == [
         f"tags.{key}: tag keys starting with quotagov: or aws: are reserved"

@@ -149,7 +149,7 @@ def test_an_audit_message_invoked_on_the_audit_function_is_refused_and_audited(
 def test_queued_by_and_time_come_from_the_proof(rt: LocalRuntime) -> None:
     """A decision quotagov's API function queues names that function as its sender,
     and its time is the proof's ``sentAt``."""
-    from quotagov.governance.audit.events import iso_utc
+    from quotagov.governance.audit.cloudtrail_calls import iso_utc
 
     sent = rt.clock.now()
     refused = rt.api("POST", "/jobs", principal=MALLORY, body=_job("not-a-member"))

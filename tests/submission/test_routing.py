@@ -7,12 +7,23 @@ from typing import Any
 import pytest
 import yaml
 
-from quotagov.governance.routing import NotATeamMemberError, max_instances, route
+from quotagov.governance.routing import (
+    NotATeamMemberError,
+    RoutingDecision,
+    RoutingInput,
+    max_instances,
+    route,
+)
 from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.policy import Policy, parse_policy
 from support.principals import ALICE, DAVE
 
 from .conftest import policy_text, submission, training_payload
+
+
+def _route(policy: Policy, request: SubmissionRequest, principal: str) -> RoutingDecision:
+    """:func:`route` on a ``POST /jobs`` request by ``principal``."""
+    return route(policy, RoutingInput.from_request(request, principal))
 
 
 def _policy(edit: Any = None, *, validate: bool = True) -> Policy:
@@ -27,7 +38,7 @@ def _request(**changes: Any) -> SubmissionRequest:
 
 
 def test_first_share_of_the_class_that_fits_is_chosen() -> None:
-    decision = route(_policy(), _request(), ALICE)
+    decision = _route(_policy(), _request(), ALICE)
     assert decision.accepted
     assert decision.routing is not None
     assert decision.routing.quotaShareName == "background"
@@ -44,7 +55,7 @@ def test_job_larger_than_a_share_can_hold_goes_to_the_next_share() -> None:
         data["quotaShares"][1]["capacityLimits"][0]["maxCapacity"] = 3
 
     payload = training_payload(ResourceConfig={"InstanceType": "ml.g5.xlarge", "InstanceCount": 3})
-    decision = route(_policy(edit), _request(serviceRequestPayload=payload), ALICE)
+    decision = _route(_policy(edit), _request(serviceRequestPayload=payload), ALICE)
     assert decision.routing is not None and decision.routing.quotaShareName == "medium"
 
 
@@ -54,7 +65,7 @@ def test_job_no_share_can_ever_hold_is_refused_with_each_share() -> None:
         data["quotaShares"][0]["resourceSharingConfiguration"]["borrowLimit"] = 100
 
     payload = training_payload(ResourceConfig={"InstanceType": "ml.g5.xlarge", "InstanceCount": 3})
-    decision = route(_policy(edit), _request(serviceRequestPayload=payload), ALICE)
+    decision = _route(_policy(edit), _request(serviceRequestPayload=payload), ALICE)
     assert decision.reasons == [
         "serviceRequestPayload.ResourceConfig.InstanceCount: 3 instances of ml.g5.xlarge exceed "
         "what share 'background' can ever hold (2: maxCapacity 1, strategy LEND_AND_BORROW)",
@@ -77,7 +88,7 @@ def test_non_checkpointing_job_into_share_with_in_share_preemption_is_refused() 
         priorityLevel="low",
         serviceRequestPayload=payload,
     )
-    decision = route(_policy(edit, validate=False), request, DAVE)
+    decision = _route(_policy(edit, validate=False), request, DAVE)
     assert decision.reasons == [
         "quotaShareName: the job does not checkpoint but share 'background' has in-share "
         "preemption ENABLED: a higher-priority job of the share could stop it and all its "
@@ -87,9 +98,9 @@ def test_non_checkpointing_job_into_share_with_in_share_preemption_is_refused() 
 
 def test_unknown_team_and_non_member_are_forbidden() -> None:
     with pytest.raises(NotATeamMemberError, match="team 'ghosts'"):
-        route(_policy(), _request(team="ghosts"), ALICE)
+        _route(_policy(), _request(team="ghosts"), ALICE)
     with pytest.raises(NotATeamMemberError, match="not a member of team 'applied'"):
-        route(_policy(), _request(team="applied"), ALICE)
+        _route(_policy(), _request(team="applied"), ALICE)
 
 
 @pytest.mark.parametrize(

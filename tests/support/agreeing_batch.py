@@ -1,7 +1,7 @@
 """A Batch whose ``DescribeServiceJob`` confirms what the events fed so far say.
 
 The disposition rules act on Batch's word, not the event's
-(:func:`quotagov.governance.dispositions.events.confirmed`). Rule tests that feed
+(:func:`quotagov.governance.dispositions.state_changes.confirmed`). Rule tests that feed
 hand-made events stand for Batch itself there: this wrapper answers
 ``DescribeServiceJob`` for a job with the facts those events folded into its record
 (status, attempts, ``preemptionSummary``) over the simulated Batch's description (or
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from quotagov.governance.job_state import JobTracking
-from quotagov.governance.job_state.events import Attempt
+from quotagov.governance.job_state.state_event import Attempt
 from quotagov.governance.ports import BatchNotFoundError
 from quotagov.governance.ports.jobs import JobsRepository
 

@@ -1,9 +1,19 @@
 """Routing: the policy decides a submission's quota share, priority and preemption retries.
 
-Pure rules, no I/O. Given the policy, a :class:`SubmissionRequest` and the caller's
-principal, :func:`route` returns either a :class:`Routing` (``quotaShareName``,
-``schedulingPriority``, ``preemptionRetriesBeforeTermination``) or every reason the
-submission is refused. Each reason starts with the request field it is about.
+Pure rules, no I/O. Given the policy and a :class:`RoutingInput` (what routing reads of
+one submission, and who submits it), :func:`route` returns either a :class:`Routing`
+(``quotaShareName``, ``schedulingPriority``, ``preemptionRetriesBeforeTermination``) or
+every reason the submission is refused. Each reason starts with the request field it is
+about (``serviceRequestPayload.ResourceConfig.InstanceCount``, ``priorityLevel``, ...).
+
+A :class:`RoutingInput` has one constructor per source, so each caller routes the same
+facts the same way:
+
+* :meth:`RoutingInput.from_request`: a ``POST /jobs`` body (``receive_submission``);
+* :meth:`RoutingInput.from_record`: a stored :class:`~quotagov.governance.model.job.JobRecord`,
+  for the submit worker's re-check against the policy as it is now;
+* :meth:`RoutingInput.from_workload_row`: a what-if workload job
+  (``quotagov_tools.whatif``), which has no SageMaker request at all.
 
 Where the rules come from:
 
@@ -24,15 +34,21 @@ Where the rules come from:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from quotagov.batch_semantics import max_admissible_instances
 from quotagov.governance.access import team_member
 from quotagov.governance.errors import ForbiddenError
-from quotagov.governance.submission.request import SubmissionRequest
+from quotagov.governance.submission.request import MAX_CHECKPOINT_INTERVAL_SECONDS
 from quotagov.policy.models import Policy, QuotaShare, Team, WorkloadClass
 from quotagov.policy.roles import role_allowed
+
+if TYPE_CHECKING:
+    from quotagov.governance.model.job import JobRecord
+    from quotagov.governance.submission.request import SubmissionRequest
 
 
 class NotATeamMemberError(ForbiddenError):
@@ -67,6 +83,187 @@ class NotATeamMemberError(ForbiddenError):
         self.principal = principal
         self.team = team
         self.known_team = known_team
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingInput:
+    """Everything :func:`route` reads of one submission, whatever it came from.
+
+    Build it with one of the three constructors (:meth:`from_request`,
+    :meth:`from_record`, :meth:`from_workload_row`), never field by field in a caller.
+
+    Attributes:
+        principal: who submits (IAM ARN or JWT ``sub``); must be a member of ``team``.
+        team: the policy team submitted for.
+        workloadClass: the policy workload class.
+        priorityLevel: the policy priority level name.
+        quotaShareName: the share asked for; None = the first share of the class that
+            can hold the job.
+        instanceType: ``ResourceConfig.InstanceType`` (one SageMaker instance type).
+        instanceCount: ``ResourceConfig.InstanceCount`` (instances, >= 1).
+        roleArn: ``serviceRequestPayload.RoleArn``, the execution role passed to SageMaker.
+        checkpoints: True when the job writes checkpoints (``CheckpointConfig.S3Uri``).
+        checkpointIntervalSeconds: the declared checkpoint interval, seconds; None = none
+            declared.
+        retryAttempts: ``retryStrategy.attempts`` (Batch attempts), None = not set.
+        attemptDurationSeconds: ``timeoutConfig.attemptDurationSeconds``, None = not set.
+        tagKeys: the submitter's own service-job tag keys.
+    """
+
+    principal: str
+    team: str
+    workloadClass: str
+    priorityLevel: str
+    quotaShareName: str | None
+    instanceType: str
+    instanceCount: int
+    roleArn: str
+    checkpoints: bool
+    checkpointIntervalSeconds: int | None
+    retryAttempts: int | None = None
+    attemptDurationSeconds: int | None = None
+    tagKeys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_request(cls, request: SubmissionRequest, principal: str) -> RoutingInput:
+        """A ``POST /jobs`` submission (already schema-checked) by ``principal``."""
+        payload = request.serviceRequestPayload
+        resources = payload.ResourceConfig
+        return cls(
+            principal=principal,
+            team=request.team,
+            workloadClass=request.workloadClass,
+            priorityLevel=request.priorityLevel,
+            quotaShareName=request.quotaShareName,
+            instanceType=resources.InstanceType,
+            instanceCount=resources.InstanceCount,
+            roleArn=payload.RoleArn,
+            checkpoints=payload.checkpoints,
+            checkpointIntervalSeconds=request.checkpointIntervalSeconds,
+            retryAttempts=request.retryStrategy.attempts if request.retryStrategy else None,
+            attemptDurationSeconds=(
+                request.timeoutConfig.attemptDurationSeconds if request.timeoutConfig else None
+            ),
+            tagKeys=tuple(request.tags or ()),
+        )
+
+    @classmethod
+    def from_record(cls, record: JobRecord) -> RoutingInput:
+        """A stored job record, routed as its submitter asked (``requestedQuotaShareName``,
+        a direct level), by the policy as it is now.
+
+        The instance type and count, role and checkpoint configuration are read from the
+        stored ``serviceRequestPayload`` (what ``SubmitServiceJob`` sends), the rest
+        from the record's attributes.
+
+        Args:
+            record: the record (``QUEUED`` for the submit worker's re-check).
+
+        Raises:
+            ValueError: the stored payload is not a JSON object with a
+                ``ResourceConfig`` holding a string ``InstanceType`` and an integer
+                ``InstanceCount``; the message names the field.
+        """
+        payload = _stored_payload(record.serviceRequestPayload)
+        resources = payload.get("ResourceConfig")
+        if not isinstance(resources, dict):
+            raise ValueError("serviceRequestPayload.ResourceConfig: missing or not an object")
+        instance_type, count = resources.get("InstanceType"), resources.get("InstanceCount")
+        if not isinstance(instance_type, str):
+            raise ValueError("serviceRequestPayload.ResourceConfig.InstanceType: not a string")
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise ValueError("serviceRequestPayload.ResourceConfig.InstanceCount: not an integer")
+        role = payload.get("RoleArn")
+        checkpoint = payload.get("CheckpointConfig")
+        return cls(
+            principal=record.principal,
+            team=record.team,
+            workloadClass=record.workloadClass,
+            priorityLevel=record.priorityLevel,
+            quotaShareName=record.requestedQuotaShareName,
+            instanceType=instance_type,
+            instanceCount=count,
+            roleArn=role if isinstance(role, str) else "",
+            checkpoints=isinstance(checkpoint, dict) and bool(checkpoint.get("S3Uri")),
+            checkpointIntervalSeconds=record.checkpointIntervalSeconds,
+            retryAttempts=_whole_member(record.retryStrategy, "retryStrategy", "attempts"),
+            attemptDurationSeconds=_whole_member(
+                record.timeoutConfig, "timeoutConfig", "attemptDurationSeconds"
+            ),
+            tagKeys=tuple(record.tags or ()),
+        )
+
+    @classmethod
+    def from_workload_row(
+        cls,
+        *,
+        principal: str,
+        team: str,
+        workload_class: str,
+        priority_level: str,
+        quota_share_name: str | None,
+        instance_type: str,
+        instance_count: int,
+        role_arn: str,
+        checkpoint_interval_seconds: float | None,
+    ) -> RoutingInput:
+        """A what-if workload job (``quotagov_tools.whatif.workload.WorkloadJob``): no
+        SageMaker request, only what routing reads.
+
+        A job with a checkpoint interval writes checkpoints; the interval (seconds, may
+        be fractional) is rounded to whole seconds within 1 s to
+        :data:`~quotagov.governance.submission.request.MAX_CHECKPOINT_INTERVAL_SECONDS`,
+        the bounds a submission may declare.
+        ``principal`` and ``role_arn`` are whom the what-if submits as and the role it
+        names (the team's first member, a role the policy binds).
+        """
+        interval = (
+            max(1, min(MAX_CHECKPOINT_INTERVAL_SECONDS, round(checkpoint_interval_seconds)))
+            if checkpoint_interval_seconds is not None
+            else None
+        )
+        return cls(
+            principal=principal,
+            team=team,
+            workloadClass=workload_class,
+            priorityLevel=priority_level,
+            quotaShareName=quota_share_name,
+            instanceType=instance_type,
+            instanceCount=instance_count,
+            roleArn=role_arn,
+            checkpoints=interval is not None,
+            checkpointIntervalSeconds=interval,
+        )
+
+
+def _stored_payload(text: str) -> dict[str, Any]:
+    """A stored ``serviceRequestPayload`` (JSON text) as a dict.
+
+    Raises:
+        ValueError: not JSON, or not a JSON object.
+    """
+    try:
+        payload = json.loads(text) if text else None
+    except ValueError as exc:
+        raise ValueError(f"serviceRequestPayload: not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise ValueError("serviceRequestPayload: not a JSON object")
+    return payload
+
+
+def _whole_member(settings: Mapping[str, Any] | None, path: str, name: str) -> int | None:
+    """``settings[name]`` when it is an integer (a stored ``retryStrategy`` or
+    ``timeoutConfig``); None when unset.
+
+    Raises:
+        ValueError: set to something else than an integer.
+    """
+    if not settings or settings.get(name) is None:
+        return None
+    value = settings[name]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{path}.{name}: {value!r} is not an integer")
+    return value
 
 
 @dataclass(frozen=True)
@@ -135,11 +332,11 @@ def max_instances(share: QuotaShare, instance_type: str) -> int | None:
 
 def share_faults(
     share: QuotaShare,
-    request: SubmissionRequest,
+    job: RoutingInput,
     workload_class: WorkloadClass,
     environment: Mapping[str, int] | None = None,
 ) -> list[str]:
-    """Why ``request`` cannot run in ``share`` (empty when it can).
+    """Why ``job`` cannot run in ``share`` (empty when it can).
 
     ``environment``: the service environment's instances per instance type
     (``DescribeServiceEnvironments``; None when unknown): a job needing more instances
@@ -148,12 +345,11 @@ def share_faults(
     """
     faults: list[str] = []
     name = share.quotaShareName
-    resources = request.serviceRequestPayload.ResourceConfig
     if share.state != "ENABLED":
         faults.append(f"quotaShareName: share {name!r} is {share.state} and accepts no new jobs")
     if (
         share.preemptionConfiguration.inSharePreemption == "ENABLED"
-        and not request.serviceRequestPayload.checkpoints
+        and not job.checkpoints
         and not workload_class.checkpointRequired
     ):
         # With a validated policy the class rule below catches this first; kept so a
@@ -163,27 +359,27 @@ def share_faults(
             "preemption ENABLED: a higher-priority job of the share could stop it and all "
             "its work would be lost"
         )
-    cap = max_instances(share, resources.InstanceType)
+    cap = max_instances(share, job.instanceType)
     share_exceeded = False
     if cap == 0:
         faults.append(
             f"serviceRequestPayload.ResourceConfig.InstanceType: share {name!r} has no "
-            f"capacity limit for {resources.InstanceType}"
+            f"capacity limit for {job.instanceType}"
         )
-    elif cap is not None and resources.InstanceCount > cap:
+    elif cap is not None and job.instanceCount > cap:
         share_exceeded = True
         faults.append(
-            f"serviceRequestPayload.ResourceConfig.InstanceCount: {resources.InstanceCount} "
-            f"instances of {resources.InstanceType} exceed what share {name!r} can ever hold "
-            f"({cap}: maxCapacity {share.limit_for(resources.InstanceType)}, strategy "
+            f"serviceRequestPayload.ResourceConfig.InstanceCount: {job.instanceCount} "
+            f"instances of {job.instanceType} exceed what share {name!r} can ever hold "
+            f"({cap}: maxCapacity {share.limit_for(job.instanceType)}, strategy "
             f"{share.resourceSharingConfiguration.strategy})"
         )
     if environment is not None and cap != 0 and not share_exceeded:
-        available = environment.get(resources.InstanceType, 0)
-        if resources.InstanceCount > available:
+        available = environment.get(job.instanceType, 0)
+        if job.instanceCount > available:
             faults.append(
-                f"serviceRequestPayload.ResourceConfig.InstanceCount: {resources.InstanceCount} "
-                f"instances of {resources.InstanceType} exceed what the job queue's service "
+                f"serviceRequestPayload.ResourceConfig.InstanceCount: {job.instanceCount} "
+                f"instances of {job.instanceType} exceed what the job queue's service "
                 f"environment has ({available}, DescribeServiceEnvironments): Batch would "
                 "hold the job RUNNABLE forever"
             )
@@ -191,9 +387,9 @@ def share_faults(
 
 
 def _class_faults(
-    request: SubmissionRequest, team_name: str, team: Team, policy: Policy
+    job: RoutingInput, team: Team, policy: Policy
 ) -> tuple[WorkloadClass | None, list[str]]:
-    name = request.workloadClass
+    name, team_name = job.workloadClass, job.team
     workload_class = policy.workloadClasses.get(name)
     if workload_class is None:
         return None, [f"workloadClass: unknown workload class {name!r}"]
@@ -203,28 +399,26 @@ def _class_faults(
             f"(allowed: {', '.join(team.classes)})"
         ]
     faults: list[str] = []
-    payload = request.serviceRequestPayload
-    resources = payload.ResourceConfig
-    if resources.InstanceType not in workload_class.instanceTypes:
+    if job.instanceType not in workload_class.instanceTypes:
         faults.append(
             f"serviceRequestPayload.ResourceConfig.InstanceType: class {name!r} may not use "
-            f"{resources.InstanceType} (allowed: {', '.join(workload_class.instanceTypes)})"
+            f"{job.instanceType} (allowed: {', '.join(workload_class.instanceTypes)})"
         )
-    if resources.InstanceCount > workload_class.maxInstanceCount:
+    if job.instanceCount > workload_class.maxInstanceCount:
         faults.append(
-            f"serviceRequestPayload.ResourceConfig.InstanceCount: {resources.InstanceCount} "
+            f"serviceRequestPayload.ResourceConfig.InstanceCount: {job.instanceCount} "
             f"exceeds class {name!r} maximum of {workload_class.maxInstanceCount}"
         )
-    faults += _role_faults(payload.RoleArn, name, workload_class, team_name, team)
-    faults += batch_settings_faults(request, name, workload_class)
+    faults += _role_faults(job.roleArn, name, workload_class, team_name, team)
+    faults += batch_settings_faults(job, name, workload_class)
     if workload_class.checkpointRequired:
-        if not payload.checkpoints:
+        if not job.checkpoints:
             faults.append(
                 f"serviceRequestPayload.CheckpointConfig: class {name!r} requires "
                 "checkpointing (its jobs can be preempted and must resume), but the request "
                 "has no CheckpointConfig.S3Uri"
             )
-        if request.checkpointIntervalSeconds is None:
+        if job.checkpointIntervalSeconds is None:
             faults.append(
                 f"checkpointIntervalSeconds: class {name!r} requires checkpointing; declare "
                 "how often the job writes a checkpoint, in seconds"
@@ -240,7 +434,7 @@ RESERVED_TAG_PREFIXES = ("quotagov:", "aws:")
 
 
 def batch_settings_faults(
-    request: SubmissionRequest, class_name: str, workload_class: WorkloadClass
+    job: RoutingInput, class_name: str, workload_class: WorkloadClass
 ) -> list[str]:
     """Faults of the Batch-level settings against the class's bounds and reserved tags.
 
@@ -250,19 +444,19 @@ def batch_settings_faults(
     (compared without case).
     """
     faults: list[str] = []
-    retry = request.retryStrategy
-    if retry is not None and retry.attempts > workload_class.maxRetryAttempts:
+    attempts = job.retryAttempts
+    if attempts is not None and attempts > workload_class.maxRetryAttempts:
         faults.append(
-            f"retryStrategy.attempts: {retry.attempts} exceeds class {class_name!r} maximum "
+            f"retryStrategy.attempts: {attempts} exceeds class {class_name!r} maximum "
             f"of {workload_class.maxRetryAttempts}"
         )
-    timeout, longest = request.timeoutConfig, workload_class.maxAttemptDurationSeconds
-    if timeout is not None and longest is not None and timeout.attemptDurationSeconds > longest:
+    duration, longest = job.attemptDurationSeconds, workload_class.maxAttemptDurationSeconds
+    if duration is not None and longest is not None and duration > longest:
         faults.append(
-            f"timeoutConfig.attemptDurationSeconds: {timeout.attemptDurationSeconds} s "
+            f"timeoutConfig.attemptDurationSeconds: {duration} s "
             f"exceeds class {class_name!r} maximum of {longest} s"
         )
-    for key in request.tags or {}:
+    for key in job.tagKeys:
         if key.lower().startswith(RESERVED_TAG_PREFIXES):
             faults.append(
                 f"tags.{key}: tag keys starting with "
@@ -285,10 +479,8 @@ def _role_faults(
     ]
 
 
-def _level_faults(
-    request: SubmissionRequest, team_name: str, team: Team, policy: Policy
-) -> list[str]:
-    name = request.priorityLevel
+def _level_faults(job: RoutingInput, team: Team, policy: Policy) -> list[str]:
+    name, team_name = job.priorityLevel, job.team
     try:
         policy.level(name)
     except KeyError:
@@ -309,14 +501,16 @@ def _level_faults(
 
 def route(
     policy: Policy,
-    request: SubmissionRequest,
-    principal: str,
+    job: RoutingInput,
     environment: Mapping[str, int] | None = None,
 ) -> RoutingDecision:
-    """Decide share, priority and preemption retries for ``request`` by ``principal``.
+    """Decide share, priority and preemption retries for ``job`` (submitted by
+    ``job.principal``).
 
-    ``environment``: the service environment's instances per instance type, when known
-    (see :func:`share_faults`).
+    The one routing rule: ``POST /jobs``, the submit worker's re-check and the what-if
+    call it, each with its :class:`RoutingInput` constructor. ``environment``: the
+    service environment's instances per instance type, when known (see
+    :func:`share_faults`).
 
     Returns:
         A :class:`RoutingDecision` holding the routing, or every refusal reason.
@@ -324,33 +518,33 @@ def route(
     Raises:
         NotATeamMemberError: the principal may not submit for the team (checked first).
     """
-    team = authorize(policy, request.team, principal)
-    workload_class, reasons = _class_faults(request, request.team, team, policy)
+    team = authorize(policy, job.team, job.principal)
+    workload_class, reasons = _class_faults(job, team, policy)
     # A job the class itself refuses is not also checked against each share (the
     # share faults would repeat the class faults).
     check_shares = not reasons
-    reasons += _level_faults(request, request.team, team, policy)
+    reasons += _level_faults(job, team, policy)
     if workload_class is None:
         return RoutingDecision(None, reasons)
 
     share: QuotaShare | None = None
-    if request.quotaShareName is not None:
-        if request.quotaShareName not in workload_class.shares:
+    if job.quotaShareName is not None:
+        if job.quotaShareName not in workload_class.shares:
             reasons.append(
-                f"quotaShareName: class {request.workloadClass!r} may not use share "
-                f"{request.quotaShareName!r} (allowed: {', '.join(workload_class.shares)})"
+                f"quotaShareName: class {job.workloadClass!r} may not use share "
+                f"{job.quotaShareName!r} (allowed: {', '.join(workload_class.shares)})"
             )
         else:
-            share = _known_share(policy, request.quotaShareName, reasons)
+            share = _known_share(policy, job.quotaShareName, reasons)
             if share is not None and check_shares:
-                reasons += share_faults(share, request, workload_class, environment)
+                reasons += share_faults(share, job, workload_class, environment)
     elif check_shares:
         candidates: list[str] = []
         for name in workload_class.shares:
             candidate = _known_share(policy, name, candidates)
             if candidate is None:
                 continue
-            faults = share_faults(candidate, request, workload_class, environment)
+            faults = share_faults(candidate, job, workload_class, environment)
             if not faults:
                 share = candidate
                 break
@@ -360,11 +554,11 @@ def route(
     if reasons or share is None:
         return RoutingDecision(None, reasons)
 
-    member = team_member(policy, request.team, principal)
+    member = team_member(policy, job.team, job.principal)
     return RoutingDecision(
         Routing(
             quotaShareName=share.quotaShareName,
-            schedulingPriority=policy.level(request.priorityLevel).schedulingPriority,
+            schedulingPriority=policy.level(job.priorityLevel).schedulingPriority,
             preemptionRetriesBeforeTermination=workload_class.preemptionRetriesBeforeTermination,
             ownerSlackUserId=member.slackUserId if member else None,
         )

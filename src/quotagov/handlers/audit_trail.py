@@ -42,7 +42,7 @@ envelope + the CloudTrail record model), hand the record to
   That includes a successful call whose request parameters have the wrong types
   (``reason`` e.g. ``detail: requestParameters.capacityLimits[0].maxCapacity: 'a' is
   not a whole number``; see
-  :func:`~quotagov.governance.audit.events.request_parameter_fault`).
+  :func:`~quotagov.governance.audit.cloudtrail_calls.request_parameter_fault`).
 - Transient failures (DynamoDB, Batch throttling, chain contention) raise, so Lambda's
   asynchronous retries and the rule's retry policy deliver the event again; the
   CloudTrail ``eventID`` makes that harmless.
@@ -66,7 +66,7 @@ from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.audit.events import CloudTrailApiCall, LambdaInvokeCall
+from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall, LambdaInvokeCall
 from quotagov.governance.audit.policy_parameter import ParameterApiCall, ParameterStoreChange
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.wiring import services

@@ -4,18 +4,19 @@ What the controller does in AWS, done here on the local scheduler
 (:class:`quotagov.scheduler.Engine`), with the same rule functions:
 
 - **Routing.** Each job is routed as ``POST /jobs`` routes it
-  (:func:`quotagov.governance.routing.route`, submitted as the team's first member):
+  (:func:`quotagov.governance.routing.route` on
+  :meth:`~quotagov.governance.routing.RoutingInput.from_workload_row`, submitted as the
+  team's first member with a role the policy binds to the team or class):
   class, level, instance type and count, checkpointing, the first share of the class
   that can hold it. A refused job is counted (``refusedJobs``, reasons in
   ``refusals``) and never submitted; so is a job larger than the whole environment.
-- **Retries exhausted** (a job FAILED with ``RETRIES_EXHAUSTED``): the class's
-  ``onRetriesExhausted`` as :func:`~quotagov.governance.dispositions.rules.exhausted_disposition`
+- **Retries exhausted** (a job FAILED with ``RETRIES_EXHAUSTED``): the dispositions'
+  own rule, :func:`~quotagov.governance.dispositions.rules.on_retries_exhausted`,
   decides it: ``resubmit`` (a successor in the same share) or ``reclassify`` (the next
-  share of the class) when the ``maxResubmits`` cap allows
-  (:func:`~quotagov.governance.dispositions.rules.choices_for_generation`); ``abandon``
-  when nothing else remains; otherwise the owner is asked (``askOwner``) and answers
-  after ``decision_delay_seconds`` with ``owner_choice`` (or, when that is not
-  possible, the first choice that is: resubmit, reclassify, abandon).
+  share of the class) when the ``maxResubmits`` cap allows; ``abandon`` when nothing
+  else remains; otherwise the owner is asked (``askOwner``) and answers after
+  ``decision_delay_seconds`` with ``owner_choice`` (or, when that is not possible, the
+  first choice that is: resubmit, reclassify, abandon).
 - **Thrash guard**: a job preempted ``thrashGuard.preemptions`` times within
   ``windowSeconds`` (:func:`~quotagov.governance.dispositions.rules.thrash_detected`)
   is terminated and reclassified into the next share, when the cap allows.
@@ -49,17 +50,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from quotagov.batch_semantics import TERMINAL_STATUSES, saved_seconds
 from quotagov.governance.dispositions.record import Choice
 from quotagov.governance.dispositions.rules import (
     choices_for_generation,
     next_share,
+    on_retries_exhausted,
     thrash_detected,
 )
-from quotagov.governance.routing import NotATeamMemberError, route
-from quotagov.governance.submission.request import SubmissionRequest, schema_faults
+from quotagov.governance.routing import NotATeamMemberError, RoutingInput, route
 from quotagov.policy.models import Policy, WorkloadClass
 from quotagov.policy.roles import representative_role
 from quotagov.scheduler import (
@@ -90,6 +89,9 @@ OwnerChoice = Literal["resubmit", "reclassify", "abandon"]
 DISPOSITION_KINDS = ("resubmit", "reclassify", "askOwner", "thrashGuard", "abandon")
 #: ``statusReason`` of a job the thrash guard terminated.
 REASON_THRASH_GUARD = "THRASH_GUARD"
+#: The ``RoleArn`` a what-if job names when the policy binds no execution role to its
+#: team or class: routing then refuses it, as it refuses such a submission.
+NO_BOUND_ROLE = "arn:aws:iam::111122223333:role/whatif-training"
 #: Points kept of the sorted waits and completions for the plots (quantiles).
 PLOT_POINTS = 1000
 
@@ -191,40 +193,22 @@ class _Router:
             return None, 0, None, [f"team: unknown team {job.team!r}"]
         if not team.members:
             return None, 0, None, [f"team: team {job.team!r} has no member to submit as"]
-        payload: dict[str, Any] = {
-            "TrainingJobName": "whatif-job",
-            "RoleArn": representative_role(
-                [*team.executionRoles, *_class_roles(self.policy, job.workloadClass)]
-            )
-            or "arn:aws:iam::111122223333:role/whatif-training",
-            "AlgorithmSpecification": {"TrainingImage": "whatif", "TrainingInputMode": "File"},
-            "OutputDataConfig": {"S3OutputPath": "s3://whatif/output"},
-            "ResourceConfig": {
-                "InstanceType": job.instanceType,
-                "InstanceCount": job.instanceCount,
-                "VolumeSizeInGB": 50,
-            },
-        }
-        interval = job.checkpointIntervalSeconds
-        if interval is not None:
-            payload["CheckpointConfig"] = {"S3Uri": "s3://whatif/checkpoints"}
+        role = representative_role(
+            [*team.executionRoles, *_class_roles(self.policy, job.workloadClass)]
+        )
+        routing_input = RoutingInput.from_workload_row(
+            principal=team.members[0].principal,
+            team=job.team,
+            workload_class=job.workloadClass,
+            priority_level=level or "",
+            quota_share_name=share,
+            instance_type=job.instanceType,
+            instance_count=job.instanceCount,
+            role_arn=role or NO_BOUND_ROLE,
+            checkpoint_interval_seconds=job.checkpointIntervalSeconds,
+        )
         try:
-            request = SubmissionRequest.model_validate(
-                {
-                    "team": job.team,
-                    "workloadClass": job.workloadClass,
-                    "priorityLevel": level or "",
-                    "quotaShareName": share,
-                    "checkpointIntervalSeconds": (
-                        max(1, min(604800, round(interval))) if interval is not None else None
-                    ),
-                    "serviceRequestPayload": payload,
-                }
-            )
-        except ValidationError as exc:
-            return None, 0, None, schema_faults(exc.errors())
-        try:
-            decision = route(self.policy, request, team.members[0].principal)
+            decision = route(self.policy, routing_input)
         except NotATeamMemberError as exc:
             return None, 0, None, [str(exc)]
         if not decision.accepted or decision.routing is None:
@@ -406,18 +390,18 @@ class GovernedRun:
 
     def _exhausted(self, t: Transition, info: _Job) -> None:
         klass = info.workload_class
-        action = klass.onRetriesExhausted.action
-        choices = choices_for_generation(info.generation, klass, info.share)
+        verdict = on_retries_exhausted(info.generation, klass, info.share)
+        choices = verdict.choices
         why = f"FAILED after {len(info.preempted_at)} preemption(s): retries exhausted"
-        if action in ("resubmit", "reclassify") and Choice(action) in choices:
+        if verdict.choice in (Choice.RESUBMIT, Choice.RECLASSIFY):
             self._successor(
                 t.jobName,
                 info,
-                Choice(action),
+                verdict.choice,
                 t.at + self.options.reaction_seconds,
-                f"{why}; class policy {action}",
+                f"{why}; class policy {verdict.choice}",
             )
-        elif choices == (Choice.ABANDON,):
+        elif verdict.choice is Choice.ABANDON:
             self._count("abandon", info)
             self._log(
                 t.at,

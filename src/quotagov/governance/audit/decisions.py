@@ -36,7 +36,7 @@ from quotagov.batch_semantics import queue_name
 from quotagov.clock import Clock
 from quotagov.governance.audit import findings as rules
 from quotagov.governance.audit.chain import Appended, ChainWriter
-from quotagov.governance.audit.events import iso_utc
+from quotagov.governance.audit.cloudtrail_calls import iso_utc
 from quotagov.governance.audit.known import CONFIG, DECISION
 from quotagov.governance.canonical import canonical_json
 from quotagov.governance.ports import ControllerDecision, VersionStore

@@ -18,7 +18,7 @@ clauses still match.
 - :class:`MalformedDigestError` (``ValueError``): a stored object is not a digest.
 
 The names stay importable from the modules that raised them first
-(:mod:`.events`, :mod:`.chain`, :mod:`.digests`, :mod:`.trail`).
+(:mod:`.cloudtrail_calls`, :mod:`.chain`, :mod:`.digests`, :mod:`.trail`).
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from quotagov.batch_semantics import queue_name
 from quotagov.clock import Clock
 from quotagov.governance.audit.chain import ChainWriter
+from quotagov.governance.audit.cloudtrail_calls import UserIdentity, iso_utc
 from quotagov.governance.audit.errors import AuditEventError
-from quotagov.governance.audit.events import UserIdentity, iso_utc
 from quotagov.governance.audit.findings import finding, invalid_policy, policy_change_findings
 from quotagov.governance.audit.policy_diff import policy_difference
 from quotagov.governance.ports import ChatError, ChatNotifier

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from quotagov.batch_semantics import queue_name
+from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall
 from quotagov.governance.audit.errors import AuditEventError
-from quotagov.governance.audit.events import CloudTrailApiCall
 from quotagov.governance.ports import BatchNotFoundError, BatchPort
 
 

@@ -1,7 +1,7 @@
 """Use case: turn a CloudTrail-recorded Batch call into an audit record, and alert on risk.
 
 ``docs/design.md``, "Audit of policy changes". For each call in
-:data:`~quotagov.governance.audit.events.AUDITED_CALLS`:
+:data:`~quotagov.governance.audit.cloudtrail_calls.AUDITED_CALLS`:
 
 1. find the resource, and the job queue whose chain records it (quota shares and
    service jobs belong to their queue; job queues to themselves; scheduling policies
@@ -51,6 +51,12 @@ from quotagov.batch_semantics import ACTIVE_STATUSES, HOLDING_STATUSES, queue_na
 from quotagov.clock import Clock
 from quotagov.governance.audit import findings as rules
 from quotagov.governance.audit.chain import ChainWriter
+from quotagov.governance.audit.cloudtrail_calls import (
+    AUDITED_CALLS,
+    CloudTrailApiCall,
+    LambdaInvokeCall,
+    iso_utc,
+)
 from quotagov.governance.audit.diff import (
     configuration_after,
     difference,
@@ -58,12 +64,6 @@ from quotagov.governance.audit.diff import (
 )
 from quotagov.governance.audit.errors import AuditEventError as AuditEventError
 from quotagov.governance.audit.errors import ForeignCallError as ForeignCallError
-from quotagov.governance.audit.events import (
-    AUDITED_CALLS,
-    CloudTrailApiCall,
-    LambdaInvokeCall,
-    iso_utc,
-)
 from quotagov.governance.audit.known import (
     CALL,
     DECISION,

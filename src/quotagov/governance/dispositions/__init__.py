@@ -25,7 +25,8 @@ Modules, one concern each:
   owner, authorization).
 - :mod:`.successor`: the successor record and its ``SubmitServiceJob``.
 - :mod:`.steps`: the one writer of dispositions, and applying them (lease, successor).
-- :mod:`.events`, :mod:`.decide`: the two use cases.
+- :mod:`.state_changes` (after a job-state change), :mod:`.decide` (an owner's
+  choice): the two use cases.
 - :mod:`.audit`: the audit decision of each step; :mod:`.notify`: the owner's Slack
   messages (built by :mod:`quotagov.governance.slack.dispositions`).
 - :mod:`.errors`: every error raised; :mod:`.outcome`: what the use cases return;
@@ -50,7 +51,6 @@ from quotagov.governance.dispositions.errors import (
     IllegalMoveError,
     InvalidChoiceError,
 )
-from quotagov.governance.dispositions.events import on_job_state
 from quotagov.governance.dispositions.outcome import DispositionOutcome
 from quotagov.governance.dispositions.record import (
     APPLY_LEASE_SECONDS,
@@ -67,6 +67,7 @@ from quotagov.governance.dispositions.rules import (
     next_share,
     thrash_detected,
 )
+from quotagov.governance.dispositions.state_changes import on_job_state
 from quotagov.governance.dispositions.successor import submit_with_batch
 from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
 

@@ -116,7 +116,7 @@ def _decided_before(
         raise DispositionConflictError(
             f"job {job.pk!r}: disposition is {current.status}{decided_as}", current.to_item()
         )
-    steps.audit(job, current, deps)  # idempotent re-assertion, see events.on_job_state
+    steps.audit(job, current, deps)  # idempotent re-assertion, see state_changes.on_job_state
     if current.status is DispositionStatus.APPLYING:
         if deps.handoff is not None:
             # The recording side (the Slack function) never calls Batch: the apply

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from quotagov.governance.access import may_decide_disposition, team_member
 from quotagov.governance.dispositions.errors import (
@@ -115,6 +116,52 @@ def choices_for_generation(
     return tuple(choices)
 
 
+@dataclass(frozen=True, slots=True)
+class RetriesExhausted:
+    """What a class's ``onRetriesExhausted`` decides for a job out of preemption retries.
+
+    Attributes:
+        choice: ``resubmit`` or ``reclassify``: the policy's action, possible, so taken
+            at once; ``abandon``: nothing else remains (``maxResubmits`` reached);
+            None: the owner is asked (the policy says ``ask-owner``, or its action is
+            impossible from the job's share).
+        choices: every choice still possible (:func:`choices_for_generation`): the
+            owner's options when asked.
+    """
+
+    choice: Choice | None
+    choices: tuple[Choice, ...]
+
+
+def on_retries_exhausted(
+    resubmit_count: int, workload_class: WorkloadClass, current_share: str
+) -> RetriesExhausted:
+    """The retries-exhausted rule: what happens to a job that FAILED after using its
+    ``preemptionRetriesBeforeTermination`` (``docs/design.md``, "Job-state handling and
+    retry exhaustion"; AWS Batch User Guide, "Preemption",
+    https://docs.aws.amazon.com/batch/latest/userguide/preemption.html).
+
+    The class's ``onRetriesExhausted.action`` when it is possible (``resubmit`` within
+    the ``maxResubmits`` cap, ``reclassify`` also needing a next share); ``abandon``
+    when only that remains; else the owner is asked with the choices that remain. The
+    one rule of the dispositions (:func:`exhausted_disposition`) and the what-if
+    (``quotagov_tools.whatif.governed``).
+
+    Args:
+        resubmit_count: the job's place in its chain (0: the original submission, n:
+            its n-th successor).
+        workload_class: the job's class in the policy.
+        current_share: the quota share the job ran in.
+    """
+    action = workload_class.onRetriesExhausted.action
+    choices = choices_for_generation(resubmit_count, workload_class, current_share)
+    if action in (Choice.RESUBMIT, Choice.RECLASSIFY) and Choice(action) in choices:
+        return RetriesExhausted(Choice(action), choices)
+    if choices == (Choice.ABANDON,):
+        return RetriesExhausted(Choice.ABANDON, choices)
+    return RetriesExhausted(None, choices)
+
+
 def authorize(job: JobRecord, actor: str, policy: Policy) -> None:
     """Raise unless ``actor`` may decide for ``job``.
 
@@ -161,12 +208,13 @@ def exhausted_disposition(
 ) -> DispositionRecord:
     """The disposition opened when ``job`` FAILED on its preemption retries.
 
-    ``applying`` with the policy's choice when that is possible; ``abandoned`` when
-    only ``abandon`` remains; else ``pending-owner`` with the choices that remain.
+    Decided by :func:`on_retries_exhausted`: ``applying`` with the policy's choice when
+    that is possible; ``abandoned`` when only ``abandon`` remains; else
+    ``pending-owner`` with the choices that remain.
     """
     share = job.quotaShareName or tracking.quota_share_name or ""
     action = workload_class.onRetriesExhausted.action
-    choices = available_choices(job, workload_class, share)
+    verdict = on_retries_exhausted(generation(job), workload_class, share)
     retries = job.preemptionRetriesBeforeTermination
     opened = DispositionRecord(
         status=DispositionStatus.PENDING_OWNER,
@@ -182,10 +230,10 @@ def exhausted_disposition(
         f"preemptionRetriesBeforeTermination={retries}"
     )
     policy_says = f"{why}; class {job.workloadClass!r} policy: {action}"
-    if action in (Choice.RESUBMIT, Choice.RECLASSIFY) and Choice(action) in choices:
+    if verdict.choice in (Choice.RESUBMIT, Choice.RECLASSIFY):
         by_policy = opened.with_changes(reason=policy_says)
-        return decided(job, by_policy, Choice(action), by=QUOTAGOV_ACTOR, policy=policy, now=now)
-    if choices == (Choice.ABANDON,):
+        return decided(job, by_policy, verdict.choice, by=QUOTAGOV_ACTOR, policy=policy, now=now)
+    if verdict.choice is Choice.ABANDON:
         return opened.with_changes(
             status=DispositionStatus.ABANDONED,
             choice=Choice.ABANDON,
@@ -198,7 +246,7 @@ def exhausted_disposition(
         )
     if action != "ask-owner":
         policy_says += f" (impossible from share {share!r}, so the owner decides)"
-    return opened.with_changes(choices=choices, reason=policy_says)
+    return opened.with_changes(choices=verdict.choices, reason=policy_says)
 
 
 def thrash_disposition(

@@ -3,7 +3,6 @@
 See :mod:`.fold` for the rules (an order-free, idempotent join of every event seen).
 """
 
-from quotagov.governance.job_state.events import Attempt, StateEvent, UnknownStatusError
 from quotagov.governance.job_state.fold import (
     JobTracking,
     ProgressKey,
@@ -13,6 +12,7 @@ from quotagov.governance.job_state.fold import (
     progress_key,
     reconcile_attempts,
 )
+from quotagov.governance.job_state.state_event import Attempt, StateEvent, UnknownStatusError
 from quotagov.governance.job_state.summary import (
     JobStateSummary,
     PreemptionRecord,

@@ -1,6 +1,6 @@
 """Folding ``Batch Service Job State Change`` events into a job's tracked state.
 
-The package: :mod:`.events` (one event, typed), :mod:`.fold` (this module: the
+The package: :mod:`.state_event` (one event, typed), :mod:`.fold` (this module: the
 order-free join), :mod:`.summary` (what the record shows).
 
 Pure Python, no AWS imports. The rules come from AWS's pages on service jobs (AWS
@@ -54,7 +54,7 @@ from quotagov.batch_semantics import (
     STATUS_RANK,
     TERMINAL_STATUSES,
 )
-from quotagov.governance.job_state.events import (
+from quotagov.governance.job_state.state_event import (
     Attempt,
     StateEvent,
     max_opt,

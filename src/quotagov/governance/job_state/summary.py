@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from quotagov.batch_semantics import lost_seconds
-from quotagov.governance.job_state.events import Attempt, attempt_aliases
 from quotagov.governance.job_state.fold import JobTracking
+from quotagov.governance.job_state.state_event import Attempt, attempt_aliases
 
 
 @dataclass(frozen=True)

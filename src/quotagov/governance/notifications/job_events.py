@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from quotagov.governance.job_state import JobStateSummary, JobTracking
-from quotagov.governance.job_state.events import Attempt, attempt_aliases
+from quotagov.governance.job_state.state_event import Attempt, attempt_aliases
 from quotagov.governance.model.job import JobRecord
-from quotagov.governance.notifications.events import OwnerEvent, failed, preempted
+from quotagov.governance.notifications.owner_messages import OwnerEvent, failed, preempted
 
 _SERVICE_JOB_ARN = re.compile(r"arn:aws[a-z-]*:batch:[^\s:]+:\d{12}:service-job/([A-Za-z0-9-]+)")
 

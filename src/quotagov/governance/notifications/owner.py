@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from quotagov.clock import Clock
 from quotagov.governance.model.job import JobRecord
-from quotagov.governance.notifications.events import OwnerEvent, digest_text
+from quotagov.governance.notifications.owner_messages import OwnerEvent, digest_text
 from quotagov.governance.owners import owner_slack_id
 from quotagov.governance.ports import ChatError, ChatNotifier, PostedMessage
 from quotagov.governance.ports.notifications import (

@@ -31,7 +31,13 @@ from quotagov.governance.ports import (
     SubmissionQueueError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, authorize, route
+from quotagov.governance.routing import (
+    NotATeamMemberError,
+    RoutingDecision,
+    RoutingInput,
+    authorize,
+    route,
+)
 from quotagov.governance.submission.deps import (
     SubmissionDeps,
     audit_decision,
@@ -168,7 +174,7 @@ def receive_submission(
     try:
         authorize(deps.policy, request.team, principal)
         environment = deps.capacity.of(deps.governed_queue) if deps.capacity else None
-        decision = route(deps.policy, request, principal, environment)
+        decision = route(deps.policy, RoutingInput.from_request(request, principal), environment)
     except NotATeamMemberError:
         details = {"team": request.team, "source": source}
         audit_decision(deps, "SubmissionForbidden", principal, submission_id, details)

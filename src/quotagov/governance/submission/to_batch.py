@@ -35,7 +35,7 @@ from quotagov.governance.ports import (
     JobRecordConflictError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.routing import NotATeamMemberError, route
+from quotagov.governance.routing import NotATeamMemberError, RoutingInput, route
 from quotagov.governance.submission.deps import (
     SubmissionDeps,
     audit_decision,
@@ -192,11 +192,12 @@ def _route_again(record: JobRecord, policy: Policy) -> tuple[JobRecord, list[str
     have changed since it was accepted) and no reasons, or the record as stored and every
     reason the policy no longer allows it."""
     try:
-        request = request_of(record)
+        request_of(record)  # the stored request must still be one POST /jobs accepts
+        job = RoutingInput.from_record(record)
     except ValueError as exc:  # pydantic ValidationError is a ValueError
         return record, [f"stored request no longer valid: {exc}"]
     try:
-        decision = route(policy, request, record.principal)
+        decision = route(policy, job)
     except NotATeamMemberError as exc:
         return record, [f"policy changed since the submission was accepted: {exc}"]
     routing = decision.routing

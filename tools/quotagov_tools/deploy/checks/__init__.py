@@ -47,10 +47,9 @@ Every rule reports :class:`Finding` values; an empty list means the template pas
 """
 
 # One module per concern (this docstring is also ``--help``): findings (Finding),
-# handlers, events, iam, operations and seals (one rule family each; statements reads
+# handlers, sample_events, iam, operations and seals (one rule family each; statements reads
 # the IAM statements out of the template), run (check_template, default_template, main).
 
-from quotagov_tools.deploy.checks.events import check_events
 from quotagov_tools.deploy.checks.findings import Finding
 from quotagov_tools.deploy.checks.handlers import check_handlers
 from quotagov_tools.deploy.checks.iam import (
@@ -62,6 +61,7 @@ from quotagov_tools.deploy.checks.iam import (
 )
 from quotagov_tools.deploy.checks.operations import check_operations, dead_letter_queues
 from quotagov_tools.deploy.checks.run import check_template, default_template, main
+from quotagov_tools.deploy.checks.sample_events import check_events
 from quotagov_tools.deploy.checks.seals import check_seals
 
 __all__ = [

@@ -13,11 +13,11 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from quotagov_tools.deploy.checks.events import check_events
 from quotagov_tools.deploy.checks.findings import Finding
 from quotagov_tools.deploy.checks.handlers import check_handlers
 from quotagov_tools.deploy.checks.iam import check_iam
 from quotagov_tools.deploy.checks.operations import check_operations
+from quotagov_tools.deploy.checks.sample_events import check_events
 from quotagov_tools.deploy.checks.seals import check_seals
 from quotagov_tools.deploy.template import (
     FUNCTION_TYPE,
