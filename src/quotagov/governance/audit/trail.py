@@ -570,9 +570,10 @@ class AuditTrail:
         if not call.failed:
             quota_share = target.type == "quota-share"
             around_quotagov = call.eventName == "UpdateServiceJob" and not actor["quotagov"]
-            before, source = self._history_before(call, target, calls_only=around_quotagov)
             if call.eventName.startswith("Create") or call.eventName == "SubmitServiceJob":
-                before, source = None, "none"
+                before, source = None, "none"  # a new resource: no history to read
+            else:
+                before, source = self._history_before(call, target, calls_only=around_quotagov)
             after = configuration_after(
                 call.eventName, call.parameters, before, quota_share=quota_share
             )
