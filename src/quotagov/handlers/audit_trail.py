@@ -111,9 +111,7 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
     try:
         result = services().audit_trail.record_invocation(call)
     except ForeignCallError as exc:
-        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
-        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
-        return {"status": "foreign", "reason": str(exc)}
+        return _foreign(exc)
     except AuditEventError as exc:
         return _reject(str(exc))
     if result is None or result.record is None:  # an invocation is never held
@@ -130,6 +128,12 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
         metrics.add_metric(name="DirectInvocations", unit=MetricUnit.Count, value=1)
         if not result.alerted:
             metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+    return _answer(status, record)
+
+
+def _answer(status: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The handler's answer for a stored record: ``{status, chain, seq, kind,
+    findings}`` (finding codes)."""
     return {
         "status": status,
         "chain": record["chain"],
@@ -137,6 +141,13 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
         "kind": record["kind"],
         "findings": [f["code"] for f in record["findings"]],
     }
+
+
+def _foreign(exc: Exception) -> dict[str, Any]:
+    """Log and count a CloudTrail record of another account or Region; it is dropped."""
+    logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
+    metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
+    return {"status": "foreign", "reason": str(exc)}
 
 
 def _reject(reason: str) -> dict[str, Any]:
@@ -301,13 +312,7 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
                 metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
-    return {
-        "status": status,
-        "chain": record["chain"],
-        "seq": int(record["seq"]),
-        "kind": record["kind"],
-        "findings": findings,
-    }
+    return _answer(status, record)
 
 
 def _release() -> dict[str, Any]:
@@ -363,9 +368,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         result = services().audit_trail.record_call(call)
     except ForeignCallError as exc:
-        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
-        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
-        return {"status": "foreign", "reason": str(exc)}
+        return _foreign(exc)
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record
@@ -393,10 +396,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         _count(record, result.alerted)
     else:
         metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
-    return {
-        "status": status,
-        "chain": record["chain"],
-        "seq": int(record["seq"]),
-        "kind": record["kind"],
-        "findings": [f["code"] for f in record["findings"]],
-    }
+    return _answer(status, record)
