@@ -505,8 +505,8 @@ class AuditTrail:
         left as it is (exactly once).
 
         Reads the ``RELEASED`` watermark (the cut-off of the last release that wrote
-        its calls) and the held calls after it up to ``now - settle_seconds``: two
-        small queries when nothing is due, and each held call is read by one release.
+        its calls) and the held calls after it up to ``now - settle_seconds``: at most
+        two small queries when nothing is due, and each held call is read by one release.
         A call held after a release passed its time is written by its own holder
         (:meth:`record_call`), so none is left behind the watermark.
 
