@@ -16,6 +16,12 @@ Run: ``.venv/bin/python benchmarks/submit_path.py``
    directory, e.g. ``git worktree add /tmp/base main`` then ``--compare /tmp/base/src``),
    interleaved with this one's in the same run, so before/after figures share one
    machine state. ``--imports-only`` skips the worker figure.
+3. ``--packages BUILD`` (a ``sam build`` output, e.g. ``.aws-sam/build`` after
+   ``make lint-template``): each function's built package and each layer, unzipped
+   and zipped (deflate, as ``sam deploy`` uploads it) bytes and files, against
+   Lambda's limits of 50 MB zipped per upload and 250 MB unzipped with the layers
+   (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html);
+   ``--compare-packages BUILD`` prints another build's beside them.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -300,13 +307,66 @@ def import_medians(
     }
 
 
+#: Lambda's deployment package limits, bytes (the page cited in the module doc).
+ZIPPED_LIMIT = 50 * 1024 * 1024
+UNZIPPED_LIMIT = 250 * 1024 * 1024
+
+
+def package_size(directory: Path) -> tuple[int, int, int]:
+    """(unzipped bytes, zipped bytes, files) of one built package directory; the zip
+    is written to memory with deflate, like the upload ``sam deploy`` makes."""
+    files = sorted(path for path in directory.rglob("*") if path.is_file())
+    sink = io.BytesIO()
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in files:
+            archive.write(path, path.relative_to(directory))
+    return sum(path.stat().st_size for path in files), sink.tell(), len(files)
+
+
+def package_sizes(build: Path) -> dict[str, tuple[int, int, int]]:
+    """:func:`package_size` of every package directory of a ``sam build`` output
+    (functions and layers: each directory beside its ``template.yaml``)."""
+    return {path.name: package_size(path) for path in sorted(build.iterdir()) if path.is_dir()}
+
+
+def print_packages(build: Path, compare: Path | None) -> None:
+    """Print :func:`package_sizes` of ``build`` (and of ``compare`` beside them)."""
+    sizes = package_sizes(build)
+    before = package_sizes(compare) if compare is not None else {}
+    mb = 1024 * 1024
+    print(f"built packages in {build} (MB unzipped / zipped, files):")
+    layers = sum(unzipped for name, (unzipped, _, _) in sizes.items() if name.endswith("Layer"))
+    for name, (unzipped, zipped, files) in sizes.items():
+        line = f"  {name:<28} {unzipped / mb:7.2f} / {zipped / mb:6.2f} MB, {files:5d} files"
+        if name in before:
+            old_unzipped, old_zipped, old_files = before[name]
+            line += (
+                f"  (before: {old_unzipped / mb:.2f} / {old_zipped / mb:.2f} MB, {old_files} files)"
+            )
+        if zipped > ZIPPED_LIMIT or (
+            not name.endswith("Layer") and unzipped + layers > UNZIPPED_LIMIT
+        ):
+            line += "  OVER a Lambda package limit"
+        print(line)
+    print(
+        f"  limits: {ZIPPED_LIMIT // mb} MB zipped per upload, {UNZIPPED_LIMIT // mb} MB "
+        f"unzipped with the layers ({layers / mb:.2f} MB of layers here)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="interpreters per module")
     parser.add_argument("--compare", help="another checkout's src directory (before)")
     parser.add_argument("--imports-only", action="store_true")
+    parser.add_argument("--packages", type=Path, help="a sam build output: package sizes")
+    parser.add_argument("--compare-packages", type=Path, help="another sam build output")
     args = parser.parse_args(argv)
+    if args.packages is not None:
+        print_packages(args.packages, args.compare_packages)
+        if args.imports_only:
+            return
     if not args.imports_only:
         cpu = worker_cpu_per_message()
         print(

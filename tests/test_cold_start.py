@@ -55,3 +55,20 @@ def test_handler_import_defers_tracer_scheduler_and_slack(module: str) -> None:
 @pytest.mark.slow
 def test_impact_preview_loads_the_scheduler_only_to_compute_a_preview() -> None:
     assert _loaded_by("quotagov.governance.escalations.preview") == []
+
+
+@pytest.mark.slow
+def test_audit_handler_import_defers_the_policy_audit_and_the_batch_utility() -> None:
+    """The audit function's commonest trigger is a CloudTrail event: its cold start
+    loads neither the policy-parameter audit (policy models, findings) nor Powertools'
+    batch utility (the audit queue's batches), which the first such event imports."""
+    probe = (
+        "import json, sys; import quotagov.handlers.audit_trail; "
+        "print(json.dumps(sorted(m for m in sys.modules if m in "
+        "('quotagov.governance.audit.policy_parameter', "
+        "'aws_lambda_powertools.utilities.batch'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(out) == []

@@ -18,6 +18,8 @@ AWS: "HMAC keys in AWS KMS" and "Asymmetric keys in AWS KMS" (KMS Developer Guid
 from __future__ import annotations
 
 import base64
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -31,9 +33,19 @@ MAC_ALGORITHM = "HMAC_SHA_256"
 #: Signing algorithm of the digests.
 SIGNING_ALGORITHM = "ECDSA_SHA_256"
 
+#: Verified (message, MAC) pairs a sealer remembers (the most recent ones).
+VERIFIED_MEMORY = 1024
+
 
 class KmsRecordSealer:
     """:class:`~quotagov.governance.ports.RecordSealer` over a KMS HMAC key.
+
+    A pair ``(message, MAC)`` KMS has verified is remembered (the last
+    :data:`VERIFIED_MEMORY` of them, in this process), so checking the same bytes and
+    MAC again (a message's proof and then the same record's, a retry within one
+    invocation) asks KMS once: an HMAC is a fixed function of key and message, so a
+    pair valid once stays valid. Only valid pairs are remembered; a MAC that fails is
+    asked again each time.
 
     Args:
         key_id: key id, ARN or alias of the ``HMAC_256`` key (``AUDIT_SEAL_KEY``).
@@ -43,6 +55,8 @@ class KmsRecordSealer:
     def __init__(self, key_id: str, client: Any) -> None:
         self.key_id = key_id
         self._client = client
+        self._verified: OrderedDict[tuple[bytes, bytes], None] = OrderedDict()
+        self._lock = threading.Lock()
 
     def seal(self, message: bytes) -> str:
         """``GenerateMac`` of ``message``, base64.
@@ -66,6 +80,11 @@ class KmsRecordSealer:
             mac = base64.b64decode(seal, validate=True)
         except ValueError:
             return False
+        pair = (bytes(message), mac)
+        with self._lock:
+            if pair in self._verified:
+                self._verified.move_to_end(pair)
+                return True
         try:
             answer = self._client.verify_mac(
                 KeyId=self.key_id, Message=message, MacAlgorithm=MAC_ALGORITHM, Mac=mac
@@ -74,7 +93,13 @@ class KmsRecordSealer:
             if exc.response.get("Error", {}).get("Code") == "KMSInvalidMacException":
                 return False
             raise
-        return bool(answer.get("MacValid"))
+        if not answer.get("MacValid"):
+            return False
+        with self._lock:
+            self._verified[pair] = None
+            while len(self._verified) > VERIFIED_MEMORY:
+                self._verified.popitem(last=False)
+        return True
 
 
 class KmsDigestSigner:

@@ -55,25 +55,35 @@ Dependencies (``quotagov.wiring.services()``): ``audit_chains``, ``audit_version
 from __future__ import annotations
 
 import os
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall, LambdaInvokeCall
-from quotagov.governance.audit.policy_parameter import ParameterApiCall, ParameterStoreChange
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.wiring import services
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch import BatchProcessor
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))
 metrics = Metrics(namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", "quotagov"))
-processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+@cache
+def _processor() -> BatchProcessor:
+    """The SQS batch processor, built on the first audit queue batch (not at import:
+    the cold start of the other triggers does not pay for Powertools' batch utility)."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+
+    return BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 class BatchApiCallEvent(EventBridgeModel):
@@ -82,16 +92,23 @@ class BatchApiCallEvent(EventBridgeModel):
     detail: CloudTrailApiCall
 
 
-class ParameterCallEvent(EventBridgeModel):
-    """EventBridge envelope whose ``detail`` is a CloudTrail record of an SSM call."""
+@cache
+def _parameter_events() -> tuple[type[EventBridgeModel], type[EventBridgeModel]]:
+    """The envelopes of a policy parameter change: the CloudTrail record of an SSM call,
+    and the ``Parameter Store Change`` event. Built on the first such event, so the
+    other triggers' cold start does not import the policy audit and its models."""
+    from quotagov.governance.audit.policy_parameter import (
+        ParameterApiCall,
+        ParameterStoreChange,
+    )
 
-    detail: ParameterApiCall
+    class ParameterCallEvent(EventBridgeModel):
+        detail: ParameterApiCall
 
+    class ParameterStoreEvent(EventBridgeModel):
+        detail: ParameterStoreChange
 
-class ParameterStoreEvent(EventBridgeModel):
-    """EventBridge ``Parameter Store Change`` event."""
-
-    detail: ParameterStoreChange
+    return ParameterCallEvent, ParameterStoreEvent
 
 
 class LambdaInvokeEvent(EventBridgeModel):
@@ -111,9 +128,7 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
     try:
         result = services().audit_trail.record_invocation(call)
     except ForeignCallError as exc:
-        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
-        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
-        return {"status": "foreign", "reason": str(exc)}
+        return _foreign(exc)
     except AuditEventError as exc:
         return _reject(str(exc))
     if result is None or result.record is None:  # an invocation is never held
@@ -130,6 +145,12 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
         metrics.add_metric(name="DirectInvocations", unit=MetricUnit.Count, value=1)
         if not result.alerted:
             metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
+    return _answer(status, record)
+
+
+def _answer(status: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The handler's answer for a stored record: ``{status, chain, seq, kind,
+    findings}`` (finding codes)."""
     return {
         "status": status,
         "chain": record["chain"],
@@ -137,6 +158,13 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
         "kind": record["kind"],
         "findings": [f["code"] for f in record["findings"]],
     }
+
+
+def _foreign(exc: Exception) -> dict[str, Any]:
+    """Log and count a CloudTrail record of another account or Region; it is dropped."""
+    logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
+    metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
+    return {"status": "foreign", "reason": str(exc)}
 
 
 def _reject(reason: str) -> dict[str, Any]:
@@ -216,7 +244,7 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
         refused.add(record.message_id)
         received.append((record.message_id, QueuedEntry(decision)))
 
-    answer = process_batch(event, parse_one, processor, context)
+    answer = process_batch(event, parse_one, _processor(), context)
     if not received:
         return answer
     failures = list(answer.get("batchItemFailures") or [])
@@ -261,18 +289,21 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
     raise (retried)."""
     from quotagov.governance.audit.errors import AuditEventError
     from quotagov.governance.audit.policy_parameter import (
+        ParameterApiCall,
         ParameterChange,
+        ParameterStoreChange,
     )
 
+    call_event, store_event = _parameter_events()
     try:
         if event.get("detail-type") == "Parameter Store Change":
-            store = parse(event=event, model=ParameterStoreEvent)
+            store = parse(event=event, model=store_event)
             change = ParameterChange.from_parameter_store(
-                store.detail, store.id, store.time.timestamp()
+                cast(ParameterStoreChange, store.detail), store.id, store.time.timestamp()
             )
         else:
-            call = parse(event=event, model=ParameterCallEvent)
-            change = ParameterChange.from_cloudtrail(call.detail)
+            call = parse(event=event, model=call_event)
+            change = ParameterChange.from_cloudtrail(cast(ParameterApiCall, call.detail))
         result = services().policy_parameter_audit.record(change)
     except ValidationError as exc:
         return _reject(_fields(exc))
@@ -301,13 +332,7 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
                 metrics.add_metric(name="RiskAlertsNotPosted", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
-    return {
-        "status": status,
-        "chain": record["chain"],
-        "seq": int(record["seq"]),
-        "kind": record["kind"],
-        "findings": findings,
-    }
+    return _answer(status, record)
 
 
 def _release() -> dict[str, Any]:
@@ -363,9 +388,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         result = services().audit_trail.record_call(call)
     except ForeignCallError as exc:
-        logger.warning("foreign CloudTrail record dropped", extra={"reason": str(exc)})
-        metrics.add_metric(name="AuditForeignEvents", unit=MetricUnit.Count, value=1)
-        return {"status": "foreign", "reason": str(exc)}
+        return _foreign(exc)
     except AuditEventError as exc:
         return _reject(str(exc))
     record = result.record
@@ -393,10 +416,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         _count(record, result.alerted)
     else:
         metrics.add_metric(name="AuditDuplicates", unit=MetricUnit.Count, value=1)
-    return {
-        "status": status,
-        "chain": record["chain"],
-        "seq": int(record["seq"]),
-        "kind": record["kind"],
-        "findings": [f["code"] for f in record["findings"]],
-    }
+    return _answer(status, record)

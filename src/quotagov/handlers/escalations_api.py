@@ -59,6 +59,29 @@ class EscalationBody(BaseModel):
     reason: str = Field(max_length=2000, description="why the job needs the higher priority")
 
 
+def _example(escalation_id: str, status: str, **changes: Any) -> dict[str, Any]:
+    """An answer of the OpenAPI examples: bg-2's escalation ``escalation_id`` in
+    ``status``, a direct ``standard`` level unless ``changes`` say otherwise."""
+    return {
+        "escalationId": escalation_id,
+        "jobId": "sub-bg-2",
+        "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
+        "jobName": "bg-2",
+        "team": "research",
+        "quotaShareName": "background",
+        "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
+        "reason": "paper deadline on Friday",
+        "currentPriority": 10,
+        "createdAt": "2026-12-03T15:20:00Z",
+        "expiresAt": "2026-12-03T16:20:00Z",
+        "status": status,
+        "direct": True,
+        "requestedLevel": "standard",
+        "requestedPriority": 10,
+        **changes,
+    }
+
+
 @app.post(
     "/jobs/<jobId>/escalations",
     summary="Request a higher schedulingPriority for a job",
@@ -75,66 +98,24 @@ class EscalationBody(BaseModel):
             "APPLIED: a level the team may set directly, applied by this function; only "
             "without the hand-off to the apply function (APPLY_QUEUE_URL unset, as in "
             "tests): a deployed stack answers 202",
-            {
-                "escalationId": "esc-1",
-                "jobId": "sub-bg-2",
-                "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
-                "jobName": "bg-2",
-                "team": "research",
-                "quotaShareName": "background",
-                "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
-                "reason": "paper deadline on Friday",
-                "currentPriority": 10,
-                "createdAt": "2026-12-03T15:20:00Z",
-                "expiresAt": "2026-12-03T16:20:00Z",
-                "status": "APPLIED",
-                "direct": True,
-                "requestedLevel": "standard",
-                "requestedPriority": 10,
-            },
+            _example("esc-1", "APPLIED"),
         ),
         s202=api_contract.ok(
             api_contract.EscalationAnswer,
             "APPROVED: a level the team may set directly, accepted; ApplyDecisionsFunction "
             "applies it shortly after (GET /jobs/{jobId} then shows the new priority)",
-            {
-                "escalationId": "esc-3",
-                "jobId": "sub-bg-2",
-                "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
-                "jobName": "bg-2",
-                "team": "research",
-                "quotaShareName": "background",
-                "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
-                "reason": "paper deadline on Friday",
-                "currentPriority": 10,
-                "createdAt": "2026-12-03T15:20:00Z",
-                "expiresAt": "2026-12-03T16:20:00Z",
-                "status": "APPROVED",
-                "direct": True,
-                "requestedLevel": "standard",
-                "requestedPriority": 10,
-            },
+            _example("esc-3", "APPROVED"),
         ),
         s201=api_contract.ok(
             api_contract.EscalationAnswer,
             "PENDING: posted to the share's approval channel with the impact preview",
-            {
-                "escalationId": "esc-2",
-                "jobId": "sub-bg-2",
-                "batchJobId": "6513270e-269e-4d37-b2a7-4de452e6b438",
-                "jobName": "bg-2",
-                "team": "research",
-                "quotaShareName": "background",
-                "requester": "arn:aws:sts::111122223333:assumed-role/researcher/alice",
-                "reason": "paper deadline on Friday",
-                "currentPriority": 10,
-                "createdAt": "2026-12-03T15:20:00Z",
-                "expiresAt": "2026-12-03T16:20:00Z",
-                "status": "PENDING",
-                "direct": False,
-                "requestedLevel": "high",
-                "requestedPriority": 50,
-                "preview": {
+            _example(
+                "esc-2",
+                "PENDING",
+                direct=False,
+                requestedLevel="high",
+                requestedPriority=50,
+                preview={
                     "outcome": "PREEMPTS",
                     "summary": "Approval starts bg-2 at once by preempting bg-1 "
                     "(180 s of unsaved work).",
@@ -151,8 +132,8 @@ class EscalationBody(BaseModel):
                     "positionAfter": None,
                     "computedAt": "2026-12-03T15:20:00Z",
                 },
-                "message": {"channel": "C0GOVERN", "ts": "1796315360.000003"},
-            },
+                message={"channel": "C0GOVERN", "ts": "1796315360.000003"},
+            ),
         ),
     ),
 )

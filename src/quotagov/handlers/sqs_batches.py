@@ -11,10 +11,12 @@ by id either; it is logged and left out, and the rest of the batch is processed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import BatchProcessor, process_partial_response
+
+if TYPE_CHECKING:  # Powertools' batch utility is imported on the first batch (cold start)
+    from aws_lambda_powertools.utilities.batch import BatchProcessor
 
 logger = Logger(child=True)
 
@@ -60,6 +62,8 @@ def process_batch(
         )
     if not records:
         return {"batchItemFailures": []}
+    from aws_lambda_powertools.utilities.batch import process_partial_response
+
     batch = {**event, "Records": records}
     return dict(
         process_partial_response(

@@ -29,42 +29,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from quotagov.durations import human_duration
 from quotagov.governance.audit.findings import policy_change_findings
 from quotagov.governance.audit.policy_diff import policy_difference
 from quotagov.policy import Policy
-from quotagov_tools.whatif.report import _overlaps, comparison_rows
-
-#: Per-team and per-share figures a regression is read from: label, path in a metrics
-#: block, worse when it goes ``up`` or ``down``, format.
-REGRESSION_FIGURES: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
-    ("wait p95", ("waitSeconds", "p95"), "up", "duration"),
-    ("completion p95", ("completionSeconds", "p95"), "up", "duration"),
-    ("cross-share preemptions", ("preemptions", "CROSS_SHARE"), "up", "count"),
-    ("in-share preemptions", ("preemptions", "IN_SHARE"), "up", "count"),
-    ("lost instance-hours", ("lostInstanceSeconds",), "up", "hours"),
-    ("goodput", ("goodput",), "down", "percent"),
-    ("failed jobs", ("failedJobs",), "up", "count"),
-    ("refused jobs", ("refusedJobs",), "up", "count"),
+from quotagov_tools.whatif.report import (
+    FIGURE_RULES,
+    _overlaps,
+    comparison_rows,
+    figure_at,
+    format_figure,
 )
 
-
-def _at(block: Any, path: Sequence[str]) -> Any:
-    for key in path:
-        block = block.get(key) if isinstance(block, Mapping) else None
-    return block
-
-
-def _show(value: Any, fmt: str) -> str:
-    if value is None:
-        return "-"
-    if fmt == "duration":
-        return human_duration(value)
-    if fmt == "hours":
-        return f"{value / 3600:.1f} h"
-    if fmt == "percent":
-        return f"{value * 100:.1f} %"
-    return f"{value:g}"
+#: Per-team and per-share figures a regression is read from: label, path in a metrics
+#: block (which way is worse, and the format: ``FIGURE_RULES`` of the what-if report).
+REGRESSION_FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("wait p95", ("waitSeconds", "p95")),
+    ("completion p95", ("completionSeconds", "p95")),
+    ("cross-share preemptions", ("preemptions", "CROSS_SHARE")),
+    ("in-share preemptions", ("preemptions", "IN_SHARE")),
+    ("lost instance-hours", ("lostInstanceSeconds",)),
+    ("goodput", ("goodput",)),
+    ("failed jobs", ("failedJobs",)),
+    ("refused jobs", ("refusedJobs",)),
+)
 
 
 def regressions(report: Mapping[str, Any], old: str, new: str) -> list[dict[str, Any]]:
@@ -80,13 +67,14 @@ def regressions(report: Mapping[str, Any], old: str, new: str) -> list[dict[str,
     out: list[dict[str, Any]] = []
     for scope, part in (("team", "teams"), ("share", "shares")):
         for name in sorted(entry[part]):
-            for label, path, worse, fmt in REGRESSION_FIGURES:
-                before = _at(base[part].get(name), path)
-                after = _at(entry[part][name], path)
+            for label, path in REGRESSION_FIGURES:
+                worse, fmt = FIGURE_RULES[path]
+                before = figure_at(base[part].get(name), path)
+                after = figure_at(entry[part][name], path)
                 if before is None or after is None or before == after:
                     continue
                 change = after - before
-                if (change > 0) != (worse == "up"):
+                if change * worse < 0:
                     continue
                 percent = change / abs(before) * 100 if before else None
                 out.append(
@@ -96,8 +84,8 @@ def regressions(report: Mapping[str, Any], old: str, new: str) -> list[dict[str,
                         "figure": label,
                         "old": before,
                         "new": after,
-                        "oldText": _show(before, fmt),
-                        "newText": _show(after, fmt),
+                        "oldText": format_figure(before, fmt),
+                        "newText": format_figure(after, fmt),
                         "change": change,
                         "percent": percent,
                         "withinNoise": _overlaps(entry, base, (part, name, *path)),

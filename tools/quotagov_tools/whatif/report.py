@@ -225,13 +225,15 @@ def _cell(entry: Mapping[str, Any], path: Sequence[str], fmt: str) -> str:
     for key in path:
         value = value.get(key) if isinstance(value, dict) else None
         spread = spread.get(key) if isinstance(spread, dict) else None
-    text = _format(value, fmt)
+    text = format_figure(value, fmt)
     if isinstance(spread, list) and spread[0] != spread[1]:
-        text += f" [{_format(spread[0], fmt)}..{_format(spread[1], fmt)}]"
+        text += f" [{format_figure(spread[0], fmt)}..{format_figure(spread[1], fmt)}]"
     return text
 
 
-def _format(value: Any, fmt: str) -> str:
+def format_figure(value: Any, fmt: str) -> str:
+    """A figure as shown in the reports: ``fmt`` is ``duration`` (seconds), ``hours``
+    (seconds shown as hours), ``percent`` (a fraction) or ``count``; None is ``-``."""
     if value is None:
         return "-"
     if fmt == "duration":
@@ -287,23 +289,39 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: Figures a regression is looked for in: (path in a metrics block, label, +1 when a
-#: higher value is worse, -1 when a lower one is).
-REGRESSION_FIGURES: tuple[tuple[tuple[str, ...], str, int], ...] = (
-    (("completionSeconds", "p95"), "p95 completion", 1),
-    (("waitSeconds", "p95"), "p95 wait", 1),
-    (("lostInstanceSeconds",), "lost work", 1),
-    (("failedJobs",), "failed jobs", 1),
-    (("refusedJobs",), "refused jobs", 1),
-    (("goodput",), "goodput", -1),
+#: Which way each figure gets worse and how it is shown: path in a metrics block ->
+#: (+1 when a higher value is worse, -1 when a lower one is; :func:`format_figure`'s
+#: format). The one rule of both regression lists (this module's and the policy
+#: review's, :mod:`quotagov_tools.whatif.policy_review`).
+FIGURE_RULES: Mapping[tuple[str, ...], tuple[int, str]] = {
+    ("waitSeconds", "p95"): (1, "duration"),
+    ("completionSeconds", "p95"): (1, "duration"),
+    ("preemptions", "CROSS_SHARE"): (1, "count"),
+    ("preemptions", "IN_SHARE"): (1, "count"),
+    ("lostInstanceSeconds",): (1, "hours"),
+    ("goodput",): (-1, "percent"),
+    ("failedJobs",): (1, "count"),
+    ("refusedJobs",): (1, "count"),
+}
+
+#: Figures a regression is looked for in: (path in a metrics block, label); which way
+#: is worse: :data:`FIGURE_RULES`.
+REGRESSION_FIGURES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("completionSeconds", "p95"), "p95 completion"),
+    (("waitSeconds", "p95"), "p95 wait"),
+    (("lostInstanceSeconds",), "lost work"),
+    (("failedJobs",), "failed jobs"),
+    (("refusedJobs",), "refused jobs"),
+    (("goodput",), "goodput"),
 )
 #: A change smaller than this (percent of the baseline's value) is not a regression.
 REGRESSION_MIN_PERCENT = 5.0
 
 
-def _at(block: Any, path: Sequence[str]) -> Any:
+def figure_at(block: Any, path: Sequence[str]) -> Any:
+    """The value at ``path`` in a metrics ``block`` (None where a key is missing)."""
     for key in path:
-        block = block.get(key) if isinstance(block, dict) else None
+        block = block.get(key) if isinstance(block, Mapping) else None
     return block
 
 
@@ -332,9 +350,10 @@ def regressions(policies: Mapping[str, Mapping[str, Any]], seeds: int) -> list[d
         scopes += [("team", t, ("teams", t)) for t in entry["teams"]]
         scopes += [("share", s, ("shares", s)) for s in entry["shares"]]
         for scope, group, where in scopes:
-            for path, label, worse in REGRESSION_FIGURES:
-                after = _at(entry, (*where, *path))
-                before = _at(base, (*where, *path))
+            for path, label in REGRESSION_FIGURES:
+                worse = FIGURE_RULES[path][0]
+                after = figure_at(entry, (*where, *path))
+                before = figure_at(base, (*where, *path))
                 if not isinstance(after, int | float) or not isinstance(before, int | float):
                     continue
                 change = after - before

@@ -97,6 +97,11 @@ DECISION_REFERENCE = re.compile(r"quotagov-decision[:=]\s*([A-Za-z0-9_.:#/-]+)")
 #: Key of the held CloudTrail calls and of the release watermark (one for all chains).
 STAGE_KEY = "cloudtrail"
 
+#: How far the functions' clocks are assumed to disagree (milliseconds): a call held
+#: this close to the end of its window is checked against releases that may have
+#: passed it (:meth:`AuditTrail.record_call`).
+CLOCK_ALLOWANCE_MS = 1000
+
 
 def _usage_item(usage: rules.ShareUsage) -> dict[str, Any]:
     """A :class:`ShareUsage` as a stored map (for a held call)."""
@@ -116,6 +121,17 @@ def _usage_from_item(item: Mapping[str, Any]) -> rules.ShareUsage:
         tuple(str(j) for j in item.get("activeJobs") or []),
         stopped_jobs=tuple(str(j) for j in item.get("stoppedJobs") or []),
     )
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A record body built for ``call``, before it is appended; ``refresh``: re-read
+    the share's configuration once it is stored."""
+
+    call: CloudTrailApiCall
+    target: Target
+    body: dict[str, Any]
+    refresh: bool
 
 
 @dataclass(frozen=True)
@@ -457,64 +473,95 @@ class AuditTrail:
                 },
             )
             release_at = (call.event_ms + self._settle_ms) / 1000
-            return RecordResult(None, created=False, held_until=iso_utc(release_at))
+            held = RecordResult(None, created=False, held_until=iso_utc(release_at))
+            return self._after_hold(call, target, held)
         late_s = delay_ms / 1000 if self._settle_ms > 0 else None
-        return self._write(call, target, usage, errors, late_s)
+        [result] = self._append([self._record_body(call, target, usage, errors, late_s)])
+        return result
+
+    def _after_hold(
+        self, call: CloudTrailApiCall, target: Target, held: RecordResult
+    ) -> RecordResult:
+        """``held``, unless a release may have passed ``call``'s time before its hold
+        was stored: then the held calls through it are written now (so none is left).
+
+        A release that did not see the hold read its clock before the hold was stored;
+        its cut-off is then before ``call``'s time unless the window has (nearly) passed
+        by now, the clock read after the put (:data:`CLOCK_ALLOWANCE_MS`).
+        """
+        now_ms = int(self._clock.now() * 1000)
+        if now_ms - call.event_ms <= self._settle_ms - CLOCK_ALLOWANCE_MS:
+            return held
+        cutoff = max(now_ms - self._settle_ms, call.event_ms)
+        for result in self._release(cutoff, floor_ms=call.event_ms):
+            if result.record is not None and result.record.get("eventId") == call.eventID:
+                return result
+        existing = self._chains.find(target.chain, f"event:{call.eventID}")
+        return held if existing is None else RecordResult(existing, created=False)
 
     def release(self) -> list[RecordResult]:
         """Write the held calls whose settling window has passed, in ``(eventTime,
-        eventID)`` order; a call already in its chain is skipped (exactly once).
+        eventID)`` order, one sealed run per chain; a call already in its chain is
+        left as it is (exactly once).
 
-        Scans the held calls from one window before the last release's cut-off
-        (the ``RELEASED`` watermark) to ``now - settle_seconds``; a call is held only
-        when it arrives within its window, so none older is left unwritten (for clocks
-        that agree within a window).
+        Reads the ``RELEASED`` watermark (the cut-off of the last release that wrote
+        its calls) and the held calls after it up to ``now - settle_seconds``: at most
+        two small queries when nothing is due, and each held call is read by one release.
+        A call held after a release passed its time is written by its own holder
+        (:meth:`record_call`), so none is left behind the watermark.
 
         Returns:
-            The records written now (``created`` True; empty without a window).
+            The records written now (``created`` True, in ``(eventTime, eventID)``
+            order; empty without a window).
 
         Raises:
             BatchError, ChainContentionError: as :meth:`record_call` (retry later; the
-                calls stay held and the next release writes them).
+                calls stay held, the watermark stays, and the next release writes them).
         """
         if self._settle_ms <= 0:
             return []
-        cutoff = int(self._clock.now() * 1000) - self._settle_ms
+        return self._release(int(self._clock.now() * 1000) - self._settle_ms)
+
+    def _release(self, cutoff: int, floor_ms: int | None = None) -> list[RecordResult]:
+        """Write the held calls after the watermark (and from ``floor_ms``, when given
+        and earlier) through ``cutoff`` (epoch ms); then move the watermark to it."""
         mark = self._versions.latest(RELEASED, STAGE_KEY)
-        since = max(0, (0 if mark is None else mark.at_ms) - self._settle_ms)
-        written: list[RecordResult] = []
-        for held in self._versions.versions(
-            STAGED, STAGE_KEY, since_ms=since, before_ms=cutoff + 1
-        ):
-            target = Target(**held.value["target"])
-            if self._chains.find(target.chain, f"event:{held.tag}") is not None:
-                continue
-            call = CloudTrailApiCall.model_validate_json(str(held.value["call"]))
-            usage = held.value.get("usage")
-            result = self._write(
-                call,
-                target,
-                None if usage is None else _usage_from_item(usage),
-                [str(e) for e in held.value.get("lookupErrors") or []],
-                None,
+        since = 0 if mark is None else mark.at_ms + 1
+        if floor_ms is not None:
+            since = min(since, floor_ms)
+        if since > cutoff:
+            return []
+        held = self._versions.versions(STAGED, STAGE_KEY, since_ms=since, before_ms=cutoff + 1)
+        if not held:
+            return []
+        bodies = []
+        for version in held:
+            usage = version.value.get("usage")
+            bodies.append(
+                self._record_body(
+                    CloudTrailApiCall.model_validate_json(str(version.value["call"])),
+                    Target(**version.value["target"]),
+                    None if usage is None else _usage_from_item(usage),
+                    [str(e) for e in version.value.get("lookupErrors") or []],
+                    None,
+                )
             )
-            if result.created:
-                written.append(result)
-        if mark is None or cutoff - mark.at_ms >= self._settle_ms:
+        written = [result for result in self._append(bodies) if result.created]
+        if mark is None or cutoff > mark.at_ms:
             self._versions.put(RELEASED, STAGE_KEY, cutoff, "release", {"cutoffMs": cutoff})
         return written
 
-    def _write(
+    def _record_body(
         self,
         call: CloudTrailApiCall,
         target: Target,
         usage: rules.ShareUsage | None,
         errors: list[str],
         late_s: float | None,
-    ) -> RecordResult:
-        """Build ``call``'s record (before/after from the ordered history) and append it
-        once; ``late_s``: seconds past the call's ``eventTime`` when it arrived, for a
-        call that came after its settling window."""
+    ) -> _Pending:
+        """``call``'s record body (before/after from the ordered history); ``late_s``:
+        seconds past the call's ``eventTime`` when it arrived, for a call that came
+        after its settling window."""
         actor = self.actor(call, target)
         before: dict[str, Any] | None = None
         after: dict[str, Any] | None = None
@@ -523,9 +570,10 @@ class AuditTrail:
         if not call.failed:
             quota_share = target.type == "quota-share"
             around_quotagov = call.eventName == "UpdateServiceJob" and not actor["quotagov"]
-            before, source = self._history_before(call, target, calls_only=around_quotagov)
             if call.eventName.startswith("Create") or call.eventName == "SubmitServiceJob":
-                before, source = None, "none"
+                before, source = None, "none"  # a new resource: no history to read
+            else:
+                before, source = self._history_before(call, target, calls_only=around_quotagov)
             after = configuration_after(
                 call.eventName, call.parameters, before, quota_share=quota_share
             )
@@ -560,13 +608,30 @@ class AuditTrail:
             "lookupErrors": errors,
             "loadedPolicyVersion": self._policy_version,
         }
-        appended = self._writer.append(target.chain, f"event:{call.eventID}", body)
-        if not call.failed and target.type == "quota-share" and after is not None:
-            self._refresh(call, target)
-        alerted = False
-        if appended.created and findings:
-            alerted = self._alert(appended.record)
-        return RecordResult(appended.record, appended.created, alerted)
+        refresh = not call.failed and target.type == "quota-share" and after is not None
+        return _Pending(call, target, body, refresh)
+
+    def _append(self, pending: list[_Pending]) -> list[RecordResult]:
+        """Append ``pending`` (in order) once each: one run per chain (one seal per run,
+        :meth:`ChainWriter.append_run`); then refresh the changed shares and post the
+        risky new records. Results in the order of ``pending``."""
+        by_chain: dict[str, list[int]] = {}
+        for index, item in enumerate(pending):
+            by_chain.setdefault(item.target.chain, []).append(index)
+        appended: dict[int, Any] = {}
+        for chain, indexes in by_chain.items():
+            entries = [(f"event:{pending[i].call.eventID}", pending[i].body) for i in indexes]
+            appended.update(zip(indexes, self._writer.append_run(chain, entries), strict=True))
+        results = []
+        for index, item in enumerate(pending):
+            stored = appended[index]
+            if stored.created and item.refresh:
+                self._refresh(item.call, item.target)
+            alerted = (
+                self._alert(stored.record) if stored.created and item.body["findings"] else False
+            )
+            results.append(RecordResult(stored.record, stored.created, alerted))
+        return results
 
     def record_invocation(self, call: LambdaInvokeCall) -> RecordResult | None:
         """Record a direct invocation of one of the stack's functions, with the finding
