@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Protocol
 
-from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
@@ -312,23 +311,12 @@ class QuotaLedger:
         if self.watcher is not None:
             self.watcher.type_changed(self, u, release)
         if self.best_effort:
-            stale = self.sweeps.stale
-            shares = self.share_list
+            # the queues holding jobs of the type look again at their first job of it
+            # that can start (:func:`~.sweeps.best_effort_pass`, before their results)
+            pending = self.sweeps.pending
             for queue in self._queues_by_type.get(u, ()):
-                if queue.may_start(u):
-                    # it had a job of the type that could start: recompute it, unless no
-                    # job of the type can start any more (then it has none at once)
-                    if may_start_any(self, shares[queue.share_index], u) or (
-                        queue.none_startable(u, self.released.get(u, 0))
-                    ):
-                        stale[queue] = None
-                elif (
-                    release
-                    and queue.type_counts.get(u)
-                    and may_start_any(self, shares[queue.share_index], u)
-                ):
-                    stale[queue] = None
-                # else: no job of the type could start, and none can now
+                if u in queue.type_counts:
+                    pending[queue] = None
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
