@@ -313,9 +313,15 @@ class QuotaLedger:
         if self.best_effort:
             # the queues holding jobs of the type look again at their first job of it
             # that can start (:func:`~.sweeps.best_effort_pass`, before their results)
+            # (after a start, not a release, a queue whose cache says none of its jobs
+            # of the type can start still has none: see :meth:`acquire`)
             pending = self.sweeps.pending
             for queue in self._queues_by_type.get(u, ()):
                 if u in queue.type_counts:
+                    if not release:
+                        cached = queue.cache.get(u)
+                        if cached is not None and cached[2] is None:
+                            continue
                     pending[queue] = None
 
     def _recompute_all(self, now: float) -> None:

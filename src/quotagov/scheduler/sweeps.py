@@ -139,8 +139,6 @@ def _still_holds(ledger: QuotaLedger, queue: SweepQueue, sweeps: int) -> bool:
     can start (:func:`_refresh`) is the one it was, with the same step, and not set
     aside (else its result came from the jobs not set aside, which the change may
     have changed). Brings the cache up to date."""
-    if queue.k_at != sweeps:
-        queue.catch_up(sweeps)
     share = ledger.share_list[queue.share_index]
     cache = queue.cache
     versions = queue.versions
@@ -156,13 +154,13 @@ def _still_holds(ledger: QuotaLedger, queue: SweepQueue, sweeps: int) -> bool:
         ):
             continue  # up to date: the state of the type did not change since cached
         job, step = _refresh(ledger, share, queue, u)
-        if (
-            before is None
-            or before[2] is not job
-            or before[3] != step
-            or (job is not None and queue.is_set_aside(queue.entry(job)))
-        ):
+        if before is None or before[2] is not job or before[3] != step:
             held = False
+        elif job is not None:
+            if queue.k_at != sweeps:
+                queue.catch_up(sweeps)
+            if queue.is_set_aside(queue.entry(job)):
+                held = False
     return held
 
 
