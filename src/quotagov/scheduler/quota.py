@@ -31,7 +31,7 @@ from typing import Protocol
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.sweep_queue import SweepCounter, SweepQueue
+from quotagov.scheduler.sweep_queue import OWN_NONE, SweepCounter, SweepQueue
 from quotagov.scheduler.usage import UsageMeter
 
 
@@ -51,6 +51,7 @@ class ShareRuntime:
     __slots__ = (
         "_victim_order",
         "best_effort",
+        "changed_at",
         "config",
         "holding",
         "in_share_enabled",
@@ -79,6 +80,9 @@ class ShareRuntime:
         #: when a job of the type starts or stops holding, or changes priority).
         self._victim_order: dict[str, list[Job]] = {}
         self.used: dict[str, int] = {}
+        #: Per type, the ledger's stamp at the last change of the share's own use or
+        #: holdings of it, of a priority of the type, or of the configuration.
+        self.changed_at: dict[str, int] = {}
         #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
         #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
         self.queue: RunnableQueue | SweepQueue = (
@@ -273,6 +277,8 @@ class QuotaLedger:
         for share in self.share_list:
             share.holdings_changed(instance_type)
         self._bump(instance_type, release=True)
+        for share in self.share_list:
+            share.changed_at[instance_type] = self._stamp_counter
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum.
@@ -298,14 +304,17 @@ class QuotaLedger:
         idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
         pool = self.reserve_idle if share.reserve else self.lend_idle
         pool[u] = pool.get(u, 0) + idle
-        self._bump(u, release=delta < 0)
+        self._bump(u, release=delta < 0, owner=share)
 
-    def _bump(self, u: str, release: bool = False) -> None:
+    def _bump(self, u: str, release: bool = False, owner: ShareRuntime | None = None) -> None:
         """A change of the state of type ``u``: a new ``stamp``; also a new ``released``
         when the change may let a job of the type start where none could (``release``:
-        a release, a priority or configuration change)."""
+        a release, a priority or configuration change); ``owner``: the share whose use
+        of ``u`` changed (:attr:`ShareRuntime.changed_at`), None for a change of all."""
         self._stamp_counter += 1
         stamp = self.stamp[u] = self._stamp_counter
+        if owner is not None:
+            owner.changed_at[u] = stamp
         if release:
             self.released[u] = stamp
         if self.watcher is not None:
@@ -313,15 +322,23 @@ class QuotaLedger:
         if self.best_effort:
             # the queues holding jobs of the type look again at their first job of it
             # that can start (:func:`~.sweeps.best_effort_pass`, before their results)
-            # (after a start, not a release, a queue whose cache says none of its jobs
-            # of the type can start still has none: see :meth:`acquire`)
+            # (a queue whose cache says none of its jobs of the type can start still
+            # has none after another share's start, see :meth:`acquire`, and after any
+            # change but its own when its own state alone ruled them out)
             pending = self.sweeps.pending
+            other = -1 if owner is None else owner.index
             for queue in self._queues_by_type.get(u, ()):
                 if u in queue.type_counts:
-                    if not release:
-                        cached = queue.cache.get(u)
-                        if cached is not None and cached[2] is None:
-                            continue
+                    cached = queue.cache.get(u)
+                    if (
+                        cached is not None
+                        and cached[2] is None
+                        and (
+                            not release
+                            or (cached[3] == OWN_NONE and other >= 0 and queue.share_index != other)
+                        )
+                    ):
+                        continue
                     pending[queue] = None
 
     def _recompute_all(self, now: float) -> None:
@@ -342,4 +359,6 @@ class QuotaLedger:
             self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
             self.stamp[u] = self.released[u] = self._stamp_counter
+            for share in self.share_list:
+                share.changed_at[u] = self._stamp_counter
         self.meter.flush(self, now)

@@ -188,6 +188,31 @@ def could_start(bounds: StartBounds, count: int, priority: int) -> bool:
     return cap is None or count - room <= cap
 
 
+def own_state_excludes(bounds: StartBounds, count: int, priority: int) -> bool:
+    """True when the share's own state alone rules out every step for a job of
+    ``count`` instances and ``priority`` under ``bounds``, whatever the other shares
+    hold: it is not within quota (``count > room + R``, ``R`` the instances of the
+    strictly lower-priority jobs it holds when in-share preemption is ENABLED, else 0)
+    and cannot borrow (no LEND_AND_BORROW, or ``count - room - R`` above the borrow
+    cap). Then :func:`could_start` is False until the share's own use, holdings or
+    configuration change (the rules of :mod:`.admission` and :mod:`.preemption.in_share`).
+    """
+    released = 0
+    lowest = bounds.lowest_held
+    if lowest is not None and lowest < priority:
+        for held in bounds.held:
+            if held.priority >= priority:
+                break
+            released += held.count
+    over = count - bounds.room - released
+    if over <= 0:
+        return False
+    if bounds.lendable is None:
+        return True
+    cap = bounds.borrow_cap
+    return cap is not None and over > cap
+
+
 def first_step(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
     """The index in :data:`STEPS` (0 to 3 for the spec's steps 2 to 5) of the first step
     by which ``job`` of ``share`` can start now, or None. Plans only: nothing changes.

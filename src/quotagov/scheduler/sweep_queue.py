@@ -39,6 +39,11 @@ _INF = float("inf")
 EXHAUSTED: Entry = (2**62, _INF, 2**62, None)  # type: ignore[assignment]
 
 
+#: The step of a cached "no job of the type can start" that only a change of the share's
+#: own use, holdings or configuration can undo (:mod:`.sweeps`).
+OWN_NONE = -2
+
+
 def entry_of(job: Job) -> Entry:
     """The job's queue entry (its place in the share's queue)."""
     return (-job.priority, job.submitted_at, job.order, job)

@@ -42,8 +42,15 @@ from __future__ import annotations
 from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.steps import STEPS, Actuator, could_start, planned_step, start_bounds
-from quotagov.scheduler.sweep_queue import Entry, SweepQueue
+from quotagov.scheduler.steps import (
+    STEPS,
+    Actuator,
+    could_start,
+    own_state_excludes,
+    planned_step,
+    start_bounds,
+)
+from quotagov.scheduler.sweep_queue import OWN_NONE, Entry, SweepQueue
 
 
 def _first_startable(
@@ -63,15 +70,20 @@ def _first_startable(
         return None, -1
     best: Entry | None = None
     best_step = -1
+    own = True  # so far, the share's own state alone rules every one out
     for entry in queue.sub_tops(u, from_bound):
         if best is not None and entry > best:
             continue
         job = entry[3]
         if not could_start(bounds, job.count, job.priority):
+            own = own and own_state_excludes(bounds, job.count, job.priority)
             continue  # no step can start it
+        own = False
         step = planned_step(ledger, share, job)
         if step is not None:
             best, best_step = entry, step
+    if best is None and own:
+        return None, OWN_NONE
     return best, best_step
 
 
@@ -104,6 +116,9 @@ def _refresh(
                 if step is not None:
                     queue.cache[u] = (ledger.stamp.get(u, 0), version, job, step)
                     return job, step
+        elif cached[3] == OWN_NONE:
+            if share.changed_at.get(u, 0) <= cached[0]:
+                return None, -1
         else:
             released = ledger.released.get(u, 0)
             if cached[0] == released:
@@ -113,7 +128,10 @@ def _refresh(
                 return None, -1
     entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
     if entry is None:
-        queue.cache[u] = (ledger.released.get(u, 0), version, None, -1)
+        if step == OWN_NONE:
+            queue.cache[u] = (ledger.stamp.get(u, 0), version, None, OWN_NONE)
+        else:
+            queue.cache[u] = (ledger.released.get(u, 0), version, None, -1)
         return None, -1
     queue.cache[u] = (ledger.stamp.get(u, 0), version, entry[3], step)
     return entry[3], step
@@ -154,7 +172,7 @@ def _still_holds(ledger: QuotaLedger, queue: SweepQueue, sweeps: int) -> bool:
         ):
             continue  # up to date: the state of the type did not change since cached
         job, step = _refresh(ledger, share, queue, u)
-        if before is None or before[2] is not job or before[3] != step:
+        if before is None or before[2] is not job or (job is not None and before[3] != step):
             held = False
         elif job is not None:
             if queue.k_at != sweeps:
