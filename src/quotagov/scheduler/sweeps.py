@@ -34,7 +34,9 @@ A change of the state of a type leaves the queues holding jobs of it *pending*, 
 stale: before the next sweep, their cached first job of the type that can start is
 brought up to date, and only a queue where it changed (or was set aside, so that the
 result came from the jobs not set aside) has its result recomputed
-(:func:`_still_holds`).
+(:func:`_still_holds`). A queue is not even left pending when its cache says none of
+its jobs of the type can start and the change cannot undo that: another share's start,
+or, when the share's own state alone decided it, any other share's change.
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ def _first_startable(
     Quick necessary conditions (:func:`~.admission.may_start_any` for the type, then
     :func:`~.steps.could_start` for each sub-queue top, from the steps' rules, in
     instances) leave out the jobs that cannot start, before
-    :func:`~.steps.planned_step` plans the others.
+    :func:`~.steps.planned_step` plans the others. None comes with step
+    :data:`OWN_NONE` when the share's own state alone left every top out
+    (:func:`~.steps.own_state_excludes`), else -1.
     """
     if not may_start_any(ledger, share, u):
         return None, -1
@@ -102,7 +106,10 @@ def _refresh(
       the jobs ahead of it still cannot start, so it is still the first if it still can
       start (its step planned again);
     - a None under the type's current ``released`` stamp holds, and beyond it while
-      :func:`~.admission.may_start_any` says none can.
+      :func:`~.admission.may_start_any` says none can;
+    - a None that the share's own state alone decided (step :data:`OWN_NONE`,
+      :func:`~.steps.own_state_excludes` for every sub-queue top) holds while the
+      share's :attr:`~.quota.ShareRuntime.changed_at` of the type is not after it.
     """
     version = queue.versions.get(u, 0)
     cached = queue.cache.get(u)
