@@ -38,10 +38,17 @@ from quotagov.scheduler.usage import UsageMeter
 class StampWatcher(Protocol):
     """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
+    def type_changed(
+        self,
+        ledger: QuotaLedger,
+        instance_type: str,
+        released: bool,
+        owner: ShareRuntime | None,
+    ) -> None:
         """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one);
         ``released``: so did ``ledger.released`` (a job of the type may start where none
-        could before)."""
+        could before); ``owner``: the share whose use of the type changed (None: a
+        priority change, which may concern every share)."""
         ...
 
 
@@ -318,7 +325,7 @@ class QuotaLedger:
         if release:
             self.released[u] = stamp
         if self.watcher is not None:
-            self.watcher.type_changed(self, u, release)
+            self.watcher.type_changed(self, u, release, owner)
         if self.best_effort:
             # the queues holding jobs of the type look again at their first job of it
             # that can start (:func:`~.sweeps.best_effort_pass`, before their results)
