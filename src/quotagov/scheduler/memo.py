@@ -20,7 +20,10 @@ has a unit):
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
 - *parked* shares: one whose head cannot start is not looked at until a release of its
   head's type lets one of its jobs of the type start, or its queue changes
-  (:meth:`PassMemo.park`);
+  (:meth:`PassMemo.park`); one whose head its own state alone keeps from starting
+  (:func:`~.steps.own_state_excludes`: not within quota even after its in-share
+  victims, no borrowing within its cap) only until a change of its own use of the type,
+  a priority or the configuration (:meth:`PassMemo.plan`, step ``OWN_NONE``);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
