@@ -151,3 +151,50 @@ def test_share_runs_only_types_it_has_limits_for_per_type() -> None:
     )
     assert starts(out, "g1") == [(0, "WITHIN_QUOTA")]
     assert starts(out, "p1") == [(0, "WITHIN_QUOTA")]
+
+
+def test_own_state_excludes_a_job_only_when_its_share_alone_rules_out_every_step() -> None:
+    """The quick test that keeps a share parked through the other shares' releases:
+    True only where neither quota (after the in-share victims), nor borrowing within
+    the cap, could admit the job whatever the other shares hold; and never where a
+    step could start it."""
+    from quotagov.scheduler import Engine, JobSpec, ShareConfig
+    from quotagov.scheduler.state import Job
+    from quotagov.scheduler.steps import could_start, first_step, own_state_excludes, start_bounds
+
+    engine = Engine(
+        {G: 10},
+        [
+            ShareConfig.from_batch(share("a", 4, borrow=50, in_share=True)),
+            ShareConfig.from_batch(share("lender", 6, "LEND")),
+        ],
+    )
+    engine.submit(JobSpec("a1", "a", G, instanceCount=1, runSeconds=100, schedulingPriority=1))
+    engine.submit(JobSpec("a2", "a", G, instanceCount=2, runSeconds=100, schedulingPriority=5))
+    engine.advance_to(0)
+    ledger = engine._ledger
+    a = ledger.shares["a"]
+    assert a.used[G] == 3  # room 1; borrow cap 4 x 50 / 100 = 2; 7 free, all lendable
+    bounds = start_bounds(ledger, a, G)
+    assert bounds is not None
+    # (count, priority) -> excluded by the share's own state alone
+    expected = {
+        (3, 0): False,  # 2 above the room: borrowable within the cap of 2
+        (4, 0): True,  # 3 above the room, no lower-priority job to preempt
+        (4, 2): False,  # a1 (1 instance, priority 1) released: 2 above, borrowable
+        (6, 9): False,  # a1 and a2 released: room 4, 2 above, borrowable
+        (7, 9): True,  # 3 above even after both
+    }
+    for (count, priority), excluded in expected.items():
+        assert own_state_excludes(bounds, count, priority) is excluded, (count, priority)
+        probe = Job(JobSpec("probe", "a", G, instanceCount=count, schedulingPriority=priority), 99)
+        if excluded:
+            assert not could_start(bounds, count, priority)
+            assert first_step(ledger, a, probe) is None
+    # a LEND share at its limit, without in-share preemption: nothing of its own can start
+    lender = ledger.shares["lender"]
+    engine.submit(JobSpec("l1", "lender", G, instanceCount=6, runSeconds=100))
+    engine.advance_to(0)
+    held = start_bounds(ledger, lender, G)
+    assert held is not None and held.room == 0
+    assert own_state_excludes(held, 1, 9999)

@@ -278,14 +278,13 @@ def test_speed_shortcuts_do_not_change_the_outcome(best_effort: bool, doc: dict[
 def _plain(scenario: Any) -> str:
     """Output with the speed shortcuts switched off: every head planned afresh by the
     steps' own rules at every sweep, no share parked, no pass skipped (STRICT_FIFO);
-    every queue of a type recomputed at every change of the type, its first startable
-    job looked for afresh each time (BEST_EFFORT_FIFO); no quick test before the
+    every queue holding jobs of a type recomputed at every change of the type, its first
+    startable job looked for afresh each time (BEST_EFFORT_FIFO); no quick test before the
     steps' rules."""
     import pytest
 
-    from quotagov.scheduler import memo, quota, steps, sweeps
+    from quotagov.scheduler import memo, steps, sweeps
     from quotagov.scheduler.memo import PassMemo
-    from quotagov.scheduler.sweep_queue import SweepQueue
 
     def uncached(ledger: Any, share: Any, queue: Any, u: str) -> Any:
         return sweeps._first_startable(ledger, share, queue, u, from_bound=True)
@@ -298,9 +297,8 @@ def _plain(scenario: Any) -> str:
         mp.setattr(PassMemo, "is_settled", lambda self: False)
         mp.setattr(PassMemo, "plan", unplanned)
         mp.setattr(sweeps, "_candidate", uncached)
-        mp.setattr(SweepQueue, "may_start", lambda self, instance_type: True)
-        mp.setattr(SweepQueue, "none_startable", lambda self, instance_type, released: True)
-        for module in (memo, quota, sweeps, steps):
+        mp.setattr(sweeps, "_still_holds", lambda ledger, queue, sweeps: False)
+        for module in (memo, sweeps, steps):
             mp.setattr(module, "may_start_any", lambda ledger, share, u: True)
         for module in (sweeps, steps):
             mp.setattr(module, "could_start", lambda bounds, count, priority: True)

@@ -20,7 +20,10 @@ has a unit):
 - *active* shares: the ones the next sweep looks at (a dict used as an ordered set);
 - *parked* shares: one whose head cannot start is not looked at until a release of its
   head's type lets one of its jobs of the type start, or its queue changes
-  (:meth:`PassMemo.park`);
+  (:meth:`PassMemo.park`); one whose head its own state alone keeps from starting
+  (:func:`~.steps.own_state_excludes`: not within quota even after its in-share
+  victims, no borrowing within its cap) only until a change of its own use of the type,
+  a priority or the configuration (:meth:`PassMemo.plan`, step ``OWN_NONE``);
 - *settled*: a pass that started nothing is not run again while nothing changed
   (:meth:`PassMemo.is_settled`).
 
@@ -37,7 +40,8 @@ from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.steps import first_step
+from quotagov.scheduler.steps import first_step, own_state_excludes, start_bounds
+from quotagov.scheduler.sweep_queue import OWN_NONE
 
 #: A share's head as the pass sees it: the job and its share.
 Head = tuple[Job, ShareRuntime]
@@ -56,6 +60,7 @@ class PassMemo:
     __slots__ = (
         "_active",
         "_changes",
+        "_own_parked",
         "_parked",
         "_released",
         "_settled_at",
@@ -73,6 +78,9 @@ class PassMemo:
         self._active: dict[ShareRuntime, None] = dict.fromkeys(ledger.share_list)
         #: Per instance type, the shares waiting on a change of its stamp.
         self._parked: dict[str, list[ShareRuntime]] = {}
+        #: Per instance type, the shares whose head only a change of their own (use,
+        #: holdings, a priority, the configuration) can let start.
+        self._own_parked: dict[str, dict[ShareRuntime, None]] = {}
         #: Counts every change the memo hears of; ``_settled_at`` its value after the
         #: last pass that ended settled (None: the last pass did not).
         self._changes = 0
@@ -80,11 +88,28 @@ class PassMemo:
 
     # -- invalidation ------------------------------------------------------------------
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
+    def type_changed(
+        self,
+        ledger: QuotaLedger,
+        instance_type: str,
+        released: bool,
+        owner: ShareRuntime | None,
+    ) -> None:
         """The ledger's stamp of ``instance_type`` changed; when it ``released`` the type
         (:attr:`QuotaLedger.released`), wake the shares parked on it where a job of the
-        type may start now (:func:`~.admission.may_start_any`)."""
+        type may start now (:func:`~.admission.may_start_any`), and of those whose
+        head's own state alone keeps it from starting, the ``owner`` (all when None)."""
         self._changes += 1
+        if released:
+            own = self._own_parked.get(instance_type)
+            if own:
+                if owner is None:
+                    for share in own:
+                        self._active[share] = None
+                    del self._own_parked[instance_type]
+                elif owner in own:
+                    self._active[owner] = None
+                    del own[owner]
         parked = self._parked.get(instance_type) if released else None
         if parked:
             still: list[ShareRuntime] = []
@@ -103,6 +128,7 @@ class PassMemo:
         self.epoch += 1
         self._changes += 1
         self._parked.clear()
+        self._own_parked.clear()
         for share in self._shares:
             self._active[share] = None
 
@@ -169,26 +195,42 @@ class PassMemo:
         """
         u = job.instance_type
         step = job.plan_step
-        released = self._released.get(u, 0)
         if job.plan_epoch != self.epoch:
             step = self._replan(ledger, share, job)
+        elif step == OWN_NONE:
+            # its own state alone kept it from starting: still so unless that changed
+            if share.changed_at.get(u, 0) > job.plan_stamp:
+                step = self._replan(ledger, share, job)
         elif step is not None:
             if job.plan_stamp != self._stamps.get(u, 0):
                 step = self._replan(ledger, share, job)
-        elif job.plan_stamp != released:
+        elif job.plan_stamp != (released := self._released.get(u, 0)):
             # released since: still none if none of the share's jobs of the type can start
             if may_start_any(ledger, share, u):
                 step = self._replan(ledger, share, job)
             else:
                 job.plan_stamp = released
+        if step == OWN_NONE:
+            self._active.pop(share, None)
+            self._own_parked.setdefault(u, {})[share] = None
+            return None
         if step is None:
             self.park(share, u)
         return step
 
     def _replan(self, ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:
+        """Plan ``job`` afresh: its first step, None, or :data:`OWN_NONE` when its
+        share's own state alone rules out every step (:func:`~.steps.own_state_excludes`:
+        it holds until :attr:`~.quota.ShareRuntime.changed_at` moves past the stamp)."""
         u = job.instance_type
         step = first_step(ledger, share, job)
         job.plan_epoch = self.epoch
+        if step is None:
+            bounds = start_bounds(ledger, share, u)
+            if bounds is not None and own_state_excludes(bounds, job.count, job.priority):
+                job.plan_stamp = self._stamps.get(u, 0)
+                job.plan_step = OWN_NONE
+                return OWN_NONE
         job.plan_stamp = (self._stamps if step is not None else self._released).get(u, 0)
         job.plan_step = step
         return step

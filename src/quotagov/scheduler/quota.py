@@ -28,21 +28,27 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Protocol
 
-from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.models import ShareConfig
 from quotagov.scheduler.queueing import RunnableQueue
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.sweep_queue import SweepCounter, SweepQueue
+from quotagov.scheduler.sweep_queue import OWN_NONE, SweepCounter, SweepQueue
 from quotagov.scheduler.usage import UsageMeter
 
 
 class StampWatcher(Protocol):
     """Who the ledger tells of stamp changes (:class:`~.memo.PassMemo`)."""
 
-    def type_changed(self, ledger: QuotaLedger, instance_type: str, released: bool) -> None:
+    def type_changed(
+        self,
+        ledger: QuotaLedger,
+        instance_type: str,
+        released: bool,
+        owner: ShareRuntime | None,
+    ) -> None:
         """The stamp of ``instance_type`` just changed (``ledger.stamp`` has the new one);
         ``released``: so did ``ledger.released`` (a job of the type may start where none
-        could before)."""
+        could before); ``owner``: the share whose use of the type changed (None: a
+        priority change, which may concern every share)."""
         ...
 
 
@@ -52,6 +58,7 @@ class ShareRuntime:
     __slots__ = (
         "_victim_order",
         "best_effort",
+        "changed_at",
         "config",
         "holding",
         "in_share_enabled",
@@ -80,6 +87,9 @@ class ShareRuntime:
         #: when a job of the type starts or stops holding, or changes priority).
         self._victim_order: dict[str, list[Job]] = {}
         self.used: dict[str, int] = {}
+        #: Per type, the ledger's stamp at the last change of the share's own use or
+        #: holdings of it, of a priority of the type, or of the configuration.
+        self.changed_at: dict[str, int] = {}
         #: STRICT_FIFO: a RunnableQueue (with the pass's memo, :mod:`.memo`);
         #: BEST_EFFORT_FIFO: a SweepQueue (the sweeps of :mod:`.sweeps`).
         self.queue: RunnableQueue | SweepQueue = (
@@ -274,6 +284,8 @@ class QuotaLedger:
         for share in self.share_list:
             share.holdings_changed(instance_type)
         self._bump(instance_type, release=True)
+        for share in self.share_list:
+            share.changed_at[instance_type] = self._stamp_counter
 
     def reconfigure(self, share: ShareRuntime, config: ShareConfig, now: float) -> None:
         """Apply a share's new configuration and recompute every per-type sum.
@@ -299,36 +311,42 @@ class QuotaLedger:
         idle = (limit - new if limit > new else 0) - (limit - old if limit > old else 0)
         pool = self.reserve_idle if share.reserve else self.lend_idle
         pool[u] = pool.get(u, 0) + idle
-        self._bump(u, release=delta < 0)
+        self._bump(u, release=delta < 0, owner=share)
 
-    def _bump(self, u: str, release: bool = False) -> None:
+    def _bump(self, u: str, release: bool = False, owner: ShareRuntime | None = None) -> None:
         """A change of the state of type ``u``: a new ``stamp``; also a new ``released``
         when the change may let a job of the type start where none could (``release``:
-        a release, a priority or configuration change)."""
+        a release, a priority or configuration change); ``owner``: the share whose use
+        of ``u`` changed (:attr:`ShareRuntime.changed_at`), None for a change of all."""
         self._stamp_counter += 1
         stamp = self.stamp[u] = self._stamp_counter
+        if owner is not None:
+            owner.changed_at[u] = stamp
         if release:
             self.released[u] = stamp
         if self.watcher is not None:
-            self.watcher.type_changed(self, u, release)
+            self.watcher.type_changed(self, u, release, owner)
         if self.best_effort:
-            stale = self.sweeps.stale
-            shares = self.share_list
+            # the queues holding jobs of the type look again at their first job of it
+            # that can start (:func:`~.sweeps.best_effort_pass`, before their results)
+            # (a queue whose cache says none of its jobs of the type can start still
+            # has none after another share's start, see :meth:`acquire`, and after any
+            # change but its own when its own state alone ruled them out)
+            pending = self.sweeps.pending
+            other = -1 if owner is None else owner.index
             for queue in self._queues_by_type.get(u, ()):
-                if queue.may_start(u):
-                    # it had a job of the type that could start: recompute it, unless no
-                    # job of the type can start any more (then it has none at once)
-                    if may_start_any(self, shares[queue.share_index], u) or (
-                        queue.none_startable(u, self.released.get(u, 0))
+                if u in queue.type_counts:
+                    cached = queue.cache.get(u)
+                    if (
+                        cached is not None
+                        and cached[2] is None
+                        and (
+                            not release
+                            or (cached[3] == OWN_NONE and other >= 0 and queue.share_index != other)
+                        )
                     ):
-                        stale[queue] = None
-                elif (
-                    release
-                    and queue.type_counts.get(u)
-                    and may_start_any(self, shares[queue.share_index], u)
-                ):
-                    stale[queue] = None
-                # else: no job of the type could start, and none can now
+                        continue
+                    pending[queue] = None
 
     def _recompute_all(self, now: float) -> None:
         self._queues_by_type = {}
@@ -348,4 +366,6 @@ class QuotaLedger:
             self.lend_idle[u] = sum(s.idle(u) for s in self.share_list if not s.reserve)
             self._stamp_counter += 1
             self.stamp[u] = self.released[u] = self._stamp_counter
+            for share in self.share_list:
+                share.changed_at[u] = self._stamp_counter
         self.meter.flush(self, now)

@@ -90,8 +90,9 @@ class Job:
     ``schedulingPriority``. ``remaining`` is the RUNNING work still needed (seconds;
     None: never completes); ``start_seq`` the global start sequence number of the
     current attempt (later in a pass = larger); ``plan_step`` is the first step by which
-    it could start when last planned, at epoch ``plan_epoch`` and its type's stamp
-    ``plan_stamp`` (see :mod:`.memo`); ``unschedulable`` says
+    it could start when last planned (``OWN_NONE``: none, by its share's own state), at
+    epoch ``plan_epoch`` and its type's stamp ``plan_stamp`` (see :mod:`.memo`);
+    ``unschedulable`` says
     why the job can never be admitted, when it was marked so (it then never heads its
     share). ``runnable_since`` is when its current RUNNABLE stretch began (None when it
     is not RUNNABLE) and ``waits`` the closed stretches, in seconds, in the order they

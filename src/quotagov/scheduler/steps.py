@@ -102,15 +102,23 @@ class StartBounds(NamedTuple):
             borrow): the lendable free instances, within the borrow limit.
         lowest_held: the lowest ``schedulingPriority`` of the share's jobs holding
             ``u`` when in-share preemption is ENABLED (step 5), else None.
+        held: those jobs in victim order (priority ascending; empty when None).
+        lendable: the lendable free instances when the share borrows, else None.
+        borrow_cap: ``floor(limit x borrowLimit / 100)``, the most it may borrow
+            (None: no cap).
     """
 
     room: int
     quota_max: int
     borrow_max: int
     lowest_held: int | None
+    held: list[Job]
+    lendable: int | None
+    borrow_cap: int | None
 
 
 _new_bounds = tuple.__new__  # the named tuple's constructor without its keyword handling
+_NONE_HELD: list[Job] = []
 
 
 def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBounds | None:
@@ -118,8 +126,9 @@ def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBound
     capacity limit for ``u`` (no job of the type can start). From the rules: steps 2 and
     3 need the job within quota and free instances or other shares' borrowed ones;
     step 4 a LEND_AND_BORROW share, the borrow limit and lendable free instances
-    (:mod:`.admission`); step 5 in-share preemption and a strictly lower-priority job
-    of the type held by the share (:mod:`.preemption.in_share`)."""
+    (:mod:`.admission`); step 5 in-share preemption and strictly lower-priority jobs
+    of the type held by the share, enough of them to admit the job once released
+    (:mod:`.preemption.in_share`)."""
     limit = share.limits.get(u)
     if limit is None:
         return None
@@ -130,28 +139,78 @@ def start_bounds(ledger: QuotaLedger, share: ShareRuntime, u: str) -> StartBound
     reclaimable = ledger.borrowed_total.get(u, 0) - own_borrowed > 0
     quota_max = room if reclaimable else min(room, free)
     borrow_max = 0
+    lendable: int | None = None
+    borrow_cap: int | None = None
     if share.lend_and_borrow:
         lendable = lendable_free(ledger, u)
         cap = share.borrow_limit
-        borrow_max = (
-            lendable if cap == UNLIMITED_BORROW else min(lendable, room + limit * cap // 100)
-        )
+        if cap == UNLIMITED_BORROW:
+            borrow_max = lendable
+        else:
+            borrow_cap = limit * cap // 100
+            borrow_max = min(lendable, room + borrow_cap)
     lowest_held: int | None = None
+    held = _NONE_HELD
     if share.in_share_enabled:
         held = share.victim_order(u)
         if held:
             lowest_held = held[0].priority
-    return _new_bounds(StartBounds, (room, quota_max, borrow_max, lowest_held))
+    return _new_bounds(
+        StartBounds, (room, quota_max, borrow_max, lowest_held, held, lendable, borrow_cap)
+    )
 
 
 def could_start(bounds: StartBounds, count: int, priority: int) -> bool:
     """False when no step can start a job of ``count`` instances and ``priority`` under
-    ``bounds`` (a necessary condition only: True means "try the steps")."""
-    return (
-        count <= bounds.quota_max
-        or bounds.room < count <= bounds.borrow_max
-        or (bounds.lowest_held is not None and bounds.lowest_held < priority)
-    )
+    ``bounds`` (a necessary condition only: True means "try the steps").
+
+    Step 5 needs strictly lower-priority jobs held whose release (``R`` instances)
+    could admit it: ``count <= room + R``, or by borrowing ``count <= lendable + R``
+    within the borrow cap (the test of :mod:`.preemption.in_share` before its search).
+    """
+    if count <= bounds.quota_max or bounds.room < count <= bounds.borrow_max:
+        return True
+    lowest = bounds.lowest_held
+    if lowest is None or lowest >= priority:
+        return False
+    released = 0
+    for held in bounds.held:
+        if held.priority >= priority:
+            break
+        released += held.count
+    room = bounds.room + released
+    if count <= room:
+        return True
+    lendable = bounds.lendable
+    if lendable is None or count > lendable + released:
+        return False
+    cap = bounds.borrow_cap
+    return cap is None or count - room <= cap
+
+
+def own_state_excludes(bounds: StartBounds, count: int, priority: int) -> bool:
+    """True when the share's own state alone rules out every step for a job of
+    ``count`` instances and ``priority`` under ``bounds``, whatever the other shares
+    hold: it is not within quota (``count > room + R``, ``R`` the instances of the
+    strictly lower-priority jobs it holds when in-share preemption is ENABLED, else 0)
+    and cannot borrow (no LEND_AND_BORROW, or ``count - room - R`` above the borrow
+    cap). Then :func:`could_start` is False until the share's own use, holdings or
+    configuration change (the rules of :mod:`.admission` and :mod:`.preemption.in_share`).
+    """
+    released = 0
+    lowest = bounds.lowest_held
+    if lowest is not None and lowest < priority:
+        for held in bounds.held:
+            if held.priority >= priority:
+                break
+            released += held.count
+    over = count - bounds.room - released
+    if over <= 0:
+        return False
+    if bounds.lendable is None:
+        return True
+    cap = bounds.borrow_cap
+    return cap is not None and over > cap
 
 
 def first_step(ledger: QuotaLedger, share: ShareRuntime, job: Job) -> int | None:

@@ -39,6 +39,11 @@ _INF = float("inf")
 EXHAUSTED: Entry = (2**62, _INF, 2**62, None)  # type: ignore[assignment]
 
 
+#: The step of a cached "no job of the type can start" that only a change of the share's
+#: own use, holdings or configuration can undo (:mod:`.sweeps`).
+OWN_NONE = -2
+
+
 def entry_of(job: Job) -> Entry:
     """The job's queue entry (its place in the share's queue)."""
     return (-job.priority, job.submitted_at, job.order, job)
@@ -47,15 +52,18 @@ def entry_of(job: Job) -> Entry:
 class SweepCounter:
     """What the BEST_EFFORT_FIFO passes share across the ledger's queues (:mod:`.sweeps`
     keeps it): whether a pass is running, how many failing sweeps it has had, which
-    queues' results must be recomputed (*stale*: a job entered or left, or the state of
-    one of their types changed), and the results of the others."""
+    queues' results must be recomputed (*stale*: a job entered or left), which may have
+    to be (*pending*: the state of one of their jobs' types changed; recomputed only
+    when their first job of such a type that can start changed), and the results of
+    the others."""
 
-    __slots__ = ("in_pass", "results", "stale", "sweeps", "touched")
+    __slots__ = ("in_pass", "pending", "results", "stale", "sweeps", "touched")
 
     def __init__(self) -> None:
         self.in_pass = False
         self.sweeps = 0
         self.stale: dict[SweepQueue, None] = {}
+        self.pending: dict[SweepQueue, None] = {}
         #: Queues with set-asides in the pass in progress (to put back at its end).
         self.touched: list[SweepQueue] = []
         #: Per queue with a job that can start: (sweep at which it becomes the head,
@@ -235,28 +243,10 @@ class SweepQueue:
         out.extend(e for e in self._holes if e[3].instance_type == instance_type)
         return out
 
-    def none_startable(self, instance_type: str, released: int) -> bool:
-        """Record in the pass's cache that no job of the type can start (as of the
-        ledger's ``released`` stamp of the type, see :mod:`.sweeps`).
-
-        Returns:
-            Whether the queue's result in the pass in progress was a job of the type
-            (it must then be recomputed).
-        """
-        self.cache[instance_type] = (released, self.versions.get(instance_type, 0), None, -1)
-        result = self.counter.results.get(self)
-        return result is not None and result[4].instance_type == instance_type
-
     def has_holes(self) -> bool:
         """Whether a job was pushed back, in the pass in progress, ahead of the jobs it
         has set aside."""
         return bool(self._holes)
-
-    def may_start(self, instance_type: str) -> bool:
-        """False when the pass's cache (:mod:`.sweeps`) holds that no job of the type in
-        this queue can start; True when it holds a job that can, or nothing."""
-        cached = self.cache.get(instance_type)
-        return cached is None or cached[2] is not None
 
     def is_set_aside(self, entry: Entry) -> bool:
         """Whether the queued ``entry`` is set aside (in the sweep count caught up to)."""

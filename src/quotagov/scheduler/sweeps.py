@@ -27,7 +27,16 @@ has more lower-priority victims). It depends only on the state of the type, so i
 cached per (share, type) under the queue's version of the type and the ledger's stamp
 of the type (a None, "no job of the type can start", under the type's ``released``
 stamp, and beyond it while :func:`~.admission.may_start_any` says none can: see
-:mod:`.quota`).
+:mod:`.quota`; a job under an older stamp with no release since, while it can still
+start: :func:`_refresh`).
+
+A change of the state of a type leaves the queues holding jobs of it *pending*, not
+stale: before the next sweep, their cached first job of the type that can start is
+brought up to date, and only a queue where it changed (or was set aside, so that the
+result came from the jobs not set aside) has its result recomputed
+(:func:`_still_holds`). A queue is not even left pending when its cache says none of
+its jobs of the type can start and the change cannot undo that: another share's start,
+or, when the share's own state alone decided it, any other share's change.
 """
 
 from __future__ import annotations
@@ -35,8 +44,15 @@ from __future__ import annotations
 from quotagov.scheduler.admission import may_start_any
 from quotagov.scheduler.quota import QuotaLedger, ShareRuntime
 from quotagov.scheduler.state import Job
-from quotagov.scheduler.steps import STEPS, Actuator, could_start, planned_step, start_bounds
-from quotagov.scheduler.sweep_queue import Entry, SweepQueue
+from quotagov.scheduler.steps import (
+    STEPS,
+    Actuator,
+    could_start,
+    own_state_excludes,
+    planned_step,
+    start_bounds,
+)
+from quotagov.scheduler.sweep_queue import OWN_NONE, Entry, SweepQueue
 
 
 def _first_startable(
@@ -47,7 +63,9 @@ def _first_startable(
     Quick necessary conditions (:func:`~.admission.may_start_any` for the type, then
     :func:`~.steps.could_start` for each sub-queue top, from the steps' rules, in
     instances) leave out the jobs that cannot start, before
-    :func:`~.steps.planned_step` plans the others.
+    :func:`~.steps.planned_step` plans the others. None comes with step
+    :data:`OWN_NONE` when the share's own state alone left every top out
+    (:func:`~.steps.own_state_excludes`), else -1.
     """
     if not may_start_any(ledger, share, u):
         return None, -1
@@ -56,50 +74,119 @@ def _first_startable(
         return None, -1
     best: Entry | None = None
     best_step = -1
+    own = True  # so far, the share's own state alone rules every one out
     for entry in queue.sub_tops(u, from_bound):
         if best is not None and entry > best:
             continue
         job = entry[3]
         if not could_start(bounds, job.count, job.priority):
+            own = own and own_state_excludes(bounds, job.count, job.priority)
             continue  # no step can start it
+        own = False
         step = planned_step(ledger, share, job)
         if step is not None:
             best, best_step = entry, step
+    if best is None and own:
+        return None, OWN_NONE
     return best, best_step
+
+
+def _refresh(
+    ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str
+) -> tuple[Job | None, int]:
+    """The share's first job of type ``u`` that can start now, set-asides ignored, with
+    its step (None and -1: none), from the queue's cache, which it brings up to date.
+
+    The cache holds (stamp, the queue's version of the type, job or None, step). While
+    the version is unchanged:
+
+    - a job under the type's current ``stamp`` holds;
+    - a job under an older stamp with no release since (only other shares' starts, which
+      let no job of the type start that could not before, :meth:`QuotaLedger.acquire`):
+      the jobs ahead of it still cannot start, so it is still the first if it still can
+      start (its step planned again);
+    - a None under the type's current ``released`` stamp holds, and beyond it while
+      :func:`~.admission.may_start_any` says none can;
+    - a None that the share's own state alone decided (step :data:`OWN_NONE`,
+      :func:`~.steps.own_state_excludes` for every sub-queue top) holds while the
+      share's :attr:`~.quota.ShareRuntime.changed_at` of the type is not after it.
+    """
+    version = queue.versions.get(u, 0)
+    cached = queue.cache.get(u)
+    if cached is not None and cached[1] == version:
+        job = cached[2]
+        if job is not None:
+            if cached[0] == ledger.stamp.get(u, 0):
+                return job, cached[3]
+            if ledger.released.get(u, 0) <= cached[0]:
+                step = planned_step(ledger, share, job)
+                if step is not None:
+                    queue.cache[u] = (ledger.stamp.get(u, 0), version, job, step)
+                    return job, step
+        elif cached[3] == OWN_NONE:
+            if share.changed_at.get(u, 0) <= cached[0]:
+                return None, -1
+        else:
+            released = ledger.released.get(u, 0)
+            if cached[0] == released:
+                return None, -1
+            if not may_start_any(ledger, share, u):
+                queue.cache[u] = (released, version, None, -1)
+                return None, -1
+    entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
+    if entry is None:
+        if step == OWN_NONE:
+            queue.cache[u] = (ledger.stamp.get(u, 0), version, None, OWN_NONE)
+        else:
+            queue.cache[u] = (ledger.released.get(u, 0), version, None, -1)
+        return None, -1
+    queue.cache[u] = (ledger.stamp.get(u, 0), version, entry[3], step)
+    return entry[3], step
 
 
 def _candidate(
     ledger: QuotaLedger, share: ShareRuntime, queue: SweepQueue, u: str
 ) -> tuple[Entry | None, int]:
     """The share's first job of type ``u`` that can start now and is not set aside."""
-    version = queue.versions.get(u, 0)
-    cached = queue.cache.get(u)
-    entry: Entry | None = None
-    step = -1
-    fresh = cached is None or cached[1] != version
-    if not fresh and cached is not None:
-        job = cached[2]
-        if job is not None:
-            if cached[0] == ledger.stamp.get(u, 0):
-                entry, step = queue.entry(job), cached[3]
-            else:
-                fresh = True
-        elif cached[0] != (released := ledger.released.get(u, 0)):
-            # released since: still none if none of the share's jobs of the type can start
-            if may_start_any(ledger, share, u):
-                fresh = True
-            else:
-                queue.cache[u] = (released, version, None, -1)
-    if fresh:
-        entry, step = _first_startable(ledger, share, queue, u, from_bound=False)
-        stamp = (ledger.stamp if entry is not None else ledger.released).get(u, 0)
-        queue.cache[u] = (stamp, version, None if entry is None else entry[3], step)
-    if entry is None:
+    job, step = _refresh(ledger, share, queue, u)
+    if job is None:
         return None, -1
+    entry = queue.entry(job)
     if queue.is_set_aside(entry):
         # set aside before the state changed: look again among the jobs not set aside
         return _first_startable(ledger, share, queue, u, from_bound=True)
     return entry, step
+
+
+def _still_holds(ledger: QuotaLedger, queue: SweepQueue, sweeps: int) -> bool:
+    """Whether the queue's result (or its absence) still holds after changes of the
+    state of its jobs' types, its contents unchanged: its first job of each type that
+    can start (:func:`_refresh`) is the one it was, with the same step, and not set
+    aside (else its result came from the jobs not set aside, which the change may
+    have changed). Brings the cache up to date."""
+    share = ledger.share_list[queue.share_index]
+    cache = queue.cache
+    versions = queue.versions
+    stamps = ledger.stamp
+    released = ledger.released
+    held = True
+    for u in queue.type_counts:
+        before = cache.get(u)
+        if (
+            before is not None
+            and before[1] == versions.get(u, 0)
+            and before[0] == (stamps if before[2] is not None else released).get(u, 0)
+        ):
+            continue  # up to date: the state of the type did not change since cached
+        job, step = _refresh(ledger, share, queue, u)
+        if before is None or before[2] is not job or (job is not None and before[3] != step):
+            held = False
+        elif job is not None:
+            if queue.k_at != sweeps:
+                queue.catch_up(sweeps)
+            if queue.is_set_aside(queue.entry(job)):
+                held = False
+    return held
 
 
 def _share_result(
@@ -144,7 +231,8 @@ def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
     counter = ledger.sweeps
     results = counter.results
     stale = counter.stale
-    if not stale and not results:
+    pending = counter.pending
+    if not stale and not results and not pending:
         return  # no queue changed since the last pass, which left none with a start
     sweeps = 0
     counter.sweeps = 0
@@ -152,6 +240,11 @@ def best_effort_pass(ledger: QuotaLedger, act: Actuator) -> None:
     recomputed: list[SweepQueue] = []
     try:
         while True:
+            if pending:
+                for queue in pending:
+                    if queue not in stale and not _still_holds(ledger, queue, sweeps):
+                        stale[queue] = None
+                pending.clear()
             if stale:
                 queues = list(stale)
                 stale.clear()
