@@ -1,8 +1,9 @@
-"""Routing runs once per step of a submission, on the one :class:`RoutingInput`.
+"""Routing runs once per submission, on the one :class:`RoutingInput`.
 
-``POST /jobs`` routes the request once (``receive_submission``); the submit worker
-routes the stored record once more against the policy as it is then (``submit_to_batch``),
-and nothing else on the way calls :func:`~quotagov.governance.routing.route`. The input
+``POST /jobs`` routes the request once (``receive_submission``) and stores the
+fingerprint of the policy it routed under; the submit worker routes the stored record
+again only when the policy it holds has another fingerprint (``submit_to_batch``), and
+nothing else on the way calls :func:`~quotagov.governance.routing.route`. The input
 built from the request and the one rebuilt from the stored record are the same, so both
 steps judge the same facts.
 """
@@ -51,20 +52,40 @@ def _counting(
     return calls, inputs
 
 
-def test_each_submission_is_routed_once_at_receive_and_once_by_the_worker(
+def test_each_submission_is_routed_once(
     stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls, inputs = _counting(monkeypatch)
+    calls, _ = _counting(monkeypatch)
     replies = [post_jobs(submission(clientRequestId=f"sweep-{i}"))[1] for i in range(3)]
     assert calls == Counter({"receive": 3})
 
     assert drain(stack).failures == []
-    assert calls == Counter({"receive": 3, "to_batch": 3})
+    assert calls == Counter({"receive": 3})  # the worker holds the same policy
     for reply in replies:
         record = stack.jobs.get(reply["submissionId"])
         assert record is not None and record.state is SubmissionState.SUBMITTED
-    # the worker judged exactly what the API judged, submission by submission
-    assert inputs[:3] == inputs[3:]
+        assert record.routedUnder == routing.policy_fingerprint(_policy())
+
+
+def test_a_policy_changed_before_the_worker_routes_the_record_again_and_refuses_it(
+    stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The level the submission asked for is gone from the policy the worker holds: the
+    worker routes the stored record again (once) and fails it with the policy's reason."""
+    calls, inputs = _counting(monkeypatch)
+    reply = post_jobs(submission(clientRequestId="changed-1"))[1]
+    changed = yaml.safe_load(policy_text())
+    changed["teams"]["research"]["directLevels"] = ["low"]  # standard is no longer direct
+    stack.put_policy(yaml.safe_dump(changed))
+    assert drain(stack).failures == []
+    assert calls == Counter({"receive": 1, "to_batch": 1})
+    assert inputs[0] == inputs[1]  # the worker judged the facts the API judged
+    record = stack.jobs.get(reply["submissionId"])
+    assert record is not None and record.state is SubmissionState.FAILED
+    assert record.batchJobId is None
+    assert len(record.reasons) == 1
+    assert record.reasons[0].startswith("policy changed since the submission was accepted:")
+    assert "standard" in record.reasons[0]
 
 
 def test_a_retried_post_is_not_routed_again(
@@ -76,8 +97,8 @@ def test_a_retried_post_is_not_routed_again(
     again = post_jobs(submission(clientRequestId="sweep-1"))[1]
     assert first["submissionId"] == again["submissionId"]
     assert drain(stack).failures == []
-    # one routing per POST, one by the worker for the one stored submission
-    assert calls == Counter({"receive": 2, "to_batch": 1})
+    # one routing per POST; the worker holds the policy the record was routed under
+    assert calls == Counter({"receive": 2})
 
 
 def test_the_record_rebuilds_the_requests_routing_input() -> None:

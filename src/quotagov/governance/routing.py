@@ -34,7 +34,9 @@ Where the rules come from:
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -497,6 +499,32 @@ def _level_faults(job: RoutingInput, team: Team, policy: Policy) -> list[str]:
         f"priorityLevel: team {team_name!r} may not use level {name!r} "
         f"(direct levels: {', '.join(team.directLevels)})"
     ]
+
+
+#: The last policy fingerprinted and its fingerprint (a policy object is reused
+#: while its cache lasts, so the JSON is hashed once per loaded policy).
+_fingerprinted: tuple[Policy, str] | None = None
+_fingerprint_lock = threading.Lock()
+
+
+def policy_fingerprint(policy: Policy) -> str:
+    """What a routing was decided under: 16 hex characters of the SHA-256 of the
+    policy's JSON (keys sorted).
+
+    Two policies with the same fingerprint route every input alike (:func:`route` reads
+    nothing but the policy, the input and the environment's capacity), so a submission
+    accepted under a fingerprint equal to the current policy's need not be routed again
+    (:func:`quotagov.governance.submission.to_batch.submit_to_batch`).
+    """
+    global _fingerprinted
+    with _fingerprint_lock:
+        if _fingerprinted is not None and _fingerprinted[0] is policy:
+            return _fingerprinted[1]
+    text = json.dumps(policy.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    with _fingerprint_lock:
+        _fingerprinted = (policy, digest)
+    return digest
 
 
 def route(

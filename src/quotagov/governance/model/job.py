@@ -271,6 +271,10 @@ class JobRecord(BaseModel):
         submissionProof: ``{"v", "sender", "mac"}``, the KMS MAC of the function that
             accepted the submission (:mod:`quotagov.governance.submission.proof`); the
             worker submits, and the reconciler re-queues, only records it verifies.
+        routedUnder: the :func:`~quotagov.governance.routing.policy_fingerprint` of the
+            policy ``POST /jobs`` routed it under (covered by the proof); the worker
+            routes again only when the policy it holds has another fingerprint (None:
+            always routed again, as a successor or a record from older code is).
         failureKind: the :class:`FailureKind` of a ``FAILED`` record (None otherwise);
             read with :attr:`failure`.
         messageId, claimedPrincipal: a queue message stored ``REFUSED`` because it
@@ -327,6 +331,7 @@ class JobRecord(BaseModel):
     timeoutConfig: dict[str, Any] | None = None
     tags: dict[str, str] | None = None
     submissionProof: dict[str, Any] | None = None
+    routedUnder: str | None = None
     failureKind: FailureKind | None = None
     messageId: str | None = None
     claimedPrincipal: str | None = None

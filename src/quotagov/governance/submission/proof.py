@@ -54,8 +54,13 @@ COVERED = (
 
 
 def submission_fields(record: JobRecord) -> dict[str, Any]:
-    """The values of ``record`` a proof covers (:data:`COVERED`)."""
-    return {name: getattr(record, name) for name in COVERED}
+    """The values of ``record`` a proof covers (:data:`COVERED`), and ``routedUnder``
+    when set (it lets the worker skip routing again, so it must be quotagov's; records
+    stored before it existed keep verifying, and always get routed again)."""
+    fields = {name: getattr(record, name) for name in COVERED}
+    if record.routedUnder is not None:
+        fields["routedUnder"] = record.routedUnder
+    return fields
 
 
 def with_proof(record: JobRecord, mac: MessageMac | None, sender: str) -> JobRecord:

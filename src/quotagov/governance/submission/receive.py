@@ -36,6 +36,7 @@ from quotagov.governance.routing import (
     RoutingDecision,
     RoutingInput,
     authorize,
+    policy_fingerprint,
     route,
 )
 from quotagov.governance.submission.deps import (
@@ -182,6 +183,7 @@ def receive_submission(
     now = int(deps.clock.now())
     record = _record_for(request, principal, submission_id, now, source, decision)
     if record.state is SubmissionState.QUEUED:  # what the worker will act on: proven
+        record = record.model_copy(update={"routedUnder": policy_fingerprint(deps.policy)})
         record = with_proof(record, deps.proofs, deps.sender())
     try:
         stored = deps.jobs.create_if_absent(record)

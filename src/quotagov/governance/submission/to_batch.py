@@ -35,7 +35,12 @@ from quotagov.governance.ports import (
     JobRecordConflictError,
 )
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
-from quotagov.governance.routing import NotATeamMemberError, RoutingInput, route
+from quotagov.governance.routing import (
+    NotATeamMemberError,
+    RoutingInput,
+    policy_fingerprint,
+    route,
+)
 from quotagov.governance.submission.deps import (
     SubmissionDeps,
     audit_decision,
@@ -156,7 +161,11 @@ def submit_to_batch(
         return record  # written outside quotagov: audited, left QUEUED, never submitted
 
     stored = record
-    record, reasons = _route_again(record, deps.policy)
+    reasons: list[str] = []
+    if record.routedUnder != policy_fingerprint(deps.policy):
+        # the policy changed since POST /jobs routed it (or no fingerprint was stored):
+        # route it again, as the policy is now
+        record, reasons = _route_again(record, deps.policy)
     if reasons:
         return _fail(record, deps, reasons, "SubmissionFailed")
     if recheck or record.requeues:
