@@ -116,7 +116,7 @@ class World:
         share: str = "background",
         retries: int | None = 1,
         checkpoint_interval: int | None = 600,
-        instance_count: int = 2,
+        instance_count: int = 1,
         principal: str = ALICE,
     ) -> JobRecord:
         payload = training_payload(submission_id, instance_count, checkpoint_interval)

@@ -31,15 +31,15 @@ def test_single_events_update_the_record_and_emit_metrics(
     preemptions = [m for m in metrics if m[0] == "Preemptions"]
     assert preemptions == [("Preemptions", 1.0, {**share, "kind": "unattributed"})] * 2
     lost = [(v, d) for n, v, d in metrics if n == "LostInstanceSeconds"]
-    assert lost == [(600.0, share), (600.0, share)]
+    assert lost == [(300.0, share), (300.0, share)]
     first = [(v, d) for n, v, d in metrics if n == "SubmissionToFirstStart"]
     assert first == [(60.0, share)]
     team = {**share, "team": "research"}
     by_team = [(v, d) for n, v, d in metrics if n == "PreemptionsByTeam"]
     assert by_team == [(1.0, {**team, "kind": "unattributed"})] * 2
-    # 600 instance-seconds on ml.g5.xlarge (1 GPU each): 1/6 GPU-hour per preemption
+    # 300 instance-seconds on ml.g5.xlarge (1 GPU each): 1/12 GPU-hour per preemption
     gpu_hours = [(v, d) for n, v, d in metrics if n == "LostGpuHours"]
-    assert gpu_hours == [(pytest.approx(600 / 3600), team)] * 2
+    assert gpu_hours == [(pytest.approx(300 / 3600), team)] * 2
     dispositions = [d for n, _, d in metrics if n == "Dispositions"]
     assert dispositions == [
         {"dispositionType": "reclassify", "trigger": "retries-exhausted", "service": "job-state"}

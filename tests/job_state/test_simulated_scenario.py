@@ -1,14 +1,15 @@
 """Must-show: the simulated Batch's events for a job preempted twice with retries 1.
 
 Scenario (simulated Batch, 3 x ml.g5.xlarge; shares of the example policy): a release
-build holds the reserved instance; exploratory job ``explore-1`` (2 instances,
+build holds the reserved instance and a background build background's own;
+exploratory job ``explore-1`` (1 instance, the class's ``maxInstanceCount``,
 checkpoints every 600 s, ``preemptionRetriesBeforeTermination`` 1) runs in
 ``background`` borrowing medium's idle instance; a medium job reclaims it at 1500 s
 (preemption 1); it restarts at 1800 s when that job is done; another medium job
 reclaims it at 2700 s (preemption 2): retries exhausted, FAILED.
 
-By hand: attempt 1 ran 1500 s -> 1500 % 600 = 300 s lost, x 2 instances = 600
-instance-seconds; attempt 2 ran 900 s -> 300 s lost, 600 instance-seconds.
+By hand: attempt 1 ran 1500 s -> 1500 % 600 = 300 s lost, x 1 instance = 300
+instance-seconds; attempt 2 ran 900 s -> 300 s lost, 300 instance-seconds; 600 in all.
 The class ``exploratory`` says ``reclassify``: one successor in ``medium``.
 """
 
@@ -32,7 +33,8 @@ VOLATILE = {"version", "updatedAt", "jobStateVersion", "dispositionToken"}
 def run_scenario(world: World) -> tuple[str, list[dict[str, Any]]]:
     """Drive the simulated Batch; return explore-1's batch job id and its events."""
     world.other_job("release-build", "reserved", run_seconds=100_000)
-    job = world.submit("explore-1", retries=1, instance_count=2, checkpoint_interval=600)
+    world.other_job("background-build", "background", run_seconds=100_000)
+    job = world.submit("explore-1", retries=1, checkpoint_interval=600)
     world.batch.advance(1500)
     world.other_job("medium-a", "medium", run_seconds=300)
     world.batch.advance(300)
@@ -67,8 +69,8 @@ def test_retries_exhausted_job_is_reclassified_once_with_the_original_payload(
     assert state["preemptionCount"] == 2
     assert [p["runSeconds"] for p in state["preemptions"]] == [1500, 900]
     assert [p["lostWorkSeconds"] for p in state["preemptions"]] == [300, 300]
-    assert [p["lostInstanceSeconds"] for p in state["preemptions"]] == [600, 600]
-    assert state["lostInstanceSeconds"] == 1200
+    assert [p["lostInstanceSeconds"] for p in state["preemptions"]] == [300, 300]
+    assert state["lostInstanceSeconds"] == 600
     assert state["runningSeconds"] == 2400
     assert state["waitingSeconds"] == 300
     assert state["submissionToFirstStartSeconds"] == 0
@@ -94,7 +96,7 @@ def test_retries_exhausted_job_is_reclassified_once_with_the_original_payload(
 def _replay(policy: Policy, batch_job_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
     with build_world(policy, seed=11) as world:
         world.clock.advance(4000)
-        world.record("explore-1", batch_job_id=batch_job_id, instance_count=2)
+        world.record("explore-1", batch_job_id=batch_job_id)
         for event in events:
             job_state.handler(event, LambdaContext())
         assert len(submitted(world.batch)) == 1

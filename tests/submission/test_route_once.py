@@ -131,6 +131,28 @@ def test_the_record_rebuilds_the_requests_routing_input() -> None:
     )
 
 
+def test_a_successor_is_routed_to_its_target_share_at_its_escalated_level() -> None:
+    """``successor=True``: the record's ``quotaShareName`` (the disposition's target), not
+    the share first asked for, and a level the team reaches only by escalation."""
+    request = SubmissionRequest.model_validate(submission(quotaShareName="background"))
+    decision = routing.route(_policy(), RoutingInput.from_request(request, ALICE))
+    record = receive._record_for(request, ALICE, "sub-1", 0, "api", decision)
+    escalated = record.model_copy(update={"quotaShareName": "medium", "priorityLevel": "high"})
+
+    successor = RoutingInput.from_record(escalated, successor=True)
+    assert (successor.quotaShareName, successor.escalatedLevelAllowed) == ("medium", True)
+    routed = routing.route(_policy(), successor).routing
+    assert routed is not None
+    assert (routed.quotaShareName, routed.schedulingPriority) == ("medium", 50)
+    # the same record as a new submission: its own share, and 'high' needs an escalation
+    resubmitted = routing.route(_policy(), RoutingInput.from_record(escalated))
+    assert resubmitted.routing is None
+    assert resubmitted.reasons == [
+        "priorityLevel: level 'high' needs an approved escalation; submit at one of "
+        "standard and request 'high' with POST /jobs/{jobId}/escalations"
+    ]
+
+
 @pytest.mark.parametrize(
     ("payload", "fault"),
     [

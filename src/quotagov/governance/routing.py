@@ -11,7 +11,8 @@ facts the same way:
 
 * :meth:`RoutingInput.from_request`: a ``POST /jobs`` body (``receive_submission``);
 * :meth:`RoutingInput.from_record`: a stored :class:`~quotagov.governance.model.job.JobRecord`,
-  for the submit worker's re-check against the policy as it is now;
+  for the submit worker's re-check against the policy as it is now, and (``successor=True``)
+  for the successor a disposition submits (its target share; its escalated level kept);
 * :meth:`RoutingInput.from_workload_row`: a what-if workload job
   (``quotagov_tools.whatif``), which has no SageMaker request at all.
 
@@ -110,6 +111,9 @@ class RoutingInput:
         retryAttempts: ``retryStrategy.attempts`` (Batch attempts), None = not set.
         attemptDurationSeconds: ``timeoutConfig.attemptDurationSeconds``, None = not set.
         tagKeys: the submitter's own service-job tag keys.
+        escalatedLevelAllowed: True when a level of the team's ``approvalLevels`` is
+            allowed as well as its ``directLevels``: a successor keeps the level an
+            approved escalation gave its predecessor. False for a new submission.
     """
 
     principal: str
@@ -125,6 +129,7 @@ class RoutingInput:
     retryAttempts: int | None = None
     attemptDurationSeconds: int | None = None
     tagKeys: tuple[str, ...] = ()
+    escalatedLevelAllowed: bool = False
 
     @classmethod
     def from_request(cls, request: SubmissionRequest, principal: str) -> RoutingInput:
@@ -150,7 +155,7 @@ class RoutingInput:
         )
 
     @classmethod
-    def from_record(cls, record: JobRecord) -> RoutingInput:
+    def from_record(cls, record: JobRecord, *, successor: bool = False) -> RoutingInput:
         """A stored job record, routed as its submitter asked (``requestedQuotaShareName``,
         a direct level), by the policy as it is now.
 
@@ -160,6 +165,11 @@ class RoutingInput:
 
         Args:
             record: the record (``QUEUED`` for the submit worker's re-check).
+            successor: the record is the successor a ``resubmit``/``reclassify``
+                disposition creates: routed to its ``quotaShareName`` (the
+                disposition's target share, not the share first asked for), and a level
+                of the team's ``approvalLevels`` is allowed (the predecessor may hold
+                one from an approved escalation).
 
         Raises:
             ValueError: the stored payload is not a JSON object with a
@@ -182,7 +192,7 @@ class RoutingInput:
             team=record.team,
             workloadClass=record.workloadClass,
             priorityLevel=record.priorityLevel,
-            quotaShareName=record.requestedQuotaShareName,
+            quotaShareName=record.quotaShareName if successor else record.requestedQuotaShareName,
             instanceType=instance_type,
             instanceCount=count,
             roleArn=role if isinstance(role, str) else "",
@@ -193,6 +203,7 @@ class RoutingInput:
                 record.timeoutConfig, "timeoutConfig", "attemptDurationSeconds"
             ),
             tagKeys=tuple(record.tags or ()),
+            escalatedLevelAllowed=successor,
         )
 
     @classmethod
@@ -489,6 +500,8 @@ def _level_faults(job: RoutingInput, team: Team, policy: Policy) -> list[str]:
         return [f"priorityLevel: unknown priority level {name!r}"]
     if name in team.directLevels:
         return []
+    if name in team.approvalLevels and job.escalatedLevelAllowed:
+        return []
     if name in team.approvalLevels:
         return [
             f"priorityLevel: level {name!r} needs an approved escalation; submit at one of "
@@ -535,10 +548,10 @@ def route(
     """Decide share, priority and preemption retries for ``job`` (submitted by
     ``job.principal``).
 
-    The one routing rule: ``POST /jobs``, the submit worker's re-check and the what-if
-    call it, each with its :class:`RoutingInput` constructor. ``environment``: the
-    service environment's instances per instance type, when known (see
-    :func:`share_faults`).
+    The one routing rule: ``POST /jobs``, the submit worker's re-check, a disposition's
+    successor and the what-if call it, each with its :class:`RoutingInput` constructor.
+    ``environment``: the service environment's instances per instance type, when known
+    (see :func:`share_faults`).
 
     Returns:
         A :class:`RoutingDecision` holding the routing, or every refusal reason.

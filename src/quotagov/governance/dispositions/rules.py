@@ -27,11 +27,10 @@ Every function here is pure: times (epoch seconds) are passed in.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from quotagov.governance.access import may_decide_disposition, team_member
+from quotagov.governance.access import may_decide_disposition
 from quotagov.governance.dispositions.errors import (
     DispositionForbiddenError,
     InvalidChoiceError,
@@ -48,8 +47,8 @@ from quotagov.governance.lease import Lease
 from quotagov.governance.model.job import JobRecord
 from quotagov.governance.owners import owner_of
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
+from quotagov.governance.routing import NotATeamMemberError, RoutingDecision, RoutingInput, route
 from quotagov.policy.models import Policy, ThrashGuard, WorkloadClass
-from quotagov.policy.roles import role_allowed
 
 
 def thrash_detected(stop_times_ms: Sequence[int], guard: ThrashGuard) -> bool:
@@ -321,68 +320,60 @@ def decided(
 
 def successor_faults(successor: JobRecord, policy: Policy) -> list[str]:
     """Why the policy as it is now would not let ``successor`` go to Batch (empty if
-    it would); each fault starts with the record field it is about.
+    it would); each fault starts with the record or request field it is about.
 
     The apply function submits the successor from the job records, which other roles
     write (``docs/design.md``, "Trust model": the Slack function records a choice with
     ``UpdateItem`` on the jobs table). So before ``SubmitServiceJob`` (and its
-    ``iam:PassRole``) the record is held to what a submission of the same principal
-    could get: a member of its team, a class of the team, an execution role bound to
-    the team or class (:mod:`quotagov.policy.roles`), a share of the class, a level the
-    team may set or be given by escalation with that level's ``schedulingPriority``,
-    and at most the class's
-    ``onRetriesExhausted.maxResubmits`` successors in the chain.
+    ``iam:PassRole``) the record is routed like a submission of the same principal:
+    :func:`quotagov.governance.routing.route` on
+    ``RoutingInput.from_record(successor, successor=True)`` (its target share; a level
+    the team may set or be given by escalation), whose reasons are the faults. A record
+    route() accepts must also carry what route() gives it (``quotaShareName``,
+    ``schedulingPriority``), and at most the class's
+    ``onRetriesExhausted.maxResubmits`` successors are allowed in the chain.
     """
-    team = policy.teams.get(successor.team)
-    if team is None or team_member(policy, successor.team, successor.principal) is None:
-        return [f"principal: {successor.principal!r} is not a member of team {successor.team!r}"]
+    decision = _successor_decision(successor, policy)
+    if isinstance(decision, list):
+        return decision
+    faults = list(decision.reasons)
+    if decision.routing is not None:
+        given = decision.routing
+        if successor.quotaShareName != given.quotaShareName:
+            faults.append(
+                f"quotaShareName: {successor.quotaShareName!r} is not the share routing "
+                f"gives ({given.quotaShareName!r})"
+            )
+        if successor.schedulingPriority != given.schedulingPriority:
+            faults.append(
+                f"schedulingPriority: {successor.schedulingPriority} is not level "
+                f"{successor.priorityLevel!r}'s ({given.schedulingPriority})"
+            )
     workload_class = policy.workloadClasses.get(successor.workloadClass)
-    if workload_class is None or successor.workloadClass not in team.classes:
-        return [f"workloadClass: team {successor.team!r} may not use {successor.workloadClass!r}"]
-    faults: list[str] = []
-    role = _role_of(successor.serviceRequestPayload)
-    if not role_allowed(role, [*team.executionRoles, *workload_class.executionRoles]):
-        faults.append(
-            f"serviceRequestPayload.RoleArn: {role!r} is not bound to team {successor.team!r} "
-            f"or class {successor.workloadClass!r}"
-        )
-    if successor.quotaShareName not in workload_class.shares:
-        faults.append(
-            f"quotaShareName: class {successor.workloadClass!r} may not use share "
-            f"{successor.quotaShareName!r}"
-        )
-    level = next((lv for lv in policy.priorityLevels if lv.name == successor.priorityLevel), None)
-    if level is None or level.name not in (*team.directLevels, *team.approvalLevels):
-        faults.append(
-            f"priorityLevel: team {successor.team!r} may not use level {successor.priorityLevel!r}"
-        )
-    elif successor.schedulingPriority != level.schedulingPriority:
-        faults.append(
-            f"schedulingPriority: {successor.schedulingPriority} is not level {level.name!r}'s "
-            f"({level.schedulingPriority})"
-        )
-    if successor.resubmitCount > workload_class.onRetriesExhausted.maxResubmits:
+    cap = workload_class.onRetriesExhausted.maxResubmits if workload_class else 0
+    if workload_class is not None and successor.resubmitCount > cap:
         faults.append(
             f"resubmitCount: {successor.resubmitCount} is more than class "
-            f"{successor.workloadClass!r} allows ({workload_class.onRetriesExhausted.maxResubmits})"
+            f"{successor.workloadClass!r} allows ({cap})"
         )
     return faults
 
 
 def successor_routing(successor: JobRecord, policy: Policy) -> JobRecord:
-    """``successor`` with the ``schedulingPriority`` of its priority level as the policy
-    gives it now (unchanged for a level the policy does not know;
-    :func:`successor_faults` refuses that)."""
-    level = next((lv for lv in policy.priorityLevels if lv.name == successor.priorityLevel), None)
-    if level is None:
+    """``successor`` with the ``schedulingPriority`` route() gives it under the policy
+    as it is now (unchanged when route() refuses it: :func:`successor_faults` says why)."""
+    decision = _successor_decision(successor, policy)
+    if isinstance(decision, list) or decision.routing is None:
         return successor
-    return successor.model_copy(update={"schedulingPriority": level.schedulingPriority})
+    return successor.model_copy(update={"schedulingPriority": decision.routing.schedulingPriority})
 
 
-def _role_of(payload: str) -> str:
-    """``RoleArn`` of a stored ``serviceRequestPayload`` (JSON text); "" when absent."""
+def _successor_decision(successor: JobRecord, policy: Policy) -> RoutingDecision | list[str]:
+    """route()'s decision on ``successor``, or the one fault when it cannot be routed
+    (its principal is not a member of its team; its stored payload is unreadable)."""
     try:
-        role = json.loads(payload).get("RoleArn") if payload else None
-    except (ValueError, AttributeError):
-        return ""
-    return role if isinstance(role, str) else ""
+        return route(policy, RoutingInput.from_record(successor, successor=True))
+    except NotATeamMemberError as refused:
+        return [str(refused)]
+    except ValueError as unreadable:
+        return [str(unreadable)]

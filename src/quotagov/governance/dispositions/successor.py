@@ -93,8 +93,9 @@ def submit_with_batch(batch: BatchPort, successor: JobRecord, *, job_queue: str)
     ``serviceRequestPayload`` unchanged, its ``schedulingPriority`` and
     ``preemptionRetriesBeforeTermination``, the successor's ``quotaShareName``, its
     deterministic ``clientToken`` (a retried call is one job) and the
-    ``quotagov:submissionId`` tag. The policy is not re-applied: routing would put a
-    reclassified job back in its class's first share.
+    ``quotagov:submissionId`` tag. The policy was applied before, by
+    :func:`~quotagov.governance.dispositions.rules.successor_faults` (routing to the
+    successor's target share, not its class's first).
 
     Raises:
         BatchError: from the port.
