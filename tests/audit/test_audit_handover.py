@@ -25,7 +25,7 @@ from quotagov.adapters.sqs_audit import SqsAuditQueue
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.handover import QueuedAuditSink, message_body, parse_message
+from quotagov.governance.audit.queued_decisions import QueuedAuditSink, message_body, parse_message
 from quotagov.governance.audit.seals import first_unsealed
 from quotagov.governance.ports import AuditQueueError, ControllerDecision
 from quotagov.handlers import audit_trail

@@ -23,7 +23,7 @@ from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter, verify_chain
 from quotagov.governance.audit.decisions import DecisionLog, content_digest
-from quotagov.governance.audit.handover import message_body
+from quotagov.governance.audit.queued_decisions import message_body
 from quotagov.governance.audit.known import CONFIG
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers import audit_trail

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.handoff import (
+from quotagov.governance.apply_messages import (
     NOTICE_KINDS,
     HandoffMessageError,
     audit_message,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from quotagov.governance.apply_messages import disposition_message
 from quotagov.governance.dispositions import notify, steps
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.errors import (
@@ -24,7 +25,6 @@ from quotagov.governance.dispositions.record import (
     DispositionStatus,
 )
 from quotagov.governance.dispositions.rules import authorize, decided
-from quotagov.governance.handoff import disposition_message
 from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports.handoff import HandoffError
 from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
