@@ -652,6 +652,29 @@ def inject(settings: Settings | None = None, **values: Any) -> None:
         _built.clear()
 
 
+def provide(*, settings: Settings | None = None, **values: Any) -> None:
+    """Add ``values`` to what :func:`inject` gave and, when given, replace its
+    ``settings``; forgets the built compositions, so every function gets them.
+
+    Raises:
+        KeyError: a name in ``values`` is a dependency of no composition.
+    """
+    with _lock:
+        base, merged = settings or _settings, {**_injected, **values}
+    inject(base, **merged)
+
+
+def injected_settings() -> Settings | None:
+    """The settings :func:`inject` gave (None: each composition reads ``os.environ``)."""
+    return _settings
+
+
+def built() -> list[Composition]:
+    """The compositions built so far (in build order), e.g. to refresh what they cache."""
+    with _lock:
+        return list(_built.values())
+
+
 def cold_start() -> None:
     """Forget the built compositions (each function starts cold: new clients and
     caches) but keep what :func:`inject` gave."""

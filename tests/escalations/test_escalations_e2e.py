@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.api_times import iso_utc
 from quotagov.governance.model.escalation import EscalationStatus
 
@@ -299,7 +299,7 @@ def test_budget_spent(dynamodb_endpoint: str, aws_env: None) -> None:
         assert len(world.slack.messages) == 1
     finally:
         world.slack.stop()
-        wiring.reset()
+        composition.reset()
 
 
 def test_fifty_concurrent_approvals_apply_once(world: World) -> None:
@@ -434,7 +434,7 @@ def test_slack_failure_withdraws_the_request_and_refunds_the_budget(
         ]
     finally:
         world.slack.stop()
-        wiring.reset()
+        composition.reset()
 
 
 def test_signed_but_unusable_payloads_are_400_and_unknown_actions_ignored(world: World) -> None:

@@ -106,7 +106,7 @@ def _idempotency_table(world: World, endpoint: str) -> None:
     import boto3
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-    from quotagov import wiring
+    from quotagov import composition
 
     client = boto3.client("dynamodb", region_name="eu-west-1", endpoint_url=endpoint)
     name = f"idempotency-{uuid.uuid4().hex[:8]}"
@@ -117,7 +117,7 @@ def _idempotency_table(world: World, endpoint: str) -> None:
         BillingMode="PAY_PER_REQUEST",
     )
     layer = DynamoDBPersistenceLayer(table_name=name, boto3_client=client)
-    wiring.services().set("decision_idempotency", layer)
+    composition.provide(decision_idempotency=layer)
 
 
 def test_a_hand_off_naming_a_pending_escalation_applies_nothing(
@@ -193,18 +193,20 @@ def _notices_configured(
 
     import boto3
 
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.adapters.dynamodb_notifications import DynamoDBNotificationLog
     from quotagov.adapters.slack import SlackChatNotifier, build_web_client
 
-    current = wiring.services()
+    given = composition.injected_settings()
+    assert given is not None
+    values: dict[str, Any] = {}
     if slack is not None:
-        current.set("chat", SlackChatNotifier(build_web_client(BOT_TOKEN, slack.base_url)))
-    current.settings = dataclasses.replace(current.settings, owner_notice_queue_url=url)
+        values["chat"] = SlackChatNotifier(build_web_client(BOT_TOKEN, slack.base_url))
     table = boto3.resource("dynamodb", region_name="eu-west-1", endpoint_url=endpoint).Table(
         world.jobs._table  # the world's own table
     )
-    current.set("notification_log", DynamoDBNotificationLog(table))
+    values["notification_log"] = DynamoDBNotificationLog(table)
+    composition.provide(settings=dataclasses.replace(given, owner_notice_queue_url=url), **values)
 
 
 def _failed_record(world: World, pk: str = "sub-failed", **changes: Any) -> None:

@@ -25,7 +25,6 @@ from typing import Any
 import boto3
 import yaml
 
-from quotagov import wiring
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.adapters.slack import SlackCredentials
@@ -37,6 +36,7 @@ from quotagov.settings import Settings
 from quotagov_tools.batch_simulated import SimulatedBatch
 from quotagov_tools.local.fake_slack import FakeSlack
 from support.aws import REGION
+from support.compose import wire
 from support.events import load_event, rest_event
 from support.lambda_context import LambdaContext
 from support.payloads import training_job_request
@@ -259,7 +259,7 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
 
     slack = FakeSlack(token=BOT_TOKEN, channels=["C0GOVERN", "C0PLATFORM"]).start()
     audit = NullAuditSink()
-    wiring.override(
+    wire(
         Settings(
             job_queue=policy.jobQueue,
             approval_channel="C0GOVERN",

@@ -7,8 +7,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from quotagov.governance.dispositions import decide_disposition, settle_disposition
 from quotagov.governance.apply_messages import HandoffAuditSink, parse_message
+from quotagov.governance.dispositions import decide_disposition, settle_disposition
 
 from .conftest import World, exhausted_release_job, submitted
 

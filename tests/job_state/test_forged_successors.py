@@ -18,8 +18,8 @@ from typing import Any
 import boto3
 import pytest
 
-from quotagov.governance.dispositions import decide_disposition, settle_disposition
 from quotagov.governance.apply_messages import HandoffAuditSink, parse_message
+from quotagov.governance.dispositions import decide_disposition, settle_disposition
 from support.principals import ALICE
 
 from .conftest import TABLE, World, exhausted_release_job, submitted
