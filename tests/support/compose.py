@@ -87,3 +87,19 @@ class RecordingChat:
     def update(self, message: Any, text: str, blocks: list[dict[str, Any]]) -> None:
         """Record the update."""
         self.updates.append((message, text, blocks))
+
+
+class MemoryReplays:
+    """The Slack function's replay cache
+    (:class:`~quotagov.adapters.dynamodb_replay.DynamoDBReplayCache`) in memory:
+    ``first_use(signature)`` is True once per signature."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def first_use(self, signature: str) -> bool:
+        """True the first time ``signature`` is shown, False after."""
+        if signature in self.seen:
+            return False
+        self.seen.add(signature)
+        return True
