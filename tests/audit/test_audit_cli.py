@@ -16,13 +16,12 @@ from quotagov.clock import ManualClock
 from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
-from quotagov.settings import Settings
 from quotagov_tools.cli import main
-from support.compose import wire
 
 
 @pytest.fixture
 def history(
+    monkeypatch: pytest.MonkeyPatch,
     trail: AuditTrail,
     decisions: DecisionLog,
     clock: ManualClock,
@@ -42,7 +41,7 @@ def history(
         )
     )
     trail.record_call(load_call("update-quota-share-denied"))  # 11:30:00 research
-    wire(Settings(audit_table=TABLE), audit_chains=chains)
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     yield
     composition.reset()
 
@@ -116,9 +115,9 @@ def test_show_rejects_a_bad_since(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_verify_with_an_empty_table(
-    chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wire(Settings(audit_table=TABLE), audit_chains=chains)
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     try:
         assert main(["audit", "verify"]) == 0
     finally:

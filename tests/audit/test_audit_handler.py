@@ -51,8 +51,13 @@ def wired(
     chat: SlackChatNotifier,
     clock: ManualClock,
 ) -> Iterator[None]:
+    import boto3
+
+    kms = boto3.client("kms", region_name="eu-west-1")
+    seal_key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")
     settings = Settings(
         audit_table=TABLE,
+        audit_seal_key=seal_key["KeyMetadata"]["KeyId"],
         platform_channel=PLATFORM_CHANNEL,
         controller_principals=f"{CONTROLLER_ROLE}, arn:aws:iam::111122223333:role/other",
     )
@@ -192,6 +197,7 @@ def test_misconfigured_slack_still_records(
         Settings(audit_table=TABLE, platform_channel=PLATFORM_CHANNEL),
         audit_chains=chains,
         audit_versions=versions,
+        audit_sealer=None,
         batch=batch,
         policy=policy,
         clock=clock,

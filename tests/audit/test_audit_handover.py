@@ -97,7 +97,7 @@ def test_a_malformed_message_fails_alone_and_nothing_is_written(
 ) -> None:
     chains = DynamoDBChainStore(TABLE, dynamodb)
     log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
-    wire(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         answer = audit_trail.handler(
             _sqs_event(json.dumps({"version": 1, "decision": {"action": ""}}), "bad"),
@@ -167,7 +167,7 @@ def test_a_batch_of_ten_decisions_is_one_run_sealed_with_one_generate_mac(
 ) -> None:
     log, sealer = _sealed_log(dynamodb, clock)
     bodies = [message_body(_decision(n), clock.now()) for n in range(1, 11)]
-    wire(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         first = audit_trail.handler(_batch_event(bodies), LambdaContext())
         again = audit_trail.handler(_batch_event(bodies[3:5]), LambdaContext())  # redelivered
@@ -190,7 +190,7 @@ def test_a_malformed_message_fails_alone_and_the_rest_of_the_batch_is_one_run(
     log, sealer = _sealed_log(dynamodb, clock)
     bodies = [message_body(_decision(n), clock.now()) for n in range(1, 4)]
     bodies.insert(1, json.dumps({"version": 1, "decision": {"action": ""}}))
-    wire(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
     finally:
@@ -216,7 +216,7 @@ def test_a_batch_on_a_head_the_writer_cannot_vouch_for_fails_whole_and_writes_no
         "ml-gov-queue", "decision:forged", {"action": "Forged"}
     )
     bodies = [message_body(_decision(n), clock.now()) for n in range(1, 3)]
-    wire(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
     finally:

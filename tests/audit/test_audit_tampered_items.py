@@ -10,23 +10,21 @@ from audit.support import TABLE, load_call
 from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.governance.audit.trail import AuditTrail
-from quotagov.settings import Settings
 from quotagov_tools.cli import main
-from support.compose import wire
 
 
 @pytest.fixture
-def recorded(trail: AuditTrail, chains: DynamoDBChainStore) -> Any:
+def recorded(monkeypatch: pytest.MonkeyPatch, trail: AuditTrail, chains: DynamoDBChainStore) -> Any:
     trail.record_call(load_call("update-quota-share-strategy"))
     trail.record_call(load_call("update-quota-share-borrow"))
-    wire(Settings(audit_table=TABLE), audit_chains=chains)
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     yield
     composition.reset()
 
 
 @pytest.fixture
-def empty(chains: DynamoDBChainStore) -> Any:
-    wire(Settings(audit_table=TABLE), audit_chains=chains)
+def empty(monkeypatch: pytest.MonkeyPatch, chains: DynamoDBChainStore) -> Any:
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     yield
     composition.reset()
 

@@ -66,7 +66,7 @@ def test_the_real_decision_under_a_planted_id_is_kept_as_a_finding_and_alarmed(
     assert planted_index is not None and planted_index.value == {"schedulingPriority": 90}
     clock.advance(60)
     body = message_body(REAL, clock.now())
-    wire(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         first = audit_trail.handler(_batch_event([body]), LambdaContext())
         again = audit_trail.handler(_batch_event([body, body]), LambdaContext())  # redelivered
