@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from dataclasses import fields, replace
 from typing import Any
 
@@ -41,11 +40,12 @@ def complete(settings: Settings | None = None) -> Settings:
 class LocalMac:
     """The message key (:class:`~quotagov.governance.ports.messages.MessageMac`) as an
     in-process HMAC-SHA256 with a random key: what KMS ``GenerateMac``/``VerifyMac`` on
-    ``MESSAGE_KEY`` give, for tests without KMS (base64 text, as the adapter's)."""
+    ``MESSAGE_KEY`` give, for tests without KMS (base64 text, as the adapter's). The
+    key follows from ``key_id``, so two worlds built alike store alike records."""
 
     def __init__(self, key_id: str = "local-message-key") -> None:
         self.key_id = key_id
-        self._key = secrets.token_bytes(32)
+        self._key = hashlib.sha256(f"quotagov-test-key:{key_id}".encode()).digest()
 
     def seal(self, message: bytes) -> str:
         """The MAC of ``message``, base64."""
