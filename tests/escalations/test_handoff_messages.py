@@ -321,6 +321,6 @@ def test_without_a_configured_notice_queue_the_apply_function_does_not_start(
 
     _notices_configured(world, dynamodb_endpoint, dm_slack, url="")
     _failed_record(world)
-    with pytest.raises(MissingSettingsError, match="ApplyDecisionsFunction: .*OWNER_NOTICE"):
+    with pytest.raises(MissingSettingsError, match=r"ApplyDecisionsFunction: .*OWNER_NOTICE"):
         _deliver([submission_failed_message("sub-failed")], NOTICE_QUEUE_ARN)
     assert dm_slack.messages == []
