@@ -181,9 +181,7 @@ def _tell_owner(submission_id: str) -> dict[str, Any]:
     from quotagov.governance.submission.failure import tell_owner_of_failure
 
     built = current(ApplyDecisions)
-    outcome = tell_owner_of_failure(
-        submission_id, jobs=built.jobs, notifier=built.owner_notifier
-    )
+    outcome = tell_owner_of_failure(submission_id, jobs=built.jobs, notifier=built.owner_notifier)
     logger.info(
         "owner notice handled", extra={"submissionId": submission_id, "outcome": str(outcome)}
     )
