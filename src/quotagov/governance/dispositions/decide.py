@@ -57,7 +57,7 @@ def decide_disposition(
             the submitter, members of the job's team (principal or Slack id), and the
             team's and the share's approvers
             (:func:`quotagov.governance.access.may_decide_disposition`).
-        deps: dependencies (the composition root's ``services().dispositions``).
+        deps: dependencies (a function's ``dispositions``, :mod:`quotagov.composition`).
         source: ``api`` or ``slack`` (recorded in the audit log).
 
     Raises:
@@ -167,7 +167,7 @@ def settle_disposition(job_id: str, deps: DispositionDeps) -> DispositionOutcome
 
     Args:
         job_id: the submission id of the job whose disposition was decided.
-        deps: dependencies with Batch and Slack (``services().dispositions``).
+        deps: dependencies with Batch and Slack (``ApplyDecisions.dispositions``).
 
     Returns:
         The outcome, or None when the job or its disposition does not exist (a stale
