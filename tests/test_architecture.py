@@ -210,7 +210,7 @@ GOVERNANCE_ROOT = {
     "access": "who may see and act on a submission, read by every API use case",
     "canonical": "canonical JSON shared by the audit chain and the hand-off messages",
     "errors": "the errors every use case raises",
-    "handoff": "the hand-off message shared by its senders and the apply function",
+    "apply_messages": "the apply queue's messages, shared by their senders and the apply function",
     "lease": "the lease rule used by submission, escalations and dispositions",
     "owners": "who owns a job and how to reach them, for every notifying use case",
     "provenance": "the proof of sender (KMS MAC) every use case puts on and checks in messages",

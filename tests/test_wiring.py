@@ -1,14 +1,16 @@
-"""The composition root: typed dependencies, overrides, and what "not configured" means."""
+"""The leaf builders and the per-function compositions: typed dependencies, injection,
+and what a missing or unreadable setting means (never a silent no-op)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from quotagov import wiring
-from quotagov.governance.ports import NullAuditSink
+from quotagov import composition, wiring
 from quotagov.settings import Settings
+from support.compose import complete
 
 SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:quotagov/slack"
 
@@ -21,45 +23,44 @@ def test_an_unreadable_slack_secret_raises_instead_of_meaning_no_slack(
 
     monkeypatch.setattr("quotagov.adapters.slack.load_slack_credentials", unreadable)
     with pytest.raises(PermissionError, match="AccessDenied"):
-        wiring.Services(Settings(slack_secret_arn=SECRET)).optional_chat()
-    assert wiring.Services(Settings()).optional_chat() is None
+        _ = wiring.Services(Settings(slack_secret_arn=SECRET)).chat
+    with pytest.raises(RuntimeError, match="SLACK_SECRET_ARN is not set"):
+        _ = wiring.Services(Settings()).chat
 
 
-def test_no_audit_table_is_an_in_memory_sink_only_where_the_audit_is_optional() -> None:
-    assert isinstance(wiring.Services(Settings()).optional_audit(), NullAuditSink)
-    with pytest.raises(RuntimeError, match="AUDIT_TABLE"):
-        _ = wiring.Services(Settings()).audit
+def test_the_audit_sink_is_the_audit_queue_and_nothing_else() -> None:
+    with pytest.raises(RuntimeError, match="AUDIT_QUEUE_URL is not set"):
+        _ = wiring.Services(Settings(audit_table="quotagov-audit")).audit
+    assert not hasattr(wiring.Services, "optional_audit")
 
 
-def test_override_refuses_an_unknown_dependency_and_keeps_injected_values() -> None:
+def test_inject_refuses_an_unknown_dependency_and_compositions_keep_injected_values() -> None:
     with pytest.raises(KeyError, match="no dependency named 'batchh'"):
-        wiring.override(Settings(), batchh=object())
+        composition.inject(complete(), batchh=object())
     marker = object()
     try:
-        services = wiring.override(Settings(), batch=marker)
-        assert services.batch is marker
-        assert wiring.services() is services
+        composition.inject(complete(), batch=marker)
+        built = composition.current(composition.JobsApi)
+        assert built.batch is marker
+        assert composition.current(composition.JobsApi) is built
+        composition.cold_start()
+        again = composition.current(composition.JobsApi)
+        assert again is not built and again.batch is marker
     finally:
-        wiring.reset()
+        composition.reset()
 
 
 def test_reconciler_threshold_comes_from_the_environment_and_is_checked() -> None:
     values = {"jobs": object(), "submission_queue": object(), "batch": object()}
-    services = wiring.Services(Settings(job_queue="q", stale_submission_seconds="1200"))
-    for name, value in values.items():
-        services.set(name, value)
-    assert services.reconcile.stale_after_seconds == 1200
-    default = wiring.Services(Settings(job_queue="q"))
-    for name, value in values.items():
-        default.set(name, value)
-    assert default.reconcile.stale_after_seconds == 900
-    bad = wiring.Services(Settings(job_queue="q", stale_submission_seconds="15m"))
-    for name, value in values.items():
-        bad.set(name, value)
+    values |= {"owner_notices": object(), "audit": object(), "message_mac": None}
+
+    def reconciler(stale: str) -> composition.Reconciler:
+        settings = dataclasses.replace(complete(), stale_submission_seconds=stale)
+        return composition.Reconciler(settings, **values)
+
+    assert reconciler("1200").reconcile.stale_after_seconds == 1200
+    assert reconciler("").reconcile.stale_after_seconds == 900
     with pytest.raises(ValueError, match="STALE_SUBMISSION_SECONDS: '15m' is not a whole number"):
-        _ = bad.reconcile
-    zero = wiring.Services(Settings(job_queue="q", stale_submission_seconds="0"))
-    for name, value in values.items():
-        zero.set(name, value)
+        _ = reconciler("15m").reconcile
     with pytest.raises(ValueError, match="stale_after_seconds: 0 is not >= 1"):
-        _ = zero.reconcile
+        _ = reconciler("0").reconcile

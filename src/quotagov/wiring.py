@@ -1,15 +1,17 @@
-"""The composition root: builds the adapters and use cases a handler needs, once per process.
+"""The shared leaf builders of every function's composition (:mod:`quotagov.composition`).
 
-:class:`Services` has one typed attribute per dependency (``services().batch`` is a
-:class:`~quotagov.governance.ports.BatchPort`, ``services().escalations`` an
-:class:`~quotagov.governance.escalations.Escalations`), built on first use. Handlers
-call :func:`services`; the local runtime and the tests call :func:`override` (or
-:meth:`Services.set`) to inject the simulated Batch, a manual clock, a fake Slack
-client and so on; :func:`reset` drops everything built so far.
+:class:`Services` has one typed attribute per leaf dependency: clients, adapters and the
+small pieces built on them (``batch`` is a :class:`~quotagov.governance.ports.BatchPort`,
+``jobs`` the ``JobsTable`` repository, ``audit`` the audit queue sink, ``chat`` Slack),
+each built on first use from the settings it names (:meth:`Settings.require` raises
+``RuntimeError`` naming the variable). Nothing here decides what a function has: each
+Lambda function's class in :mod:`quotagov.composition` subclasses :class:`Services`,
+declares the variables it requires and builds its use cases from these leaves. The
+tools (CLI commands) build a :class:`Services` directly for what they read.
 
-Only this module decides which concrete adapter is used. Adapters are imported inside
-the builders, so importing this module loads neither boto3 nor slack_sdk (Lambda cold
-start). Nothing under ``governance/``, ``policy/`` or ``scheduler/`` imports it.
+Adapters are imported inside the builders, so importing this module loads neither boto3
+nor slack_sdk (Lambda cold start). Nothing under ``governance/``, ``policy/`` or
+``scheduler/`` imports it.
 """
 
 from __future__ import annotations
@@ -31,13 +33,8 @@ if TYPE_CHECKING:
     from quotagov.governance.audit.chain import ChainWriter
     from quotagov.governance.audit.decisions import DecisionLog
     from quotagov.governance.audit.digests import DigestPublisher
-    from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
     from quotagov.governance.audit.review import DigestSource
-    from quotagov.governance.audit.trail import AuditTrail
-    from quotagov.governance.dispositions import DispositionDeps
-    from quotagov.governance.escalations import Escalations
-    from quotagov.governance.job_state.updates import JobStateDeps
-    from quotagov.governance.jobs.waiting import QueueReadings, WaitExplainer
+    from quotagov.governance.jobs.waiting import QueueReadings
     from quotagov.governance.notifications import OwnerNotifier
     from quotagov.governance.pacing import Pacer
     from quotagov.governance.ports import (
@@ -58,13 +55,12 @@ if TYPE_CHECKING:
     from quotagov.governance.ports.handoff import DecisionHandoff
     from quotagov.governance.ports.messages import MessageMac
     from quotagov.governance.ports.policy_history import PolicyHistory
-    from quotagov.governance.submission import SubmissionDeps
     from quotagov.governance.submission.capacity import EnvironmentCapacity
-    from quotagov.governance.submission.reconcile import ReconcileDeps
     from quotagov.policy.loading import FilePolicySource, PolicyStamp, SsmPolicySource
     from quotagov.policy.models import Policy
 
 _T = TypeVar("_T")
+_S = TypeVar("_S", bound="Services")
 
 
 def _announce_policy(stamp: PolicyStamp) -> None:
@@ -105,7 +101,7 @@ def sender_name() -> str:
 SlackResponder = Callable[[str, str], None]
 
 
-class _Dependency(Generic[_T]):
+class _Dependency(Generic[_S, _T]):
     """A typed, lazily built dependency of :class:`Services` (a descriptor).
 
     ``cached=True``: built once per :class:`Services` (thread-safe). ``cached=False``:
@@ -114,29 +110,30 @@ class _Dependency(Generic[_T]):
     with :meth:`Services.set` wins over the builder either way.
     """
 
-    def __init__(self, build: Callable[[Services], _T], *, cached: bool) -> None:
+    def __init__(self, build: Callable[[_S], _T], *, cached: bool) -> None:
         self._build = build
         self._cached = cached
         self.name = build.__name__
         self.__doc__ = build.__doc__
 
     @overload
-    def __get__(self, instance: None, owner: type[Services]) -> _Dependency[_T]: ...
+    def __get__(self, instance: None, owner: type[_S]) -> _Dependency[_S, _T]: ...
 
     @overload
-    def __get__(self, instance: Services, owner: type[Services]) -> _T: ...
+    def __get__(self, instance: _S, owner: type[_S]) -> _T: ...
 
-    def __get__(self, instance: Services | None, owner: type[Services]) -> _T | _Dependency[_T]:
+    def __get__(self, instance: _S | None, owner: type[_S]) -> _T | _Dependency[_S, _T]:
         if instance is None:
             return self
         value: _T = instance._resolve(self.name, self._build, self._cached)
         return value
 
 
-def dependency(*, cached: bool = True) -> Callable[[Callable[[Services], _T]], _Dependency[_T]]:
-    """Decorate a builder method of :class:`Services` as a typed dependency."""
+def dependency(*, cached: bool = True) -> Callable[[Callable[[_S], _T]], _Dependency[_S, _T]]:
+    """Decorate a builder method of :class:`Services` (or a function's composition) as a
+    typed dependency."""
 
-    def wrap(build: Callable[[Services], _T]) -> _Dependency[_T]:
+    def wrap(build: Callable[[_S], _T]) -> _Dependency[_S, _T]:
         return _Dependency(build, cached=cached)
 
     return wrap
@@ -160,7 +157,7 @@ class Services:
 
     @classmethod
     def names(cls) -> frozenset[str]:
-        """The names of every dependency (what :meth:`set` and :func:`override` accept)."""
+        """The names of every dependency (what :meth:`set` accepts)."""
         return frozenset(
             name
             for klass in cls.__mro__
@@ -179,7 +176,7 @@ class Services:
         with self._lock:
             self._values[name] = value
 
-    def _resolve(self, name: str, build: Callable[[Services], Any], cached: bool) -> Any:
+    def _resolve(self, name: str, build: Callable[[Any], Any], cached: bool) -> Any:
         with self._lock:
             if name in self._values:
                 return self._values[name]
@@ -264,26 +261,19 @@ class Services:
 
         return DynamoDBNotificationLog.from_name(self.settings.require("jobs_table"))
 
-    @dependency(cached=False)
-    def owner_notifier(self) -> OwnerNotifier:
-        """Direct messages to job owners over the current policy (Slack when configured)."""
+    def make_owner_notifier(self, chat: ChatNotifier | None) -> OwnerNotifier:
+        """Direct messages to job owners over the current policy, posted with ``chat``
+        (None: a function that holds no Slack token; entries are logged ``no-recipient``)."""
         from quotagov.governance.notifications import OwnerNotifier
 
         return OwnerNotifier(
             log=self.notification_log,
-            chat=self.optional_chat(),
+            chat=chat,
             policy=self.policy,
             clock=self.clock,
             job_view_url=self.settings.job_view_url,
             load_job=self.jobs.get,
         )
-
-    def optional_notifier(self) -> OwnerNotifier | None:
-        """:attr:`owner_notifier`, or None when no jobs table is configured."""
-        try:
-            return self.owner_notifier
-        except RuntimeError:  # Settings.require: no JOBS_TABLE
-            return None
 
     @dependency()
     def submission_queue(self) -> SubmissionQueue:
@@ -315,22 +305,6 @@ class Services:
         return SqsDecisionHandoff(
             self.settings.require("owner_notice_queue_url"), seal=self.sealer(NOTICE_QUEUE)
         )
-
-    def optional_owner_notices(self) -> DecisionHandoff | None:
-        """:attr:`owner_notices` when ``OWNER_NOTICE_QUEUE_URL`` is set (or one is
-        injected), else None: the submission use cases then notify directly."""
-        try:
-            return self.owner_notices
-        except RuntimeError:  # Settings.require: no owner notice queue configured
-            return None
-
-    def optional_handoff(self) -> DecisionHandoff | None:
-        """:attr:`decision_handoff` when ``APPLY_QUEUE_URL`` is set (or one is injected),
-        else None: decisions are then applied in the calling process."""
-        try:
-            return self.decision_handoff
-        except RuntimeError:  # Settings.require: no apply queue configured
-            return None
 
     @dependency()
     def idempotency(self) -> DynamoDBPersistenceLayer:
@@ -432,22 +406,16 @@ class Services:
     @dependency()
     def audit(self) -> AuditSink:
         """The sink of the controller's decisions: the audit queue (``AUDIT_QUEUE_URL``)
-        to the one writer; without a queue, the hand-off to the apply function when only
-        ``APPLY_QUEUE_URL`` is set, else (tests) the writer's log itself."""
-        if self.settings.audit_queue_url:
-            from quotagov.adapters.sqs_audit import SqsAuditQueue
-            from quotagov.governance.audit.handover import QueuedAuditSink
-            from quotagov.governance.provenance import AUDIT_QUEUE
+        to the one writer, the audit function (whose own records go through
+        :attr:`audit_log`)."""
+        from quotagov.adapters.sqs_audit import SqsAuditQueue
+        from quotagov.governance.audit.queued_decisions import QueuedAuditSink
+        from quotagov.governance.provenance import AUDIT_QUEUE
 
-            queue = SqsAuditQueue(self.settings.audit_queue_url, seal=self.sealer(AUDIT_QUEUE))
-            return QueuedAuditSink(queue, self.clock)
-        if not self.settings.audit_table and "audit_chains" not in self._values:
-            handoff = self.optional_handoff()
-            if handoff is not None:  # no audit queue: through the apply function
-                from quotagov.governance.handoff import HandoffAuditSink
-
-                return HandoffAuditSink(handoff)
-        return self.audit_log
+        queue = SqsAuditQueue(
+            self.settings.require("audit_queue_url"), seal=self.sealer(AUDIT_QUEUE)
+        )
+        return QueuedAuditSink(queue, self.clock)
 
     @dependency()
     def audit_digest_store(self) -> DigestStore:
@@ -512,38 +480,14 @@ class Services:
         return load_slack_credentials(self.settings.require("slack_secret_arn"))
 
     @dependency()
-    def slack_replays(self) -> DynamoDBReplayCache | None:
-        """The replay cache of Slack signatures on ``IDEMPOTENCY_TABLE`` (None when the
-        function has no such table: tests)."""
-        if not self.settings.idempotency_table:
-            return None
-        import boto3
-
+    def slack_replays(self) -> DynamoDBReplayCache:
+        """The replay cache of Slack signatures on ``IDEMPOTENCY_TABLE``."""
+        from quotagov.adapters import aws_clients
         from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
 
         return DynamoDBReplayCache(
-            self.settings.idempotency_table, boto3.client("dynamodb"), self.clock
+            self.settings.require("idempotency_table"), aws_clients.client("dynamodb"), self.clock
         )
-
-    @dependency()
-    def slack_signing_secret(self) -> str:
-        """Slack's signing secret, for ``X-Slack-Signature``: from its own secret
-        (``SLACK_SIGNING_SECRET_ARN``), else from the bot-token secret when that one
-        carries ``signingSecret``.
-
-        Raises:
-            RuntimeError: when neither secret is configured or holds it.
-        """
-        from quotagov.adapters.slack import load_signing_secret
-
-        if self.settings.slack_signing_secret_arn:
-            return load_signing_secret(self.settings.slack_signing_secret_arn)
-        secret = self.slack_credentials.signing_secret
-        if not secret:
-            raise RuntimeError(
-                "SLACK_SIGNING_SECRET_ARN is not set and the Slack secret has no signingSecret"
-            )
-        return secret
 
     @dependency()
     def chat(self) -> ChatNotifier:
@@ -562,66 +506,10 @@ class Services:
 
         return respond_ephemeral
 
-    def optional_audit(self) -> AuditSink:
-        """:attr:`audit`, or an in-memory :class:`~quotagov.governance.ports.NullAuditSink`
-        when no audit table is configured (``AUDIT_TABLE`` unset and no chains injected)."""
-        from quotagov.governance.ports import NullAuditSink
-
-        try:
-            return self.audit
-        except RuntimeError:  # Settings.require: the audit table is not configured
-            return NullAuditSink()
-
-    def optional_chat(self) -> ChatNotifier | None:
-        """:attr:`chat`, or None when Slack is not configured (``SLACK_SECRET_ARN`` unset).
-
-        A configured secret that cannot be read raises (the caller's event is retried)."""
-        try:
-            return self.chat
-        except RuntimeError:  # Settings.require: no Slack secret configured
-            return None
-
-    # --- use cases --------------------------------------------------------------------
-
-    @dependency(cached=False)
-    def escalations(self) -> Escalations:
-        """The escalation use case over the current policy (built on every read)."""
-        from quotagov.governance.escalations import Escalations, JobRecordLookup
-        from quotagov.governance.escalations.preview import SchedulerImpactPreviewer
-
-        policy, batch, clock = self.policy, self.batch, self.clock
-        jobs = JobRecordLookup(self.jobs)
-        return Escalations(
-            policy=policy,
-            jobs=jobs,
-            batch=batch,
-            repository=self.escalations_table,
-            chat=self.chat,
-            audit=self.audit,
-            clock=clock,
-            previewer=SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock),
-            default_channel=self.settings.approval_channel,
-            notifier=self.optional_notifier(),
-            handoff=self.optional_handoff(),
-            proofs=self.message_mac,
-            sender=sender_name,
-        )
-
-    @dependency(cached=False)
-    def wait_explainer(self) -> WaitExplainer:
-        """Why a RUNNABLE job waits (``GET /jobs/{jobId}``), over the current policy and
-        :attr:`environment_capacity`."""
-        from quotagov.governance.escalations import JobRecordLookup
-        from quotagov.governance.jobs.waiting import WaitExplainer
-
-        return WaitExplainer(
-            policy=self.policy,
-            batch=self.batch,
-            jobs=JobRecordLookup(self.jobs),
-            clock=self.clock,
-            capacity=self.environment_capacity,
-            readings=self.queue_readings,
-        )
+    def loaded_policy_version(self) -> int | None:
+        """The SSM version of the policy last loaded through :attr:`policy` (None: a
+        file, or not loaded yet)."""
+        return self._announced_policy.version if self._announced_policy else None
 
     @dependency()
     def queue_readings(self) -> QueueReadings:
@@ -631,186 +519,9 @@ class Services:
 
         return QueueReadings(self.clock)
 
-    @dependency(cached=False)
-    def dispositions(self) -> DispositionDeps:
-        """What the disposition use cases talk to, over the current policy."""
-        from quotagov.governance.dispositions import DispositionDeps
-
-        return DispositionDeps(
-            store=self.jobs,
-            batch=self.batch,
-            policy=self.policy,
-            audit=self.optional_audit(),
-            clock=self.clock,
-            chat=self.optional_chat(),
-            job_queue=self.settings.job_queue,
-            platform_channel=self.settings.platform_channel,
-            notifier=self.optional_notifier(),
-            handoff=self.optional_handoff(),
-            proofs=self.message_mac,
-            sender=sender_name,
-        )
-
-    @dependency(cached=False)
-    def job_state(self) -> JobStateDeps:
-        """What the job-state use case talks to (the store plus :attr:`dispositions`)."""
-        from quotagov.governance.job_state.updates import JobStateDeps
-
-        dispositions = self.dispositions
-        return JobStateDeps(
-            store=self.jobs, dispositions=dispositions, notifier=dispositions.notifier
-        )
-
-    @dependency(cached=False)
-    def audit_trail(self) -> AuditTrail:
-        """The audit of CloudTrail-recorded Batch calls, over the current policy."""
-        from quotagov.governance.audit.trail import AuditTrail
-
-        settings = self.settings
-        policy = self.policy
-        return AuditTrail(
-            chains=self.audit_chains,
-            versions=self.audit_versions,
-            batch=self.batch,
-            policy=policy,
-            policy_version=self.loaded_policy_version(),
-            clock=self.clock,
-            controller_principals=[p.strip() for p in settings.controller_principals.split(",")],
-            chat=self._alert_chat(),
-            platform_channel=settings.platform_channel,
-            writer=self.audit_writer,
-            settle_seconds=float(settings.audit_settle_seconds.strip() or 0),
-        )
-
-    def loaded_policy_version(self) -> int | None:
-        """The SSM version of the policy last loaded through :attr:`policy` (None: a
-        file, or not loaded yet)."""
-        return self._announced_policy.version if self._announced_policy else None
-
     @dependency()
     def policy_history(self) -> PolicyHistory:
         """The policy parameter's versions (SSM ``GetParameterHistory``)."""
         from quotagov.adapters.ssm_policy_history import SsmPolicyHistory
 
         return SsmPolicyHistory()
-
-    @dependency(cached=False)
-    def policy_parameter_audit(self) -> PolicyParameterAudit:
-        """The audit of changes to the policy parameter (``POLICY_PARAMETER``; the chain of
-        ``JOB_QUEUE``). Built even when the parameter holds an invalid policy."""
-        from quotagov.governance.audit.policy_parameter import PolicyParameterAudit
-        from quotagov.policy import PolicyError
-
-        settings = self.settings
-        try:
-            policy: Policy | None = self.policy
-        except PolicyError as exc:  # the change being audited may be what broke it
-            logging.getLogger(__name__).warning("policy not loaded: %s", exc)
-            policy = None
-        return PolicyParameterAudit(
-            parameter=settings.require("policy_parameter"),
-            history=self.policy_history,
-            writer=self.audit_writer,
-            governed_queue=settings.job_queue,
-            policy=policy,
-            policy_version=self.loaded_policy_version(),
-            clock=self.clock,
-            chat=self._alert_chat(),
-            platform_channel=settings.platform_channel,
-        )
-
-    def _alert_chat(self) -> ChatNotifier | None:
-        """The audit's chat: a Slack that cannot be built never stops a record (logged)."""
-        try:
-            return self.chat
-        except Exception:  # unconfigured or unreadable secret: record without alerts
-            logging.getLogger(__name__).warning(
-                "chat notifier unavailable; risky changes are recorded, not posted"
-            )
-            return None
-
-    @dependency(cached=False)
-    def reconcile(self) -> ReconcileDeps:
-        """The reconciler's dependencies; ``STALE_SUBMISSION_SECONDS`` (default 900).
-
-        Raises:
-            ValueError: ``STALE_SUBMISSION_SECONDS`` is not a whole number >= 1.
-        """
-        from quotagov.governance.submission.reconcile import (
-            DEFAULT_STALE_AFTER_SECONDS,
-            ReconcileDeps,
-        )
-
-        raw = self.settings.stale_submission_seconds.strip()
-        try:
-            stale = int(raw) if raw else DEFAULT_STALE_AFTER_SECONDS
-        except ValueError:
-            raise ValueError(
-                f"STALE_SUBMISSION_SECONDS: {raw!r} is not a whole number of seconds"
-            ) from None
-        return ReconcileDeps(
-            jobs=self.jobs,
-            queue=self.submission_queue,
-            batch=self.batch,
-            audit=self.optional_audit(),
-            clock=self.clock,
-            job_queue=self.settings.require("job_queue"),
-            stale_after_seconds=stale,
-            notices=self.optional_owner_notices(),
-            proofs=self.message_mac,
-        )
-
-    def submission(self, *, batch: bool = False, queue: bool = False) -> SubmissionDeps:
-        """The submission use cases' dependencies (Batch and the queue only when asked)."""
-        from quotagov.governance.submission import SubmissionDeps
-
-        return SubmissionDeps(
-            policy=self.policy,
-            jobs=self.jobs,
-            clock=self.clock,
-            audit=self.optional_audit(),
-            job_queue=self.settings.job_queue,
-            batch=self.batch if batch else None,
-            queue=self.submission_queue if queue else None,
-            pace=self.submit_pacer if batch else None,
-            notifier=self.optional_notifier(),
-            capacity=self.environment_capacity if queue else None,
-            notices=self.optional_owner_notices() if batch else None,
-            proofs=self.message_mac,
-            sender=sender_name,
-        )
-
-
-_current: Services | None = None
-_current_lock = threading.Lock()
-
-
-def services() -> Services:
-    """Return this process's :class:`Services`, created from the environment on first use."""
-    global _current
-    with _current_lock:
-        if _current is None:
-            _current = Services()
-        return _current
-
-
-def override(settings: Settings | None = None, **values: Any) -> Services:
-    """Replace this process's services with new ones holding ``values``; returns them.
-
-    Raises:
-        KeyError: a name in ``values`` is not a dependency of :class:`Services`.
-    """
-    global _current
-    fresh = Services(settings)
-    for name, value in values.items():
-        fresh.set(name, value)
-    with _current_lock:
-        _current = fresh
-    return fresh
-
-
-def reset() -> None:
-    """Forget every built or injected dependency (next :func:`services` starts afresh)."""
-    global _current
-    with _current_lock:
-        _current = None

@@ -14,7 +14,6 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError, ParamValidationError
 from botocore.stub import Stubber
 
-from quotagov import wiring
 from quotagov.adapters.batch_boto3 import Boto3Batch, make_batch_client, map_client_error
 from quotagov.adapters.batch_model import validate_request, validate_response
 from quotagov.adapters.batch_pages import iter_quota_shares, iter_service_jobs
@@ -25,6 +24,7 @@ from quotagov.governance.ports import (
     BatchThrottledError,
 )
 from quotagov.settings import Settings
+from quotagov.wiring import Services
 from support.aws import ACCOUNT, QUEUE_ARN, REGION
 from support.payloads import training_job_request
 
@@ -273,14 +273,11 @@ def test_client_recovers_from_a_throttle_by_retrying() -> None:
 
 def test_wiring_builds_the_boto3_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    services = wiring.override(Settings())
-    try:
-        batch = services.batch
-        assert isinstance(batch, Boto3Batch)
-        assert batch.client.meta.config.retries["mode"] == "adaptive"
-        assert services.batch is batch
-    finally:
-        wiring.reset()
+    services = Services(Settings())
+    batch = services.batch
+    assert isinstance(batch, Boto3Batch)
+    assert batch.client.meta.config.retries["mode"] == "adaptive"
+    assert services.batch is batch
 
 
 def test_importing_wiring_does_not_import_boto3() -> None:

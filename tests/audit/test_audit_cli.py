@@ -10,18 +10,18 @@ from typing import Any
 import pytest
 
 from audit.support import TABLE, load_call
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.trail import AuditTrail
 from quotagov.governance.ports import ControllerDecision
-from quotagov.settings import Settings
 from quotagov_tools.cli import main
 
 
 @pytest.fixture
 def history(
+    monkeypatch: pytest.MonkeyPatch,
     trail: AuditTrail,
     decisions: DecisionLog,
     clock: ManualClock,
@@ -41,9 +41,9 @@ def history(
         )
     )
     trail.record_call(load_call("update-quota-share-denied"))  # 11:30:00 research
-    wiring.override(Settings(audit_table=TABLE), audit_chains=chains)
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     yield
-    wiring.reset()
+    composition.reset()
 
 
 @pytest.mark.usefixtures("history")
@@ -115,13 +115,13 @@ def test_show_rejects_a_bad_since(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_verify_with_an_empty_table(
-    chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, chains: DynamoDBChainStore, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wiring.override(Settings(audit_table=TABLE), audit_chains=chains)
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     try:
         assert main(["audit", "verify"]) == 0
     finally:
-        wiring.reset()
+        composition.reset()
     assert capsys.readouterr().out == "no audit chains found\n"
 
 
@@ -129,11 +129,11 @@ def test_no_table_named_is_exit_2_with_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("AUDIT_TABLE", raising=False)
-    wiring.reset()
+    composition.reset()
     try:
         assert main(["audit", "verify"]) == 2
     finally:
-        wiring.reset()
+        composition.reset()
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["quotagov audit verify: setting AUDIT_TABLE is not set in the environment"]
 
@@ -143,11 +143,11 @@ def test_a_missing_table_is_exit_2(
 ) -> None:
     for name in ("AUDIT_TABLE", "AWS_REGION", "AWS_DEFAULT_REGION"):  # restored after the test
         monkeypatch.setenv(name, os.environ.get(name, ""))
-    wiring.reset()
+    composition.reset()
     try:
         assert main(["audit", "show", "--table", "no-such-table", "--region", "eu-west-1"]) == 2
     finally:
-        wiring.reset()
+        composition.reset()
     err = capsys.readouterr().err
     assert err.startswith("quotagov audit show: ") and "ResourceNotFoundException" in err
 

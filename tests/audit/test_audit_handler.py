@@ -4,6 +4,7 @@ events are rejected with the field at fault; the wiring builds the audit sink.""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from audit.support import (
     load_call,
     load_event,
 )
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier
@@ -35,6 +36,7 @@ from quotagov.policy import Policy
 from quotagov.settings import Settings
 from quotagov_tools.batch_simulated import SimulatedBatch
 from quotagov_tools.local.fake_slack import FakeSlack
+from support.compose import complete, wire
 from support.events import EVENTS
 from support.lambda_context import LambdaContext
 
@@ -49,12 +51,17 @@ def wired(
     chat: SlackChatNotifier,
     clock: ManualClock,
 ) -> Iterator[None]:
+    import boto3
+
+    kms = boto3.client("kms", region_name="eu-west-1")
+    seal_key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")
     settings = Settings(
         audit_table=TABLE,
+        audit_seal_key=seal_key["KeyMetadata"]["KeyId"],
         platform_channel=PLATFORM_CHANNEL,
         controller_principals=f"{CONTROLLER_ROLE}, arn:aws:iam::111122223333:role/other",
     )
-    wiring.override(
+    wire(
         settings,
         audit_chains=chains,
         audit_versions=versions,
@@ -64,7 +71,7 @@ def wired(
         clock=clock,
     )
     yield
-    wiring.reset()
+    composition.reset()
 
 
 @pytest.mark.usefixtures("wired")
@@ -142,12 +149,14 @@ def test_malformed_event_is_rejected_naming_the_field(
     assert chains.chains() == []
 
 
-def test_wiring_builds_the_audit_sink_from_the_audit_table(
+def test_the_audit_function_records_decisions_through_its_own_writer(
     dynamodb: Any, clock: ManualClock
 ) -> None:
-    services = wiring.override(Settings(audit_table=TABLE), clock=clock)
+    services = composition.Audit(
+        complete(Settings(audit_table=TABLE)), clock=clock, audit_sealer=None
+    )
     try:
-        sink = services.audit
+        sink = services.decision_log
         assert isinstance(sink, DecisionLog)
         decision = ControllerDecision(
             action="SubmissionRefused",
@@ -161,7 +170,7 @@ def test_wiring_builds_the_audit_sink_from_the_audit_table(
         sink.record_decision(decision)  # the same decision id: one record
         records = list(services.audit_chains.records("ml-gov-queue"))
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert len(records) == 1
     assert records[0]["kind"] == "DECISION"
@@ -170,13 +179,9 @@ def test_wiring_builds_the_audit_sink_from_the_audit_table(
     assert records[0]["time"] == "2026-05-04T10:00:00Z"
 
 
-def test_wiring_names_the_missing_audit_table() -> None:
-    services = wiring.override(Settings())
-    try:
-        with pytest.raises(RuntimeError, match="AUDIT_TABLE"):
-            _ = services.audit
-    finally:
-        wiring.reset()
+def test_the_audit_function_without_its_table_fails_at_cold_start_naming_it() -> None:
+    with pytest.raises(composition.MissingSettingsError, match=r"AuditFunction: .*AUDIT_TABLE"):
+        composition.Audit(dataclasses.replace(complete(), audit_table=""))
 
 
 def test_misconfigured_slack_still_records(
@@ -187,11 +192,12 @@ def test_misconfigured_slack_still_records(
     policy: Policy,
     clock: ManualClock,
 ) -> None:
-    # No SLACK_SECRET_ARN: building the chat notifier fails.
-    wiring.override(
+    # An unprovisioned SLACK_SECRET_ARN: building the chat notifier fails.
+    wire(
         Settings(audit_table=TABLE, platform_channel=PLATFORM_CHANNEL),
         audit_chains=chains,
         audit_versions=versions,
+        audit_sealer=None,
         batch=batch,
         policy=policy,
         clock=clock,
@@ -199,7 +205,7 @@ def test_misconfigured_slack_still_records(
     try:
         answer = handler(load_event("update-quota-share-borrow"), LambdaContext())
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert answer["status"] == "recorded"
     assert answer["findings"] == ["BORROW_LIMIT_RAISED", "POLICY_DRIFT"]

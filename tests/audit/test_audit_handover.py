@@ -17,7 +17,7 @@ import pytest
 
 from audit.support import TABLE
 from audit.tamper_world import CountingSealer
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.kms_audit import KmsRecordSealer
@@ -25,11 +25,12 @@ from quotagov.adapters.sqs_audit import SqsAuditQueue
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter
 from quotagov.governance.audit.decisions import DecisionLog
-from quotagov.governance.audit.handover import QueuedAuditSink, message_body, parse_message
+from quotagov.governance.audit.queued_decisions import QueuedAuditSink, message_body, parse_message
 from quotagov.governance.audit.seals import first_unsealed
 from quotagov.governance.ports import AuditQueueError, ControllerDecision
 from quotagov.handlers import audit_trail
 from support.aws import QUEUE_ARN, REGION
+from support.compose import wire
 from support.lambda_context import LambdaContext
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -71,7 +72,7 @@ def test_a_queued_decision_is_written_once_with_its_sender(
     assert len(bodies) == 2 and parse_message(opened.body).controller_decision() == DECISION
     chains = DynamoDBChainStore(TABLE, dynamodb)
     log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
-    wiring.override(audit_log=log, message_mac=mac)
+    wire(audit_log=log, message_mac=mac)
     try:
         clock.advance(30)  # the writer runs later than the decision was taken
         answers = [
@@ -79,7 +80,7 @@ def test_a_queued_decision_is_written_once_with_its_sender(
             for n, body in enumerate([*bodies, bodies[0]])  # and one redelivery
         ]
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert answers == [{"batchItemFailures": []}] * 3
     [record] = list(chains.records("ml-gov-queue"))
@@ -96,14 +97,14 @@ def test_a_malformed_message_fails_alone_and_nothing_is_written(
 ) -> None:
     chains = DynamoDBChainStore(TABLE, dynamodb)
     log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
-    wiring.override(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         answer = audit_trail.handler(
             _sqs_event(json.dumps({"version": 1, "decision": {"action": ""}}), "bad"),
             LambdaContext(),
         )
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert answer == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
     assert list(chains.records("ml-gov-queue")) == []
@@ -166,12 +167,12 @@ def test_a_batch_of_ten_decisions_is_one_run_sealed_with_one_generate_mac(
 ) -> None:
     log, sealer = _sealed_log(dynamodb, clock)
     bodies = [message_body(_decision(n), clock.now()) for n in range(1, 11)]
-    wiring.override(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         first = audit_trail.handler(_batch_event(bodies), LambdaContext())
         again = audit_trail.handler(_batch_event(bodies[3:5]), LambdaContext())  # redelivered
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert first == again == {"batchItemFailures": []}
     records = list(DynamoDBChainStore(TABLE, dynamodb).records("ml-gov-queue"))
@@ -189,11 +190,11 @@ def test_a_malformed_message_fails_alone_and_the_rest_of_the_batch_is_one_run(
     log, sealer = _sealed_log(dynamodb, clock)
     bodies = [message_body(_decision(n), clock.now()) for n in range(1, 4)]
     bodies.insert(1, json.dumps({"version": 1, "decision": {"action": ""}}))
-    wiring.override(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
     records = list(DynamoDBChainStore(TABLE, dynamodb).records("ml-gov-queue"))
@@ -215,11 +216,11 @@ def test_a_batch_on_a_head_the_writer_cannot_vouch_for_fails_whole_and_writes_no
         "ml-gov-queue", "decision:forged", {"action": "Forged"}
     )
     bodies = [message_body(_decision(n), clock.now()) for n in range(1, 3)]
-    wiring.override(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0"}, {"itemIdentifier": "m-1"}]}
     records = list(DynamoDBChainStore(TABLE, dynamodb).records("ml-gov-queue"))

@@ -171,16 +171,16 @@ def test_the_handler_answers_foreign_and_stores_nothing(
     trail: AuditTrail, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from audit.support import load_event
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.handlers import audit_trail
 
     event = load_event("update-quota-share")
     event["detail"]["recipientAccountId"] = "444455556666"
-    monkeypatch.setattr(wiring.Services, "audit_trail", property(lambda self: trail))
+    monkeypatch.setattr(composition.Audit, "audit_trail", property(lambda self: trail))
     try:
         answer = audit_trail.handler(event, LambdaContext())
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert answer["status"] == "foreign"
     assert "counted and dropped" in answer["reason"]

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from audit.support import PLATFORM_CHANNEL, POLICY_DOCUMENT, TABLE, load_event
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.adapters.slack import SlackChatNotifier
@@ -25,6 +25,7 @@ from quotagov.handlers.audit_trail import handler
 from quotagov.settings import Settings
 from quotagov_tools.local.fake_slack import FakeSlack
 from support.aws import QUEUE_ARN, REGION
+from support.compose import wire
 from support.lambda_context import LambdaContext
 
 PARAMETER = "/quotagov/policy"
@@ -49,7 +50,7 @@ def wired(
 ) -> Iterator[None]:
     """The audit function as deployed: it loads the policy from the parameter itself
     (so it runs what the attacker wrote, or fails to load an invalid one)."""
-    wiring.override(
+    wire(
         Settings(
             audit_table=TABLE,
             platform_channel=PLATFORM_CHANNEL,
@@ -63,7 +64,7 @@ def wired(
         clock=clock,
     )
     yield
-    wiring.reset()
+    composition.reset()
 
 
 def _mallory_adds_herself(ssm: Any) -> None:

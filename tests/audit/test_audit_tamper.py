@@ -284,7 +284,7 @@ def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record
 ) -> None:
     """What an auditor in another account runs: the table, the bucket, the exported
     public key (no KMS call for digests) and VerifyMac on the seal key."""
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov_tools.cli import main
 
     pem = tmp_path / "digest-public-key.pem"
@@ -295,7 +295,7 @@ def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record
         "audit", "verify", "--table", TABLE, "--region", REGION,
         "--digest-bucket", BUCKET, "--public-key", str(pem), "--seal-key", world.seal_key,
     ]  # fmt: skip
-    wiring.reset()
+    composition.reset()
     try:
         assert main(argv) == 0
         intact = capsys.readouterr()
@@ -307,12 +307,12 @@ def test_audit_verify_cli_with_read_only_inputs_names_the_first_differing_record
 
         forged = {**attacker.record(4), "action": "SubmissionAccepted"}
         attacker.rehash_from(4, 9, first=forged)
-        wiring.reset()
+        composition.reset()
         assert main(argv) == 1
         out = capsys.readouterr().out
         assert out.startswith(f"BROKEN chain {CHAIN}: record 4: differs from digest {CHAIN}/")
     finally:
-        wiring.reset()
+        composition.reset()
 
 
 def test_audit_verify_options_do_not_outlive_the_command(
@@ -323,7 +323,7 @@ def test_audit_verify_options_do_not_outlive_the_command(
     inherited by whatever the process ran next: a pytest worker's ``quotagov demo``
     subprocess checked its digests with this test's public key (the flaky demo check,
     ``tests/local/test_local_environment.py``)."""
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov_tools.cli import main
 
     pem = tmp_path / "digest-public-key.pem"
@@ -336,12 +336,12 @@ def test_audit_verify_options_do_not_outlive_the_command(
         "audit", "verify", "--table", TABLE, "--region", REGION,
         "--digest-bucket", BUCKET, "--public-key", str(pem), "--seal-key", world.seal_key,
     ]  # fmt: skip
-    wiring.reset()
+    composition.reset()
     try:
         assert main(argv) == 0
         after = dict(os.environ)
     finally:
-        wiring.reset()
+        composition.reset()
         os.environ.clear()  # never leave this test's settings to the next test
         os.environ.update(before)
 

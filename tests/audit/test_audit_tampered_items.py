@@ -7,27 +7,26 @@ from typing import Any
 import pytest
 
 from audit.support import TABLE, load_call
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.governance.audit.trail import AuditTrail
-from quotagov.settings import Settings
 from quotagov_tools.cli import main
 
 
 @pytest.fixture
-def recorded(trail: AuditTrail, chains: DynamoDBChainStore) -> Any:
+def recorded(monkeypatch: pytest.MonkeyPatch, trail: AuditTrail, chains: DynamoDBChainStore) -> Any:
     trail.record_call(load_call("update-quota-share-strategy"))
     trail.record_call(load_call("update-quota-share-borrow"))
-    wiring.override(Settings(audit_table=TABLE), audit_chains=chains)
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     yield
-    wiring.reset()
+    composition.reset()
 
 
 @pytest.fixture
-def empty(chains: DynamoDBChainStore) -> Any:
-    wiring.override(Settings(audit_table=TABLE), audit_chains=chains)
+def empty(monkeypatch: pytest.MonkeyPatch, chains: DynamoDBChainStore) -> Any:
+    monkeypatch.setenv("AUDIT_TABLE", TABLE)  # the CLI reads its table as Lambda would
     yield
-    wiring.reset()
+    composition.reset()
 
 
 @pytest.mark.usefixtures("empty")

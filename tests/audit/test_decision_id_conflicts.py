@@ -17,17 +17,18 @@ import pytest
 
 from audit.support import TABLE
 from audit.test_audit_handover import _batch_event
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_audit import DynamoDBChainStore
 from quotagov.adapters.dynamodb_known import DynamoDBVersionStore
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.chain import ChainWriter, verify_chain
 from quotagov.governance.audit.decisions import DecisionLog, content_digest
-from quotagov.governance.audit.handover import message_body
 from quotagov.governance.audit.known import CONFIG
+from quotagov.governance.audit.queued_decisions import message_body
 from quotagov.governance.ports import ControllerDecision
 from quotagov.handlers import audit_trail
 from support.aws import QUEUE_ARN
+from support.compose import wire
 from support.lambda_context import LambdaContext
 
 REAL = ControllerDecision(
@@ -65,12 +66,12 @@ def test_the_real_decision_under_a_planted_id_is_kept_as_a_finding_and_alarmed(
     assert planted_index is not None and planted_index.value == {"schedulingPriority": 90}
     clock.advance(60)
     body = message_body(REAL, clock.now())
-    wiring.override(audit_log=log)
+    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
     try:
         first = audit_trail.handler(_batch_event([body]), LambdaContext())
         again = audit_trail.handler(_batch_event([body, body]), LambdaContext())  # redelivered
     finally:
-        wiring.reset()
+        composition.reset()
 
     assert first == again == {"batchItemFailures": []}
     planted, conflict = list(chains.records("ml-gov-queue"))

@@ -48,7 +48,7 @@ def moto_server(aws_env: None) -> Iterator[str]:
 @pytest.fixture
 def world(dynamodb_endpoint: str, aws_env: None) -> Iterator[Any]:
     """The walkthrough at t=900 (see ``world.py``), wired into ``quotagov.wiring``."""
-    from quotagov import wiring
+    from quotagov import composition
 
     from .world import build_world, walkthrough_policy
 
@@ -57,4 +57,4 @@ def world(dynamodb_endpoint: str, aws_env: None) -> Iterator[Any]:
         yield built
     finally:
         built.slack.stop()
-        wiring.reset()
+        composition.reset()

@@ -52,11 +52,11 @@ def test_a_refused_click_is_counted_with_its_outcome(
 def test_a_direct_level_is_counted_once_as_direct(
     world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """dave raises med-1 to ``standard``, one of team applied's directLevels: applied at
-    once and counted once, kind ``direct``."""
+    """dave raises med-1 to ``standard``, one of team applied's directLevels: handed to
+    the apply function (202) and counted once, kind ``direct``."""
     capsys.readouterr()
     status, body = world.request("sub-med-1", "standard", "weekly retrain is late", DAVE)
-    assert (status, body["direct"]) == (200, True)
+    assert (status, body["direct"]) == (202, True)
     metrics = emf_metrics(capsys.readouterr().out)
     requested = [(v, d) for n, v, d in metrics if n == "EscalationsRequested"]
     assert requested == [

@@ -127,7 +127,10 @@ def test_mutated_slack_interactions(world: World, payload: str, raw: bool) -> No
     )
     status = int(response["statusCode"])
     event(f"status {status}")
-    assert status in (200, 400), response
+    # hypothesis may draw the same signed body twice at one clock time: the replay
+    # cache refuses the second, as the deployed function does
+    replayed = status == 401 and "replayed Slack request" in response["body"]
+    assert status in (200, 400) or replayed, response
     _check(world)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.policy import PolicyError, parse_policy
 from quotagov.policy.models import Policy
@@ -38,7 +38,7 @@ def erin_without_slack_id(dynamodb_endpoint: str, aws_env: None) -> Iterator[Wor
         yield built
     finally:
         built.slack.stop()
-        wiring.reset()
+        composition.reset()
 
 
 def audit_actions(world: World) -> list[str]:
@@ -122,7 +122,7 @@ def test_overlapping_retry_runs_apply_a_failed_approval_once(world: World) -> No
     world.clock.advance(600)
     world.batch.sync()
     slow = SlowFirstUpdate(world.batch)
-    wiring.services().set("batch", slow)
+    composition.provide(batch=slow)
     results: list[dict[str, Any]] = []
     run_a = threading.Thread(target=lambda: results.append(world.expire()))
     run_a.start()
@@ -334,7 +334,7 @@ class _LostFirstReply:
 
 def test_an_approval_whose_reply_was_lost_is_applied_on_retry(world: World) -> None:
     lossy = _LostFirstReply(world.batch)
-    wiring.services().set("batch", lossy)
+    composition.provide(batch=lossy)
     status, body = world.request("sub-bg-2", "high", "deadline")
     assert status == 201, body
     escalation_id = body["escalationId"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.handoff import escalation_message
+from quotagov.governance.apply_messages import escalation_message
 from quotagov.governance.model.escalation import EscalationStatus
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from support.lambda_context import LambdaContext

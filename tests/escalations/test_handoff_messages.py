@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from quotagov.governance.handoff import (
+from quotagov.governance.apply_messages import (
     NOTICE_KINDS,
     HandoffMessageError,
-    audit_message,
     disposition_message,
     escalation_message,
     parse_message,
@@ -28,7 +27,24 @@ from .world import BOT_TOKEN, World
 REASON = "Camera-ready deadline on Friday; bg-2 produces the final ablation."
 
 
-def test_the_three_kinds_round_trip() -> None:
+def _audit_shaped(decision: ControllerDecision) -> dict[str, Any]:
+    """An ``audit`` message, the kind the ApplyQueue no longer carries (decisions go
+    to the one writer on the audit queue): what a sender with ``sqs:SendMessage``
+    might still try."""
+    return {
+        "kind": "audit",
+        "decision": {
+            "action": decision.action,
+            "actor": decision.actor,
+            "jobQueue": decision.job_queue,
+            "resource": decision.resource,
+            "decisionId": decision.decision_id,
+            "details": dict(decision.details),
+        },
+    }
+
+
+def test_the_two_kinds_round_trip_and_an_audit_record_is_not_one() -> None:
     assert parse_message(escalation_message("esc-1")).record_id == "esc-1"
     assert parse_message(disposition_message("sub-1")).kind == "disposition"
     decision = ControllerDecision(
@@ -39,8 +55,8 @@ def test_the_three_kinds_round_trip() -> None:
         decision_id="esc-1:approved",
         details={"level": "high"},
     )
-    parsed = parse_message(json.loads(json.dumps(audit_message(decision))))
-    assert parsed.decision == decision
+    with pytest.raises(HandoffMessageError, match="kind: must be one of escalation, disposition"):
+        parse_message(json.loads(json.dumps(_audit_shaped(decision))))
 
 
 def test_each_queue_carries_only_its_own_kinds() -> None:
@@ -59,14 +75,10 @@ def test_each_queue_carries_only_its_own_kinds() -> None:
     ("body", "fault"),
     [
         ([], "(body): must be a JSON object"),
-        ({"kind": "approve"}, "kind: must be one of escalation, disposition, audit, got 'approve'"),
+        ({"kind": "approve"}, "kind: must be one of escalation, disposition, got 'approve'"),
         ({"kind": "escalation"}, "escalationId: must be a non-empty string"),
         ({"kind": "disposition", "jobId": ""}, "jobId: must be a non-empty string"),
-        ({"kind": "audit"}, "decision: must be an object"),
-        (
-            {"kind": "audit", "decision": {"action": "X"}},
-            "decision.actor: must be a non-empty string",
-        ),
+        ({"kind": "audit"}, "kind: must be one of escalation, disposition, got 'audit'"),
     ],
 )
 def test_a_bad_message_names_the_field(body: Any, fault: str) -> None:
@@ -106,7 +118,7 @@ def _idempotency_table(world: World, endpoint: str) -> None:
     import boto3
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-    from quotagov import wiring
+    from quotagov import composition
 
     client = boto3.client("dynamodb", region_name="eu-west-1", endpoint_url=endpoint)
     name = f"idempotency-{uuid.uuid4().hex[:8]}"
@@ -117,7 +129,7 @@ def _idempotency_table(world: World, endpoint: str) -> None:
         BillingMode="PAY_PER_REQUEST",
     )
     layer = DynamoDBPersistenceLayer(table_name=name, boto3_client=client)
-    wiring.services().set("decision_idempotency", layer)
+    composition.provide(decision_idempotency=layer)
 
 
 def test_a_hand_off_naming_a_pending_escalation_applies_nothing(
@@ -193,18 +205,20 @@ def _notices_configured(
 
     import boto3
 
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.adapters.dynamodb_notifications import DynamoDBNotificationLog
     from quotagov.adapters.slack import SlackChatNotifier, build_web_client
 
-    current = wiring.services()
+    given = composition.injected_settings()
+    assert given is not None
+    values: dict[str, Any] = {}
     if slack is not None:
-        current.set("chat", SlackChatNotifier(build_web_client(BOT_TOKEN, slack.base_url)))
-    current.settings = dataclasses.replace(current.settings, owner_notice_queue_url=url)
+        values["chat"] = SlackChatNotifier(build_web_client(BOT_TOKEN, slack.base_url))
     table = boto3.resource("dynamodb", region_name="eu-west-1", endpoint_url=endpoint).Table(
         world.jobs._table  # the world's own table
     )
-    current.set("notification_log", DynamoDBNotificationLog(table))
+    values["notification_log"] = DynamoDBNotificationLog(table)
+    composition.provide(settings=dataclasses.replace(given, owner_notice_queue_url=url), **values)
 
 
 def _failed_record(world: World, pk: str = "sub-failed", **changes: Any) -> None:
@@ -279,7 +293,7 @@ def test_the_notice_queue_cannot_carry_decisions_or_audit_records(
     assert status == 201
     before = world.escalations.get(body["escalationId"])
     reply = _deliver(
-        [audit_message(forged), escalation_message(body["escalationId"])], NOTICE_QUEUE_ARN
+        [_audit_shaped(forged), escalation_message(body["escalationId"])], NOTICE_QUEUE_ARN
     )
     assert reply == {"batchItemFailures": []}
     assert "esc-forged:approved" not in [d.decision_id for d in world.audit.decisions]
@@ -298,11 +312,15 @@ def test_a_notice_on_the_apply_queue_is_dropped(
     assert dm_slack.messages == []
 
 
-def test_without_a_configured_notice_queue_no_queue_carries_notices(
+def test_without_a_configured_notice_queue_the_apply_function_does_not_start(
     world: World, dynamodb_endpoint: str, dm_slack: FakeSlack
 ) -> None:
+    """No queue would tell notices from decisions: the function refuses to start,
+    naming the variable, before it reads any message."""
+    from quotagov.composition import MissingSettingsError
+
     _notices_configured(world, dynamodb_endpoint, dm_slack, url="")
     _failed_record(world)
-    reply = _deliver([submission_failed_message("sub-failed")], NOTICE_QUEUE_ARN)
-    assert reply == {"batchItemFailures": []}
+    with pytest.raises(MissingSettingsError, match=r"ApplyDecisionsFunction: .*OWNER_NOTICE"):
+        _deliver([submission_failed_message("sub-failed")], NOTICE_QUEUE_ARN)
     assert dm_slack.messages == []

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.clock import ManualClock
@@ -144,7 +144,7 @@ def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         try:
             yield
         finally:
-            wiring.reset()
+            composition.reset()
 
 
 def test_the_command_reads_the_tables(tables: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,7 +210,7 @@ def test_the_readme_command_without_credentials_exits_2_with_one_line(
             ]
         )
     finally:
-        wiring.reset()
+        composition.reset()
     assert code == 2
     err = capsys.readouterr().err
     assert err == (

@@ -14,7 +14,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.slack import (
     SlackChatNotifier,
     build_web_client,
@@ -26,7 +26,9 @@ from quotagov.adapters.slack import (
 )
 from quotagov.governance.ports import ChatError, PostedMessage
 from quotagov.settings import Settings
+from quotagov.wiring import Services
 from quotagov_tools.local.fake_slack import FakeSlack
+from support.compose import complete
 
 TOKEN = "xoxb-test-token"
 BLOCKS = [{"type": "section", "text": {"type": "mrkdwn", "text": "*hello*"}}]
@@ -155,18 +157,14 @@ def test_the_signing_secret_comes_from_its_own_secret(
             Name="quotagov/slack-signing", SecretString=json.dumps({"signingSecret": "shh"})
         )["ARN"]
         parameters.clear_caches()
-        only_signing = wiring.override(Settings(slack_signing_secret_arn=signing))
+        only_signing = composition.SlackInteractions(
+            complete(Settings(slack_signing_secret_arn=signing))
+        )
+        assert only_signing.slack_signing_secret == "shh"
+        bot_only = Services(Settings(slack_secret_arn=bot, slack_api_url=slack.base_url))
         try:
-            assert only_signing.slack_signing_secret == "shh"
-        finally:
-            wiring.reset()
-        bot_only = wiring.override(Settings(slack_secret_arn=bot, slack_api_url=slack.base_url))
-        try:
-            with pytest.raises(RuntimeError, match="SLACK_SIGNING_SECRET_ARN is not set"):
-                _ = bot_only.slack_signing_secret
             assert bot_only.chat.post("C0GOVERN", "wired", BLOCKS).channel == "C0GOVERN"
         finally:
-            wiring.reset()
             parameters.clear_caches()
 
 
@@ -181,14 +179,12 @@ def test_wiring_builds_chat_from_the_secret(
             SecretString=json.dumps({"botToken": TOKEN, "signingSecret": "shh"}),
         )["ARN"]
         parameters.clear_caches()
-        services = wiring.override(Settings(slack_secret_arn=arn, slack_api_url=slack.base_url))
+        services = Services(Settings(slack_secret_arn=arn, slack_api_url=slack.base_url))
         try:
-            assert services.slack_signing_secret == "shh"
             posted = services.chat.post("C0GOVERN", "wired", BLOCKS)
             assert slack.message("C0GOVERN", posted.ts).text == "wired"
             assert load_slack_credentials(arn).signing_secret == "shh"
         finally:
-            wiring.reset()
             parameters.clear_caches()
 
 

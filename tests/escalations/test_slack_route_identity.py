@@ -141,7 +141,7 @@ def test_a_click_replayed_within_the_window_is_refused_and_changes_nothing(
 
     import boto3
 
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.adapters.dynamodb_replay import DynamoDBReplayCache
 
     client = boto3.client("dynamodb", region_name="eu-west-1", endpoint_url=dynamodb_endpoint)
@@ -151,7 +151,7 @@ def test_a_click_replayed_within_the_window_is_refused_and_changes_nothing(
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
-    wiring.services().set("slack_replays", DynamoDBReplayCache("replays", client, world.clock))
+    composition.provide(slack_replays=DynamoDBReplayCache("replays", client, world.clock))
     escalation_id = _pending(world)
     click = world.click_event(escalation_id, "U0CAROL", "escalation_deny")
     first = _send(copy.deepcopy(click))
@@ -172,14 +172,14 @@ def test_a_click_whose_replay_check_fails_is_a_503_and_records_nothing(world: Wo
     click is not recorded (the user clicks again)."""
     from botocore.exceptions import ClientError
 
-    from quotagov import wiring
+    from quotagov import composition
 
     class Throttled:
         def first_use(self, signature: str) -> bool:
             error = {"Error": {"Code": "ProvisionedThroughputExceededException"}}
             raise ClientError(error, "PutItem")  # type: ignore[arg-type]
 
-    wiring.services().set("slack_replays", Throttled())
+    composition.provide(slack_replays=Throttled())
     escalation_id = _pending(world)
     response = _send(world.click_event(escalation_id, "U0CAROL", "escalation_deny"))
     assert response["statusCode"] == 503

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.governance.escalations import JobRecordLookup
 from quotagov.governance.jobs.waiting import WaitReason
 from quotagov.governance.model.job import JobRecord, SubmissionState
+from support.compose import wire
 from support.events import rest_event
 from support.lambda_context import LambdaContext
 from support.principals import ALICE, DAVE
@@ -24,7 +25,7 @@ from .world import T0, World
 def _explain(world: World, name: str = "bg-2") -> dict[str, Any]:
     job = JobRecordLookup(world.jobs).find(f"sub-{name}")
     assert job is not None
-    explainer = wiring.services().wait_explainer
+    explainer = composition.current(composition.JobsApi).wait_explainer
     return explainer.explain(job, world.describe(name)).to_dict()
 
 
@@ -243,7 +244,7 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
         )
     clock.set(LENT_T0 + 300)
     batch.sync()
-    wiring.override(
+    wire(
         Settings(job_queue=policy.jobQueue),
         clock=clock,
         policy=policy,
@@ -254,13 +255,13 @@ def lent_out(dynamodb_endpoint: str, aws_env: None) -> Iterator[dict[str, Any]]:
     try:
         yield {"batch": batch, "ids": ids, "jobs": jobs, "clock": clock}
     finally:
-        wiring.reset()
+        composition.reset()
 
 
 def _lent_out_view(lent_out: dict[str, Any], **explainer: Any) -> dict[str, Any]:
     from quotagov.governance.jobs.waiting import WaitExplainer
 
-    svc = wiring.services()
+    svc = composition.current(composition.JobsApi)
     job = JobRecordLookup(svc.jobs).find("sub-med-1")
     assert job is not None
     description = lent_out["batch"].describe_service_job(jobId=lent_out["ids"]["med-1"])

@@ -25,7 +25,6 @@ from typing import Any
 import boto3
 import yaml
 
-from quotagov import wiring
 from quotagov.adapters.dynamodb_escalations import EscalationsTable, create_escalations_table
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.adapters.slack import SlackCredentials
@@ -37,6 +36,7 @@ from quotagov.settings import Settings
 from quotagov_tools.batch_simulated import SimulatedBatch
 from quotagov_tools.local.fake_slack import FakeSlack
 from support.aws import REGION
+from support.compose import MemoryReplays, wire
 from support.events import load_event, rest_event
 from support.lambda_context import LambdaContext
 from support.payloads import training_job_request
@@ -195,6 +195,30 @@ WALKTHROUGH_JOBS = [
 ]
 
 
+class ApplyQueueRelay:
+    """The ``ApplyQueue`` as the world drains it: each hand-off the Slack and
+    escalation API functions send is settled at once by the apply function's own
+    composition (:class:`quotagov.composition.ApplyDecisions`), as
+    ``ApplyDecisionsFunction`` would on delivery (its SQS and Idempotency layers are
+    tested in ``test_handoff_messages.py``). ``sent`` keeps every message."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, message: Any) -> None:
+        from quotagov import composition
+        from quotagov.governance.apply_messages import ESCALATION, parse_message
+        from quotagov.governance.dispositions import settle_disposition
+
+        self.sent.append(dict(message))
+        parsed = parse_message(dict(message))
+        applying = composition.current(composition.ApplyDecisions)
+        if parsed.kind == ESCALATION:
+            applying.escalations.settle(parsed.record_id)
+        else:
+            settle_disposition(parsed.record_id, applying.dispositions)
+
+
 def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
     """Set up the walkthrough at t=900 and wire the handlers to it."""
     clock = ManualClock(T0)
@@ -259,7 +283,7 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
 
     slack = FakeSlack(token=BOT_TOKEN, channels=["C0GOVERN", "C0PLATFORM"]).start()
     audit = NullAuditSink()
-    wiring.override(
+    wire(
         Settings(
             job_queue=policy.jobQueue,
             approval_channel="C0GOVERN",
@@ -272,5 +296,12 @@ def build_world(policy: Policy, dynamodb_endpoint: str) -> World:
         escalations_table=escalations,
         audit=audit,
         slack_credentials=SlackCredentials(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET),
+        slack_signing_secret=SIGNING_SECRET,
+        decision_handoff=ApplyQueueRelay(),
+        slack_replays=MemoryReplays(),
+        # The world predates the message key: its hand-offs and items carry no proofs,
+        # which no deployed function accepts (MESSAGE_KEY is required); the local
+        # runtime's tests run every hand-off sealed under the stack's message key.
+        message_mac=None,
     )
     return World(clock, policy, batch, slack, jobs, escalations, audit, job_ids)

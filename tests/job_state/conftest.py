@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_jobs import (
     DynamoDBJobsRepository,
     deserialize_item,
@@ -31,6 +31,7 @@ from quotagov_tools.batch_simulated import SimulatedBatch
 from quotagov_tools.simbatch.payload import CHECKPOINT_INTERVAL_HINT, RUN_SECONDS_HINT
 from support.agreeing_batch import AgreeingBatch
 from support.aws import QUEUE_ARN, fake_aws_env, powertools_env
+from support.compose import wire
 from support.lambda_context import LambdaContext
 from support.payloads import training_job_request
 from support.policies import example_policy, simulated_batch
@@ -237,7 +238,7 @@ def build_world(policy: Policy, seed: int = 7) -> Iterator[World]:
             audit=NullAuditSink(),
             batch=simulated_batch(policy, clock, seed),
         )
-        wiring.override(
+        wire(
             Settings(jobs_table=TABLE, job_queue=QUEUE_ARN, platform_channel="C0PLATFORM"),
             clock=clock,
             policy=policy,
@@ -249,7 +250,7 @@ def build_world(policy: Policy, seed: int = 7) -> Iterator[World]:
         try:
             yield world
         finally:
-            wiring.reset()
+            composition.reset()
 
 
 @pytest.fixture

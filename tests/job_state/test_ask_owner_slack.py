@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov_tools.local.fake_slack import FakeSlack
 from support.lambda_context import LambdaContext
 from support.slack import chat_for, click_event, click_payload
@@ -23,10 +23,9 @@ def slack(world: World) -> Iterator[FakeSlack]:
     with FakeSlack() as fake:
         chat = chat_for(fake)
         world.chat = chat
-        svc = wiring.services()
-        svc.set("chat", chat)
-        svc.set("slack_signing_secret", SECRET)
-        svc.set("slack_responder", lambda url, text: None)
+        composition.provide(
+            chat=chat, slack_signing_secret=SECRET, slack_responder=lambda url, text: None
+        )
         yield fake
 
 

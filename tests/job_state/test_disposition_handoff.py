@@ -7,8 +7,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from quotagov.governance.apply_messages import parse_message
 from quotagov.governance.dispositions import decide_disposition, settle_disposition
-from quotagov.governance.handoff import HandoffAuditSink, parse_message
 
 from .conftest import World, exhausted_release_job, submitted
 
@@ -28,9 +28,7 @@ def test_the_recording_side_makes_no_batch_call_and_the_apply_side_submits_once(
 ) -> None:
     exhausted_release_job(world, "rel-1")
     handoff = RecordingHandoff()
-    recording = dataclasses.replace(
-        world.disposition_deps(), handoff=handoff, audit=HandoffAuditSink(handoff)
-    )
+    recording = dataclasses.replace(world.disposition_deps(), handoff=handoff)
     audited_before = len(world.audit.decisions)
 
     outcome = decide_disposition(
@@ -39,21 +37,17 @@ def test_the_recording_side_makes_no_batch_call_and_the_apply_side_submits_once(
 
     assert (outcome.status, outcome.choice, outcome.changed) == ("applying", "resubmit", True)
     assert submitted(world.batch) == []  # the Slack function's side calls no Batch API
-    assert len(world.audit.decisions) == audited_before  # and writes no audit record
+    # the decision goes to the audit queue (world.audit stands for it), the rest over
+    assert [d.action for d in world.audit.decisions][audited_before:] == ["DispositionDecided"]
     kinds = [parse_message(m).kind for m in handoff.sent]
-    assert kinds == ["audit", "disposition"]
+    assert kinds == ["disposition"]
     item = world.store.get("rel-1")
     assert item is not None and item["disposition"].get("leaseUntil") is None
 
     applying = world.disposition_deps()
     for message in handoff.sent:  # what ApplyDecisionsFunction does with each
-        parsed = parse_message(message)
-        if parsed.kind == "audit":
-            assert parsed.decision is not None
-            applying.audit.record_decision(parsed.decision)
-        else:
-            settled = settle_disposition(parsed.record_id, applying)
-            assert settled is not None and settled.status == "applied"
+        settled = settle_disposition(parse_message(message).record_id, applying)
+        assert settled is not None and settled.status == "applied"
     again = settle_disposition("rel-1", applying)  # a redelivered hand-off
 
     assert again is not None and again.status == "applied" and again.changed is False
@@ -77,9 +71,7 @@ def test_a_repeated_click_while_applying_is_handed_over_again_without_a_batch_ca
     submitting the successor itself."""
     exhausted_release_job(world, "rel-3")
     handoff = RecordingHandoff()
-    recording = dataclasses.replace(
-        world.disposition_deps(), handoff=handoff, audit=HandoffAuditSink(handoff)
-    )
+    recording = dataclasses.replace(world.disposition_deps(), handoff=handoff)
     first = decide_disposition(
         "rel-3", "disposition_resubmit", "U0FRANK", deps=recording, source="slack"
     )

@@ -18,8 +18,8 @@ from typing import Any
 import boto3
 import pytest
 
+from quotagov.governance.apply_messages import parse_message
 from quotagov.governance.dispositions import decide_disposition, settle_disposition
-from quotagov.governance.handoff import HandoffAuditSink, parse_message
 from support.principals import ALICE
 
 from .conftest import TABLE, World, exhausted_release_job, submitted
@@ -64,20 +64,14 @@ EDITS: dict[str, Any] = {
 def test_an_edited_job_record_gets_no_successor(world: World, edit: str) -> None:
     exhausted_release_job(world, "rel-1")
     handoff = RecordingHandoff()
-    recording = dataclasses.replace(
-        world.disposition_deps(), handoff=handoff, audit=HandoffAuditSink(handoff)
-    )
+    recording = dataclasses.replace(world.disposition_deps(), handoff=handoff)
     # the owner's genuine click, recorded by the Slack function ...
     decide_disposition("rel-1", "disposition_resubmit", "U0FRANK", deps=recording, source="slack")
     # ... and the attacker's edit of the record before the apply function acts on it
     _edit(**EDITS[edit](world))
 
     applying = world.disposition_deps()
-    for message in handoff.sent:
-        parsed = parse_message(message)
-        if parsed.kind == "audit":
-            assert parsed.decision is not None
-            applying.audit.record_decision(parsed.decision)
+    assert [parse_message(m).kind for m in handoff.sent] == ["disposition"]
     settled = settle_disposition("rel-1", applying)
 
     assert submitted(world.batch) == []
@@ -111,9 +105,7 @@ def test_a_successor_written_ahead_by_another_role_is_not_submitted(world: World
     role is the one apply would find; it is held to the policy too."""
     exhausted_release_job(world, "rel-1")
     handoff = RecordingHandoff()
-    recording = dataclasses.replace(
-        world.disposition_deps(), handoff=handoff, audit=HandoffAuditSink(handoff)
-    )
+    recording = dataclasses.replace(world.disposition_deps(), handoff=handoff)
     decide_disposition("rel-1", "disposition_resubmit", "U0FRANK", deps=recording, source="slack")
     item = world.store.get("rel-1")
     assert item is not None

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ReadTimeoutError
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_notifications import RETRY_LIST_KEY, DynamoDBNotificationLog
 from quotagov.governance.notifications.owner import MAX_DELIVERY_ATTEMPTS
 from quotagov.handlers import job_state
@@ -49,7 +49,7 @@ def world(slack: FakeSlack) -> Iterator[World]:
     with build_world(example_policy()) as built:
         chat = chat_for(slack)
         built.chat = chat
-        wiring.services().set("chat", chat)
+        composition.provide(chat=chat)
         yield built
 
 
@@ -84,7 +84,7 @@ def test_a_failed_dm_is_posted_by_the_next_retry_and_only_once(
     assert slack.messages == []
 
     world.clock.set(START + 4300)
-    [retried] = wiring.services().owner_notifier.retry_failed()
+    [retried] = composition.current(composition.ApplyDecisions).owner_notifier.retry_failed()
 
     assert (retried.delivery, retried.attempts, retried.error) == ("posted", 2, None)
     [stored] = _log().entries("sub-1")
@@ -96,7 +96,7 @@ def test_a_failed_dm_is_posted_by_the_next_retry_and_only_once(
     assert (stored.channel, stored.ts) == (dm.channel, dm.ts)
     assert _retry_list() == []
     # the next tick finds nothing to do: one DM, never two
-    assert wiring.services().owner_notifier.retry_failed() == []
+    assert composition.current(composition.ApplyDecisions).owner_notifier.retry_failed() == []
     assert len(slack.messages) == 1
 
 
@@ -109,18 +109,18 @@ def test_two_retries_at_once_post_it_once(world: World, slack: FakeSlack) -> Non
     # a concurrent run read the same failed entry: its claim is refused
     assert log.claim_retry(failed, now=START + 4300) is None
     # and a later run leaves the claim alone while it is fresh...
-    assert wiring.services().owner_notifier.retry_failed() == []
+    assert composition.current(composition.ApplyDecisions).owner_notifier.retry_failed() == []
     assert slack.messages == []
     # ...but takes over a claim whose run died (older than the retry lease)
     world.clock.set(START + 4300 + 601)
-    [retried] = wiring.services().owner_notifier.retry_failed()
+    [retried] = composition.current(composition.ApplyDecisions).owner_notifier.retry_failed()
     assert (retried.delivery, retried.attempts) == ("posted", 3)
     assert len(slack.messages) == 1
 
 
 def test_a_dm_that_fails_every_try_is_parked(world: World, slack: FakeSlack) -> None:
     _first_preemption_failed(world, slack)
-    notifier = wiring.services().owner_notifier
+    notifier = composition.current(composition.ApplyDecisions).owner_notifier
     outcomes = []
     for tick in range(1, MAX_DELIVERY_ATTEMPTS + 1):
         slack.fail_next("chat.postMessage", "fatal_error")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_notifications import DynamoDBNotificationLog
 from quotagov.clock import ManualClock
 from quotagov.governance.model.job import JobRecord, SubmissionState
@@ -48,7 +48,7 @@ def slack() -> Iterator[FakeSlack]:
 def _wire(world: World, fake: FakeSlack) -> None:
     chat = chat_for(fake)
     world.chat = chat
-    wiring.services().set("chat", chat)
+    composition.provide(chat=chat)
 
 
 def _deliver(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
 from quotagov.adapters.sqs_parked import SqsParkedQueue
 from quotagov.governance.ports.parked import InvocationFailedError
 from quotagov.governance.redrive.replay import (
@@ -97,7 +96,7 @@ def test_failed_events_are_replayed_once_and_forgeries_refused(runtime: LocalRun
     def run() -> list[Any]:
         deps = RedriveDeps(
             parked=SqsParkedQueue(url, sqs),
-            audit=wiring.services().audit,
+            audit=runtime.composition_of("ReconcilerFunction").audit,
             clock=runtime.clock,
             job_queue=runtime.job_queue,
             invoker=invoker,

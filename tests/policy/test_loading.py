@@ -10,10 +10,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from quotagov import wiring
 from quotagov.policy import PolicyError
 from quotagov.policy.loading import FilePolicySource, SsmPolicySource, policy_source
 from quotagov.settings import Settings
+from quotagov.wiring import Services
 from support.policies import example_policy_text
 
 PARAMETER = "/quotagov/policy"
@@ -27,7 +27,6 @@ def ssm(aws_credentials: None) -> Iterator[object]:
             Name=PARAMETER, Value=example_policy_text(), Type="String", Tier="Advanced"
         )
         yield client
-    wiring.reset()
 
 
 def test_ssm_policy_is_cached_until_max_age_or_force_fetch(ssm: object) -> None:
@@ -52,13 +51,13 @@ def test_invalid_ssm_policy_names_the_parameter(ssm: object) -> None:
 
 
 def test_wiring_policy_follows_settings(ssm: object, tmp_path: Path) -> None:
-    svc = wiring.override(Settings(policy_parameter=PARAMETER))
+    svc = Services(Settings(policy_parameter=PARAMETER))
     assert svc.policy.jobQueue.endswith("job-queue/ml-gov-queue")
     assert svc.policy is svc.policy  # same parsed object while unchanged
 
     local = tmp_path / "policy.yaml"
     local.write_text(example_policy_text().replace("ml-gov-queue", "local-queue"))
-    svc = wiring.override(Settings(policy_parameter=PARAMETER, policy_file=str(local)))
+    svc = Services(Settings(policy_parameter=PARAMETER, policy_file=str(local)))
     assert svc.policy.jobQueue.endswith("job-queue/local-queue")
 
 
@@ -92,7 +91,7 @@ def test_the_loaded_version_is_stamped_and_announced(
     import json
 
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "JobsApiFunction")
-    svc = wiring.override(Settings(policy_parameter=PARAMETER))
+    svc = Services(Settings(policy_parameter=PARAMETER))
     _ = svc.policy
     source = svc.policy_source
     assert isinstance(source, SsmPolicySource)

@@ -12,12 +12,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_jobs import DynamoDBJobsRepository, jobs_table_definition
 from quotagov.clock import ManualClock
 from quotagov.governance.ports import NullAuditSink
 from quotagov.settings import Settings
 from support.aws import QUEUE_ARN, REGION, fake_aws_env, powertools_env
+from support.compose import RecordingChat, wire
 from support.events import load_event
 from support.lambda_context import LambdaContext as LambdaContext  # tests import it here
 from support.policies import example_policy, example_policy_text, simulated_batch
@@ -81,7 +82,8 @@ class Stack:
     def put_policy(self, text: str) -> None:
         """Replace the policy parameter and drop cached copies (as after max_age)."""
         self.ssm.put_parameter(Name=POLICY_PARAMETER, Value=text, Type="String", Overwrite=True)
-        wiring.services().policy_source.current(force_fetch=True)
+        for built in composition.built():
+            built.policy_source.current(force_fetch=True)
 
 
 @pytest.fixture
@@ -134,6 +136,7 @@ def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) 
             ),
         },
     )["QueueUrl"]
+    notices_url = sqs.create_queue(QueueName="quotagov-owner-notices")["QueueUrl"]
     ssm = boto3.client("ssm", region_name=REGION)
     ssm.put_parameter(Name=POLICY_PARAMETER, Value=policy_text(), Type="String", Tier="Advanced")
     settings = Settings(
@@ -141,17 +144,21 @@ def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) 
         jobs_table=JOBS_TABLE,
         idempotency_table=IDEMPOTENCY_TABLE,
         submission_queue_url=queue_url,
+        owner_notice_queue_url=notices_url,
         policy_parameter=POLICY_PARAMETER,
     )
     audit = NullAuditSink()
-    wiring.override(settings, clock=clock, audit=audit)
+    # These tests predate the message key and send unsealed messages (an attacker's
+    # direct message is stored REFUSED here, parked by the proof check when deployed):
+    # they run without a MAC, which no deployed function lacks (MESSAGE_KEY required).
+    wire(settings, clock=clock, audit=audit, chat=RecordingChat(), message_mac=None)
     yield Stack(clock, settings, dynamodb, sqs, ssm, queue_url, dlq_url, audit, jobs_repo)
-    wiring.reset()
+    composition.reset()
 
 
 @pytest.fixture
 def batch(stack: Stack) -> Any:
     """The simulated Batch with the policy's three shares (3 x ml.g5.xlarge), on the clock."""
     sim = simulated_batch(example_policy(), stack.clock)
-    wiring.services().set("batch", sim)
+    composition.provide(batch=sim)
     return sim

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from quotagov import composition
 from quotagov.governance.dispositions import (
     DispositionConflictError,
     DispositionForbiddenError,
@@ -28,6 +29,7 @@ from quotagov.governance.routing import NotATeamMemberError
 from quotagov.governance.submission import SubmissionUnavailableError, TransientSubmitError
 from quotagov.handlers.api_errors import error_body, error_response, status_for
 from quotagov.handlers.identity import NO_CALLER, caller_of
+from support.compose import wire
 
 from .conftest import LambdaContext, load_event
 
@@ -107,6 +109,10 @@ def _anonymous(name: str) -> dict[str, Any]:
 )
 def test_every_route_answers_401_without_a_caller(module: str, event: str) -> None:
     handler = importlib.import_module(f"quotagov.handlers.{module}").handler
-    reply = handler(_anonymous(event), LambdaContext())
+    wire()  # every setting named, no resource behind any: nothing may be read
+    try:
+        reply = handler(_anonymous(event), LambdaContext())
+    finally:
+        composition.reset()
     assert reply["statusCode"] == 401
     assert json.loads(reply["body"]) == {"message": NO_CALLER}

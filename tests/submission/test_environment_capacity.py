@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.dynamodb_notifications import NOTIFY_PREFIX
 from quotagov.governance.model.job import SubmissionState
 from quotagov.governance.ports import BatchClientError
@@ -98,6 +98,6 @@ def test_capacity_sums_the_queue_environments_and_skips_unknown_queues(
     capacity = EnvironmentCapacity(lambda: wide_policy, stack.clock)
     assert capacity.of(stack.settings.job_queue) == {"ml.g5.xlarge": 3}
     assert capacity.of("no-such-queue") is None
-    assert wiring.services().environment_capacity.of(stack.settings.job_queue) == {
-        "ml.g5.xlarge": 3
-    }
+    assert composition.current(composition.JobsApi).environment_capacity.of(
+        stack.settings.job_queue
+    ) == {"ml.g5.xlarge": 3}

@@ -292,10 +292,10 @@ def _flaky_queue(monkeypatch: pytest.MonkeyPatch, *, delivered: bool) -> list[st
 
     Returns the list of submission ids each call was made with.
     """
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().submission_queue
+    queue = composition.current(composition.JobsApi).submission_queue
     real_send = queue.send
     calls: list[str] = []
 
@@ -381,10 +381,10 @@ def test_submitted_while_the_api_records_the_send_failure_ends_submitted(
     stack: Stack, batch: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The worker submits between the API's failed send and its FAILED write."""
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().submission_queue
+    queue = composition.current(composition.JobsApi).submission_queue
     real_send = queue.send
 
     def send_then_worker_runs(submission_id: str) -> None:
@@ -487,10 +487,10 @@ def test_a_retry_accepted_while_the_first_send_hangs_is_submitted(
     must still end as one service job, not a FAILED record."""
     import threading
 
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.governance.ports import SubmissionQueueError
 
-    queue = wiring.services().submission_queue
+    queue = composition.current(composition.JobsApi).submission_queue
     real_send = queue.send
     entered, release = threading.Event(), threading.Event()
     calls: list[str] = []

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.adapters.batch_pages import iter_service_jobs
 from quotagov.clock import ManualClock
 from quotagov.governance.model.job import FailureKind, SubmissionState
@@ -168,7 +168,7 @@ def test_throttled_for_forty_minutes_every_submission_ends_with_exactly_one_serv
     submission has exactly one service job and none stays QUEUED."""
     start = stack.clock.now()
     throttled = ThrottledUntil(batch, stack.clock, until=start + 2400)
-    wiring.services().set("batch", throttled)
+    composition.provide(batch=throttled)
     _send_submissions(stack, 12)
 
     _run(stack, until=start + 6 * 3600)
@@ -193,7 +193,7 @@ def test_throttled_for_good_every_submission_ends_failed_with_its_reason(
 ) -> None:
     """Batch never answers: after 3 re-queues each record is FAILED, saying why; no job."""
     start = stack.clock.now()
-    wiring.services().set("batch", ThrottledUntil(batch, stack.clock, until=start + 10**9))
+    composition.provide(batch=ThrottledUntil(batch, stack.clock, until=start + 10**9))
     _send_submissions(stack, 6)
 
     _run(stack, until=start + 6 * 3600)
@@ -322,7 +322,9 @@ def test_a_late_worker_success_after_the_stale_failure_wins(stack: Stack, batch:
     response = batch.submit_service_job(
         **to_batch.service_job_request(record_before, stack.settings.job_queue)
     )
-    after = to_batch.mark_submitted(record_before, wiring.services().submission(), response)
+    after = to_batch.mark_submitted(
+        record_before, composition.current(composition.SubmitWorker).submission, response
+    )
 
     assert after.state is SubmissionState.SUBMITTED
     assert after.batchJobId == response["jobId"]
@@ -352,7 +354,7 @@ def test_failing_aws_calls_leave_the_record_exactly_as_it_was(stack: Stack, batc
     stack.clock.advance(DEFAULT_STALE_AFTER_SECONDS)
     before_fresh = stack.jobs.get(fresh)
     real = stack.settings.submission_queue_url
-    wiring.services().set("submission_queue", _RefusingQueue())
+    composition.provide(submission_queue=_RefusingQueue())
     result = reconcile()
     assert fresh in result["deferred"]
     assert stack.jobs.get(fresh) == before_fresh
@@ -395,13 +397,14 @@ def _owner_notice_queue(stack: Stack, *, create: bool = True) -> str:
     """Point the reconciler at an owner notice queue (created, or missing); its URL."""
     import dataclasses
 
-    name = "quotagov-owner-notices"
+    name = "quotagov-owner-notices" if create else "quotagov-owner-notices-missing"
     account = stack.queue_url.rstrip("/").rsplit("/", 2)[1]
     url = f"https://sqs.eu-west-1.amazonaws.com/{account}/{name}"
     if create:
         assert stack.sqs.create_queue(QueueName=name)["QueueUrl"] == url
-    services = wiring.services()
-    services.settings = dataclasses.replace(services.settings, owner_notice_queue_url=url)
+    given = composition.injected_settings()
+    assert given is not None
+    composition.provide(settings=dataclasses.replace(given, owner_notice_queue_url=url))
     return url
 
 

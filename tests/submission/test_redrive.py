@@ -14,7 +14,7 @@ from typing import Any
 import boto3
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.governance.model.job import SubmissionState
 from quotagov.governance.submission import submission_id_for
 from quotagov_tools.cli import main
@@ -111,11 +111,6 @@ def _empty(stack: Stack, url: str) -> None:
             stack.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
 
 
-def _rewire(stack: Stack, batch: Any) -> None:
-    """The CLI wired its own services; give the worker the test's again."""
-    wiring.override(stack.settings, clock=stack.clock, audit=stack.audit, batch=batch)
-
-
 def test_redrive_replays_parked_submissions_once_and_audits_each(
     stack: Stack, batch: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -176,7 +171,6 @@ def test_redrive_replays_parked_submissions_once_and_audits_each(
     assert [d["details"]["messageId"] for d in again] == [m_direct]
 
     # The worker finishes the re-queued one: exactly one service job.
-    _rewire(stack, batch)
     drain(stack)
     finished = stack.jobs.get(stuck)
     assert finished is not None and finished.state is SubmissionState.SUBMITTED
@@ -275,7 +269,7 @@ def test_an_audit_failure_leaves_the_message_parked_for_the_next_run(
             clock=stack.clock,
             job_queue=stack.settings.job_queue,
             jobs=stack.jobs,
-            queue=wiring.services().submission_queue,
+            queue=composition.current(composition.JobsApi).submission_queue,
         )
 
     with pytest.raises(ConnectionError):

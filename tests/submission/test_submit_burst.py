@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from quotagov import wiring
+from quotagov import composition
 from quotagov.clock import ManualClock
 from quotagov.governance.pacing import SUBMIT_CALLS_PER_SECOND, Pacer
 from support.principals import ALICE, BOB
@@ -53,7 +53,7 @@ def test_burst_of_300_ends_as_300_service_jobs_and_an_empty_dlq(stack: Stack, ba
     rate = SUBMIT_CALLS_PER_SECOND
     batch.throttle_above(5.0, burst=5, operations=["SubmitServiceJob"])
     pacer = RecordingPacer(rate, stack.clock)
-    wiring.services().set("submit_pacer", pacer)
+    composition.provide(submit_pacer=pacer)
     _send_burst(COUNT)
 
     report = drain(stack)

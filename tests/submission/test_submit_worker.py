@@ -480,16 +480,17 @@ def test_a_failure_is_announced_to_the_owner_notice_queue_once_even_after_a_fail
     delivery after that is answered by Idempotency and sends nothing more."""
     import dataclasses
 
-    from quotagov import wiring
+    from quotagov import composition
     from quotagov.handlers import submit_worker
     from support.lambda_context import LambdaContext
 
     from .sqs_driver import lambda_record
 
-    name = "quotagov-owner-notices"  # created only after the first try: SendMessage fails
+    name = "quotagov-owner-notices-late"  # created only after the first try: SendMessage fails
     url = f"https://sqs.eu-west-1.amazonaws.com/{_account(stack)}/{name}"
-    services = wiring.services()
-    services.settings = dataclasses.replace(services.settings, owner_notice_queue_url=url)
+    given = composition.injected_settings()
+    assert given is not None
+    composition.provide(settings=dataclasses.replace(given, owner_notice_queue_url=url))
     status, reply = post_jobs(_release_job(), FRANK)
     assert status == 202, reply
     _disable_share_in_batch(batch, "reserved")

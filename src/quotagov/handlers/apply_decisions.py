@@ -7,7 +7,7 @@ Slack and escalation API functions' roles may send there; the queue policy says 
 Triggers:
 
 * **SQS** ``ApplyQueue`` (partial batch responses), one hand-off per message
-  (:mod:`quotagov.governance.handoff`):
+  (:mod:`quotagov.governance.apply_messages`):
 
   - ``escalation``: :meth:`Escalations.settle`: an APPROVED escalation is applied
     (``DescribeServiceJob``, then ``UpdateServiceJob`` unless Batch already has the
@@ -15,7 +15,6 @@ Triggers:
     Slack message then shows the outcome.
   - ``disposition``: :func:`settle_disposition`: the successor of an ``applying``
     disposition is submitted and the question message replaced by the decision.
-  - ``audit``: the sender's :class:`ControllerDecision`, appended to the audit chain.
 
   ``escalation`` and ``disposition`` messages go through Powertools Idempotency (key:
   kind, id and, for escalations, the decision round), so a message SQS delivers
@@ -36,7 +35,7 @@ Triggers:
 
   Each queue's records may carry only that queue's kinds (the record's
   ``eventSourceARN`` against ``OWNER_NOTICE_QUEUE_URL``): a notice on the
-  ``ApplyQueue``, or a decision or audit record on the ``OwnerNoticeQueue``, is
+  ``ApplyQueue``, or a decision on the ``OwnerNoticeQueue``, is
   dropped like any unusable message.
 
 * **Schedule** (every 5 minutes, an EventBridge ``Scheduled Event``): APPLY_FAILED
@@ -46,11 +45,8 @@ Triggers:
   metric ``OwnerNoticesRetried`` by ``outcome``), and one that failed every try is
   parked (metric ``OwnerNoticesParked``, alarmed by ``OwnerNoticesParkedAlarm``).
 
-Environment: ``JOBS_TABLE``, ``ESCALATIONS_TABLE``, ``AUDIT_QUEUE_URL`` (decisions go
-on to the audit writer), ``IDEMPOTENCY_TABLE``, ``POLICY_PARAMETER``, ``JOB_QUEUE``,
-``SLACK_SECRET_ARN``, ``APPROVAL_CHANNEL``, ``PLATFORM_CHANNEL``,
-``OWNER_NOTICE_QUEUE_URL`` (to know that queue's records); never ``APPLY_QUEUE_URL``
-(it would hand decisions to itself).
+Environment: :class:`quotagov.composition.ApplyDecisions` (checked against the template);
+never ``APPLY_QUEUE_URL`` (it would hand decisions to itself).
 """
 
 from __future__ import annotations
@@ -65,9 +61,9 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.governance.handoff import (
+from quotagov.composition import ApplyDecisions, current
+from quotagov.governance.apply_messages import (
     APPLY_KINDS,
-    AUDIT,
     ESCALATION,
     NOTICE_KINDS,
     SUBMISSION_FAILED,
@@ -78,7 +74,6 @@ from quotagov.handlers.idempotency import idempotency_config as shared_idempoten
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.sqs_batches import process_batch, queue_arn_matches_url
 from quotagov.handlers.tracing import capture_lambda_handler
-from quotagov.wiring import services
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
@@ -105,19 +100,19 @@ def _settle(work: dict[str, Any]) -> dict[str, Any]:
     """
     from quotagov.governance.dispositions import settle_disposition
 
-    current = services()
+    built = current(ApplyDecisions)
     if work["kind"] == ESCALATION:
-        escalation = current.escalations.settle(work["recordId"])
+        escalation = built.escalations.settle(work["recordId"])
         status = escalation.status.value if escalation is not None else None
     else:
-        outcome = settle_disposition(work["recordId"], current.dispositions)
+        outcome = settle_disposition(work["recordId"], built.dispositions)
         status = str(outcome.status) if outcome is not None else None
     return {"kind": work["kind"], "recordId": work["recordId"], "status": status}
 
 
 def _settle_once(kind: str, record_id: str, round_: str = "") -> dict[str, Any]:
     """:func:`_settle` behind Powertools Idempotency (persistence from wiring)."""
-    store = services().decision_idempotency
+    store = current(ApplyDecisions).decision_idempotency
     settle = _idempotent_settle.get(id(store))
     if settle is None:
         from aws_lambda_powertools.utilities.idempotency import idempotent_function
@@ -144,10 +139,12 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     from quotagov.governance.provenance import APPLY_QUEUE, NOTICE_QUEUE
     from quotagov.handlers.sealed_messages import open_record
 
-    notices_url = services().settings.owner_notice_queue_url
+    notices_url = current(ApplyDecisions).settings.owner_notice_queue_url
     from_notices = queue_arn_matches_url(record.event_source_arn or "", notices_url)
     # an unsealed or forged message raises RefusedMessageError: audited, then parked
-    opened = open_record(record, NOTICE_QUEUE if from_notices else APPLY_QUEUE)
+    opened = open_record(
+        record, NOTICE_QUEUE if from_notices else APPLY_QUEUE, current(ApplyDecisions)
+    )
     body = record.body if opened is None else opened.body
     try:
         message = parse_message(json.loads(body), NOTICE_KINDS if from_notices else APPLY_KINDS)
@@ -160,10 +157,6 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         return {"dropped": str(error)}
     if message.kind == SUBMISSION_FAILED:
         return _tell_owner(message.record_id)
-    if message.kind == AUDIT:
-        assert message.decision is not None
-        services().audit.record_decision(message.decision)
-        return {"kind": AUDIT, "recordId": message.record_id, "status": "recorded"}
     try:
         result = _settle_once(message.kind, message.record_id, message.round)
     except Exception:
@@ -187,10 +180,8 @@ def _tell_owner(submission_id: str) -> dict[str, Any]:
     """The owner DM of a failed submission (once per failure, from the stored record)."""
     from quotagov.governance.submission.failure import tell_owner_of_failure
 
-    current = services()
-    outcome = tell_owner_of_failure(
-        submission_id, jobs=current.jobs, notifier=current.owner_notifier
-    )
+    built = current(ApplyDecisions)
+    outcome = tell_owner_of_failure(submission_id, jobs=built.jobs, notifier=built.owner_notifier)
     logger.info(
         "owner notice handled", extra={"submissionId": submission_id, "outcome": str(outcome)}
     )
@@ -204,7 +195,7 @@ def _retry_owner_notices() -> dict[str, str]:
     A log that cannot be read is logged and left to the next tick (the escalation
     retries above are kept either way)."""
     try:
-        handled = services().owner_notifier.retry_failed()
+        handled = current(ApplyDecisions).owner_notifier.retry_failed()
     except Exception:
         logger.exception("could not retry failed owner notices; the next tick tries again")
         return {}
@@ -235,8 +226,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         ``{"batchItemFailures": []}``, logged
         (:func:`quotagov.handlers.sqs_batches.process_batch`), never an exception.
     """
+    current(ApplyDecisions)  # cold start: a missing setting fails here, before any work
     if _is_schedule(event):
-        retried = services().escalations.retry_failed()
+        retried = current(ApplyDecisions).escalations.retry_failed()
         result = {"retried": {e.escalation_id: e.status.value for e in retried}}
         for escalation in retried:
             emit(

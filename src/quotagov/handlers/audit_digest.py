@@ -29,7 +29,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from quotagov.wiring import services
+from quotagov.composition import AuditDigest, current
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", "quotagov"))
 metrics = Metrics(namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", "quotagov"))
@@ -55,12 +55,13 @@ def _request(event: Any) -> tuple[bool, list[str] | None, str | None]:
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Publish the due digests; returns ``{"digests": [{chain, status, key?, headSeq,
     reason?}]}`` or ``{"status": "rejected", "reason"}`` for a malformed request."""
+    current(AuditDigest)  # cold start: a missing setting fails here, before any work
     force, chains, fault = _request(event)
     if fault is not None:
         logger.error("digest request rejected", extra={"reason": fault})
         metrics.add_metric(name="AuditDigestRequestsRejected", unit=MetricUnit.Count, value=1)
         return {"status": "rejected", "reason": fault}
-    outcomes = services().audit_digests.publish(force=force, only=chains)
+    outcomes = current(AuditDigest).audit_digests.publish(force=force, only=chains)
     answer = []
     published = refused = 0
     for outcome in outcomes:

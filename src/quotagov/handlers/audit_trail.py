@@ -4,7 +4,7 @@ other functions' decisions.
 Two triggers (the audit has one writer, this function):
 
 - an SQS batch from the audit queue (``Records``): each message is a decision record
-  another function handed over (:mod:`quotagov.governance.audit.handover`), appended
+  another function handed over (:mod:`quotagov.governance.audit.queued_decisions`), appended
   once per ``decisionId``; the batch's decisions are appended as one run per chain,
   sealed once (:mod:`quotagov.governance.audit.seals`); a message that fails is
   reported in ``batchItemFailures`` (Powertools ``BatchProcessor``) and comes back,
@@ -47,7 +47,7 @@ envelope + the CloudTrail record model), hand the record to
   asynchronous retries and the rule's retry policy deliver the event again; the
   CloudTrail ``eventID`` makes that harmless.
 
-Dependencies (``quotagov.wiring.services()``): ``audit_chains``, ``audit_versions``,
+Dependencies (``quotagov.wiring.current(Audit)``): ``audit_chains``, ``audit_versions``,
 ``batch``, ``policy``, ``chat`` (optional), ``clock``; settings ``AUDIT_TABLE``,
 ``PLATFORM_CHANNEL``, ``CONTROLLER_PRINCIPALS``, ``AUDIT_SETTLE_SECONDS``.
 """
@@ -65,9 +65,9 @@ from aws_lambda_powertools.utilities.parser import ValidationError, parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.composition import Audit, current
 from quotagov.governance.audit.cloudtrail_calls import CloudTrailApiCall, LambdaInvokeCall
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
-from quotagov.wiring import services
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch import BatchProcessor
@@ -126,7 +126,7 @@ def _invocation(event: dict[str, Any]) -> dict[str, Any]:
     except ValidationError as exc:
         return _reject(_fields(exc))
     try:
-        result = services().audit_trail.record_invocation(call)
+        result = current(Audit).audit_trail.record_invocation(call)
     except ForeignCallError as exc:
         return _foreign(exc)
     except AuditEventError as exc:
@@ -188,7 +188,7 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     store error) fail too and come back.
     """
     from quotagov.governance.audit.decisions import QueuedEntry
-    from quotagov.governance.audit.handover import parse_message
+    from quotagov.governance.audit.queued_decisions import parse_message
     from quotagov.governance.provenance import (
         AUDIT_QUEUE,
         REFUSED_ACTION,
@@ -200,8 +200,8 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
 
     received: list[tuple[str, QueuedEntry]] = []
     refused: set[str] = set()
-    current = services()
-    mac = current.message_mac
+    built = current(Audit)
+    mac = built.message_mac
 
     def parse_one(record: SQSRecord) -> None:
         body, sender, sent_at = record.body, None, None
@@ -234,7 +234,7 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
             extra={"messageId": record.message_id, "reason": reason},
         )
         decision = refusal(
-            job_queue=current.settings.job_queue,
+            job_queue=built.settings.job_queue,
             where=record.event_source_arn or "AuditQueue",
             item_id=record.message_id,
             reason=reason,
@@ -252,7 +252,7 @@ def _decision_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     refusals = sum(1 for _, entry in received if entry.decision.action == REFUSED_ACTION)
     if refusals:
         metrics.add_metric(name="UnauthenticatedMessages", unit=MetricUnit.Count, value=refusals)
-    log = services().audit_log
+    log = current(Audit).decision_log
     conflicts_before = log.conflicts
     outcomes = log.record_decisions([entry for _, entry in received])
     if log.conflicts > conflicts_before:
@@ -304,7 +304,7 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
         else:
             call = parse(event=event, model=call_event)
             change = ParameterChange.from_cloudtrail(cast(ParameterApiCall, call.detail))
-        result = services().policy_parameter_audit.record(change)
+        result = current(Audit).policy_parameter_audit.record(change)
     except ValidationError as exc:
         return _reject(_fields(exc))
     except AuditEventError as exc:
@@ -337,7 +337,7 @@ def _policy_change(event: dict[str, Any]) -> dict[str, Any]:
 
 def _release() -> dict[str, Any]:
     """Write the held CloudTrail calls whose settling window has passed."""
-    written = services().audit_trail.release()
+    written = current(Audit).audit_trail.release()
     # one count per run, 0 included: a run that released nothing still says so
     metrics.add_metric(name="AuditReleased", unit=MetricUnit.Count, value=len(written))
     for result in written:
@@ -369,6 +369,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         ``trigger`` (a Lambda Invoke by the function's trigger: nothing recorded) or
         ``rejected`` (with ``reason``).
     """
+    current(Audit)  # cold start: a missing setting fails here, before any work
     # not at import: cold start (benchmarks/submit_path.py)
     from quotagov.governance.audit.errors import AuditEventError, ForeignCallError
 
@@ -386,7 +387,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return _reject(_fields(exc))
     call = parsed.detail
     try:
-        result = services().audit_trail.record_call(call)
+        result = current(Audit).audit_trail.record_call(call)
     except ForeignCallError as exc:
         return _foreign(exc)
     except AuditEventError as exc:

@@ -33,9 +33,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.composition import EscalationExpiry, current
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
-from quotagov.wiring import services
 
 logger = Logger()
 
@@ -56,7 +56,7 @@ def _tick(event: Any) -> dict[str, str | None]:
 def handler(event: Any, context: LambdaContext) -> dict[str, Any]:
     """Expire overdue requests; returns their ids (any event shape, see the module)."""
     tick = _tick(event)
-    escalations = services().escalations
+    escalations = current(EscalationExpiry).escalations
     expired = escalations.expire_due()
     cards = escalations.retry_card_updates()
     result = {

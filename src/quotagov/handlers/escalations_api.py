@@ -38,12 +38,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
+from quotagov.composition import EscalationsApi, current
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import install_error_handlers, json_response, query_fault_answer
 from quotagov.handlers.escalation_metrics import count_request
 from quotagov.handlers.identity import caller_of
 from quotagov.handlers.tracing import capture_lambda_handler
-from quotagov.wiring import services
 
 logger = Logger()
 app = APIGatewayRestResolver(enable_validation=True)
@@ -151,7 +151,7 @@ def create_escalation(
     request = EscalationRequest(
         job_id=jobId, level=body.level, reason=body.reason, requester=principal
     )
-    escalation = services().escalations.request(request)
+    escalation = current(EscalationsApi).escalations.request(request)
     count_request(escalation)
     logger.info(
         "escalation accepted",
@@ -170,6 +170,7 @@ def create_escalation(
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point (API Gateway REST proxy event; query parameters that are not
     text get a 400 first, :func:`~quotagov.handlers.api_errors.query_fault_answer`)."""
+    current(EscalationsApi)  # cold start: a missing setting fails here, before any work
     refused = query_fault_answer(event)
     if refused is not None:
         return refused

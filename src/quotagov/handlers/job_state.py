@@ -47,10 +47,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.composition import JobState, current
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.sqs_batches import is_sqs_batch, process_batch
 from quotagov.handlers.tracing import capture_lambda_handler
-from quotagov.wiring import services
 
 if TYPE_CHECKING:
     from quotagov.governance.job_state.updates import JobStateDeps, JobStateResult
@@ -64,7 +64,7 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 def job_state_deps() -> JobStateDeps:
     """This process's job-state dependencies (:attr:`quotagov.wiring.Services.job_state`)."""
-    return services().job_state
+    return current(JobState).job_state
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -76,6 +76,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         For SQS: ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``.
         For one event: ``{"outcome": tracked|unchanged|foreign|malformed, ...}``.
     """
+    current(JobState)  # cold start: a missing setting fails here, before any work
     if is_sqs_batch(event):
         return process_batch(event, _record_handler, processor, context)
     return process_event(event, in_batch=False)

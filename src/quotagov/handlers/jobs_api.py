@@ -19,6 +19,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 
+from quotagov.composition import JobsApi, current
 from quotagov.handlers.api_errors import install_error_handlers, query_fault_answer
 from quotagov.handlers.routes import jobs_disposition, jobs_get, jobs_list, jobs_submit
 
@@ -36,6 +37,7 @@ for _module in ROUTE_MODULES:
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point: resolve the REST event with :data:`app` (a 400 first for query
     parameters that are not text: :func:`~quotagov.handlers.api_errors.query_fault_answer`)."""
+    current(JobsApi)  # cold start: a missing setting fails here, before any work
     refused = query_fault_answer(event)
     if refused is not None:
         return refused

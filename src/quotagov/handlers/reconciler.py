@@ -27,7 +27,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent
 
-from quotagov.wiring import services
+from quotagov.composition import Reconciler, current
 
 logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "quotagov")
@@ -49,7 +49,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     from quotagov.governance.submission.reconcile import reconcile_stale_submissions
 
     scheduled = EventBridgeEvent(event) if isinstance(event, dict) else None
-    report = reconcile_stale_submissions(services().reconcile).to_dict()
+    report = reconcile_stale_submissions(current(Reconciler).reconcile).to_dict()
     for key, name in _METRICS.items():
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=len(report[key]))
     logger.info(

@@ -23,7 +23,7 @@ from quotagov.governance.provenance import (
     open_message,
     refusal,
 )
-from quotagov.wiring import services
+from quotagov.wiring import Services
 
 logger = Logger(child=True)
 
@@ -32,7 +32,7 @@ class RefusedMessageError(Exception):
     """The message was refused (no valid proof); it fails so that SQS parks it."""
 
 
-def open_record(record: SQSRecord, purpose: str) -> Opened | None:
+def open_record(record: SQSRecord, purpose: str, deps: Services) -> Opened | None:
     """The verified message of ``record`` (one KMS ``VerifyMac``); None when this
     function has no message key (tests without KMS: the body is then read as is).
 
@@ -41,7 +41,7 @@ def open_record(record: SQSRecord, purpose: str) -> Opened | None:
         AuditQueueError: the refusal could not be queued for the audit (retried).
         botocore.exceptions.ClientError: KMS could not be asked (retried).
     """
-    current = services()
+    current = deps
     mac = current.message_mac
     if mac is None:
         return None

@@ -54,11 +54,11 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from quotagov.composition import SlackInteractions, current
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import invalid_request
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.tracing import capture_lambda_handler
-from quotagov.wiring import services
 
 if TYPE_CHECKING:
     from quotagov.governance.slack.interactions import ActionReply, BlockAction
@@ -159,7 +159,7 @@ def escalation_action(action: BlockAction) -> ActionReply:
     if unusable is not None:
         return ActionReply(unusable)
     escalation_id, shown_round = parse_button_value(action.value)
-    result = services().escalations.decide(
+    result = current(SlackInteractions).escalations.decide(
         escalation_id,
         approve=action.action_id == APPROVE_ACTION,
         user_id=action.user_id,
@@ -205,7 +205,7 @@ def disposition_action(action: BlockAction) -> ActionReply:
             action.value,
             action.action_id,
             action.user_id,
-            deps=services().dispositions,
+            deps=current(SlackInteractions).dispositions,
             source="slack",
         )
     except DispositionError as error:
@@ -269,9 +269,9 @@ def interactions() -> Response[str]:
         verify_slack_request,
     )
 
-    current = services()
+    built = current(SlackInteractions)
     raw = router.current_event.raw_event
-    body = verify_slack_request(raw, current.slack_signing_secret, current.clock)
+    body = verify_slack_request(raw, built.slack_signing_secret, built.clock)
     if body is None:
         fault = timestamp_fault(raw)
         logger.warning(
@@ -281,7 +281,7 @@ def interactions() -> Response[str]:
         if fault is not None:
             return _text(401, f"invalid Slack request signature: {fault}")
         return _text(401, "invalid Slack request signature")
-    replays = current.slack_replays
+    replays = built.slack_replays
     signature = request_headers(raw).get("x-slack-signature", "")
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -319,7 +319,7 @@ def record_clicks(actions: list[BlockAction]) -> None:
     from quotagov.governance.slack.interactions import handler_for
 
     _register_actions()
-    current = services()
+    built = current(SlackInteractions)
     for action in actions:
         action_handler = handler_for(action.action_id)
         if action_handler is None:
@@ -328,7 +328,7 @@ def record_clicks(actions: list[BlockAction]) -> None:
         reply = action_handler(action)
         if reply.notice and action.response_url:
             try:
-                current.slack_responder(action.response_url, reply.notice)
+                built.slack_responder(action.response_url, reply.notice)
             except ChatError as error:
                 logger.warning("could not answer the clicker", extra={"error": error.error})
 
@@ -351,4 +351,5 @@ def resolver_for(event: dict[str, Any]) -> ApiGatewayResolver:
 @capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point: REST (v1), HTTP API (v2) or function URL event."""
+    current(SlackInteractions)  # cold start: a missing setting fails here, before any work
     return resolver_for(event).resolve(event, context)

@@ -48,10 +48,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from quotagov.composition import SubmitWorker, current
 from quotagov.handlers.idempotency import idempotency_config as shared_idempotency_config
 from quotagov.handlers.metrics import emit
 from quotagov.handlers.sqs_batches import process_batch
-from quotagov.wiring import services
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
@@ -117,7 +117,7 @@ def _submit(work: dict[str, Any]) -> dict[str, Any]:
     from quotagov.governance.submission import is_enqueue_failure, submit_to_batch
 
     record = submit_to_batch(
-        work["submissionId"], services().submission(batch=True), recheck=bool(work.get("recheck"))
+        work["submissionId"], current(SubmitWorker).submission, recheck=bool(work.get("recheck"))
     )
     outcome = {
         "submissionId": record.pk,
@@ -136,7 +136,7 @@ def _submit_once(submission_id: str, recheck: bool) -> dict[str, Any]:
     """:func:`_submit` behind Powertools Idempotency (persistence from wiring)."""
     from aws_lambda_powertools.utilities.idempotency import idempotent_function
 
-    store = services().idempotency
+    store = current(SubmitWorker).idempotency
     submit = _idempotent_submit.get(id(store))
     if submit is None:
         submit = idempotent_function(
@@ -167,7 +167,8 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     from quotagov.handlers.sealed_messages import open_record
     from quotagov.handlers.submission_messages import parse_message
 
-    opened = open_record(record, SUBMISSION_QUEUE)  # RefusedMessageError: parked
+    # RefusedMessageError: parked
+    opened = open_record(record, SUBMISSION_QUEUE, current(SubmitWorker))
     body = record.body if opened is None else opened.body
     message = parse_message(body, record.raw_event.get("messageAttributes") or {})
     if message.submission_id is None:
@@ -182,7 +183,7 @@ def _refuse(record: SQSRecord, message: ParsedMessage, reasons: list[str]) -> di
     stored = record_unusable_message(
         record.message_id,
         reasons,
-        services().submission(),
+        current(SubmitWorker).submission,
         claimed_principal=message.claimed_principal,
         fields=message.fields,
     )
@@ -266,6 +267,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     An empty batch (or no batch) returns no failures (:mod:`quotagov.handlers.sqs_batches`).
     """
+    current(SubmitWorker)  # cold start: a missing setting fails here, before any work
     idempotency_config().register_lambda_context(context)
     _Invocation.throttled = False
     return process_batch(event, record_handler, processor, context)

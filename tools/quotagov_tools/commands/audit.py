@@ -34,7 +34,7 @@ from collections.abc import Callable
 from botocore.exceptions import BotoCoreError, ClientError
 
 from quotagov.governance.audit.review import describe_record, history, parse_time, verify
-from quotagov.wiring import services
+from quotagov.wiring import Services
 from quotagov_tools.commands.environment import options_as_environment
 
 
@@ -149,7 +149,7 @@ def run_verify(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"quotagov audit verify: {exc}", file=sys.stderr)
         return 2
-    built = services()
+    built = Services()
     digests = built.audit_digest_source()
     sealer = built.audit_sealer
     reports = verify(built.audit_chains, args.queue, anchors, digests=digests, sealer=sealer)
@@ -207,7 +207,7 @@ def run_show(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"quotagov audit show: {exc}", file=sys.stderr)
         return 2
-    store = services().audit_chains
+    store = Services().audit_chains
     count = 0
     for record in history(store, share=args.share, since=since, chains=args.queue):
         print(describe_record(record))

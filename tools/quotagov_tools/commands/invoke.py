@@ -173,9 +173,10 @@ def _seal(runtime: Any, function: str, event: Any) -> Any:
     import functools
 
     from quotagov.governance.provenance import seal_message
-    from quotagov.wiring import services
+    from quotagov.settings import Settings
+    from quotagov.wiring import Services
 
-    mac = services().message_mac
+    mac = Services(Settings.from_env(runtime.environments[function])).message_mac
     if mac is None:
         raise SealError("the stack has no message key (MESSAGE_KEY): nothing to seal with")
     seal = functools.partial(seal_message, mac)

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
                 submission_queue_url=targets.submission_queue_url,
                 job_queue=targets.job_queue,
             )
-            services = wiring.override(settings)
+            services = wiring.Services(settings)
             sqs = boto3.client("sqs", region_name=args.region)
             deps = RedriveDeps(
                 parked=SqsParkedQueue(targets.parked_url, sqs, targets.submission_queue_url),

@@ -185,14 +185,27 @@ class Invoker:
         """The handler's answer, with the function's environment and caller in place."""
         handler = self.handler_for(function)
         spec = self.functions[function]
-        self.environment.set(self.environments[function])
-        os.environ["AWS_LAMBDA_FUNCTION_NAME"] = function
+        self.use_environment(function)
         self._running.append(function)
         try:
             with self.acting_as(function_principal(function)):
                 return handler(event, LambdaContext(function, spec.timeout_seconds, spec.memory_mb))
         finally:
             self._running.pop()
+
+    def use_environment(self, function: str) -> None:
+        """Make ``os.environ`` hold exactly ``function``'s variables: its environment,
+        ``AWS_LAMBDA_FUNCTION_NAME``, and every other quotagov setting blanked (as in
+        Lambda, where a function sees no other function's variables).
+
+        Raises:
+            KeyError: no such function.
+        """
+        from quotagov.settings import Settings
+
+        environment = self.environments[function]
+        self.environment.set({**dict.fromkeys(Settings.variables(), ""), **environment})
+        os.environ["AWS_LAMBDA_FUNCTION_NAME"] = function
 
     def current_function(self) -> str | None:
         """The logical id of the function whose handler is running now, None between

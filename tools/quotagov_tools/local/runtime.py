@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import quotagov
-from quotagov import wiring
+from quotagov import composition
 from quotagov.clock import ManualClock
 from quotagov.governance.audit.review import ChainReport
 from quotagov.settings import Settings
@@ -176,7 +176,6 @@ class LocalRuntime:
         self.slack: Any = None
         self.batch: Any = None
         self.recording_batch: Any = None
-        self._settings: Settings | None = None
         #: Every AWS call each function's code made, by IAM action (:mod:`.actions`).
         self.action_log = ActionLog(self._invoker.current_function)
         self.policy_text = self.options.policy.read_text(encoding="utf-8")
@@ -261,7 +260,6 @@ class LocalRuntime:
             self._provision()
             if self.options.simulated_batch:
                 self._build_batch()
-            self._settings = Settings.from_env()
             self._wire()
         except BaseException:
             self.stop()  # leave no moto patch, thread or environment change behind
@@ -282,7 +280,7 @@ class LocalRuntime:
             botocore.endpoint.time = self._saved_endpoint_time  # type: ignore[attr-defined]
             self._saved_endpoint_time = None
         self._environment.restore()
-        wiring.reset()
+        composition.reset()
         if self._guarded:
             from quotagov_tools.local.loopback import LoopbackGuard
 
@@ -313,13 +311,11 @@ class LocalRuntime:
         }
         environments = function_environments(self.stack, functions, local_env, self.job_queue)
         self._invoker.load(functions, environments)
-        # Every quotagov setting the stack does not define is blanked, so a variable in
-        # the caller's environment (e.g. AUDIT_DIGEST_PUBLIC_KEY left by an in-process
-        # `audit verify --public-key`) cannot point this stack at another's resources.
-        union: dict[str, str] = dict.fromkeys(Settings.variables(), "")
-        for env in environments.values():
-            union.update(env)
-        self._environment.set(union)
+        # Every quotagov setting is blanked outside the invocations, which set exactly
+        # their function's variables (Invoker): a variable in the caller's environment
+        # (e.g. AUDIT_DIGEST_PUBLIC_KEY left by an in-process `audit verify
+        # --public-key`) cannot point this stack at another's resources.
+        self._environment.set(dict.fromkeys(Settings.variables(), ""))
         self.routes = self.stack.api_routes()
         self._deliveries.connect(self.stack, LocalEventBus(self.stack.rule_triggers()))
 
@@ -343,9 +339,10 @@ class LocalRuntime:
         self.recording_batch = recording
 
     def _wire(self) -> None:
-        """Fresh dependencies for every function (the settings read at start), with the
-        runtime's clock and, when simulated, its Batch (calls recorded in
-        :attr:`action_log`)."""
+        """Fresh compositions for every function (:mod:`quotagov.composition`), each built
+        at its function's first invocation from exactly that function's environment,
+        with the runtime's clock and, when simulated, its Batch (calls recorded in
+        :attr:`action_log`) injected."""
         values: dict[str, Any] = {"clock": self.clock}
         if self.recording_batch is not None:
             batch: Any = ActionRecordingBatch(self.recording_batch, self.action_log)
@@ -354,7 +351,18 @@ class LocalRuntime:
                     batch, self.batch, self.options.faults, self._invoker.current_function
                 )
             values["batch"] = batch
-        wiring.override(self._settings, **values)
+        composition.inject(None, **values)
+
+    def composition_of(self, function: str) -> composition.Composition:
+        """``function``'s composition as its handler sees it (built, if not yet, from
+        exactly its environment), for reading the stack as an operator would.
+
+        Raises:
+            KeyError: no such function.
+        """
+        with self._lock:
+            self._invoker.use_environment(function)
+            return composition.current(composition.COMPOSITIONS[function])
 
     def _watch_boto3_calls(self) -> None:
         """Record the functions' boto3 calls in :attr:`action_log`: moto gives every
@@ -387,7 +395,7 @@ class LocalRuntime:
         if self._mock is None:
             raise RuntimeError("the local runtime is not started")
         with self._lock:
-            self._wire()
+            composition.cold_start()
 
     # -- invoking handlers -------------------------------------------------------------
 
@@ -588,27 +596,28 @@ class LocalRuntime:
 
     def stored_escalation(self, escalation_id: str) -> dict[str, Any]:
         """The escalation as stored in ``EscalationsTable`` (the API shape), ``{}`` if absent."""
+        built = self.composition_of("EscalationsApiFunction")
         with self._lock:
-            self._environment.set(self.environments["EscalationsApiFunction"])
-            return reads.stored_escalation(wiring.services().escalations_table, escalation_id)
+            return reads.stored_escalation(built.escalations_table, escalation_id)
 
     def audit_records(self) -> list[dict[str, Any]]:
         """Every record of every audit hash chain, chain by chain in ``seq`` order."""
+        built = self.composition_of("AuditFunction")
         with self._lock:
-            return reads.audit_records(wiring.services().audit_chains)
+            return reads.audit_records(built.audit_chains)
 
     def notifications(self) -> list[dict[str, Any]]:
         """Every owner notification in the notification log, oldest first
         (:func:`quotagov_tools.local.reads.notifications`)."""
+        built = self.composition_of("JobStateFunction")
         with self._lock:
-            self._environment.set(self.environments["JobStateFunction"])
-            return reads.notifications(wiring.services().notification_log)
+            return reads.notifications(built.notification_log)
 
     def audit_reports(self) -> list[ChainReport]:
         """``quotagov audit verify``: each chain's report (links, dedup markers, seals
         with the moto KMS HMAC key, every signed digest in the moto Object Lock bucket)."""
+        built = self.composition_of("AuditDigestFunction")
         with self._lock:
-            built = wiring.services()
             return reads.audit_reports(
                 built.audit_chains, built.audit_digest_source(), built.audit_sealer
             )

@@ -1,7 +1,7 @@
 """Use case: append the controller's own decisions to the audit chain of their job queue.
 
 This is the :class:`~quotagov.governance.ports.AuditSink` other use cases call
-(``services().audit.record_decision(ControllerDecision(...))``). A decision is
+(``deps.audit.record_decision(ControllerDecision(...))``). A decision is
 stored once per ``decision_id``, as a record::
 
     {recordType: "Decision", kind: "DECISION", time, recordedAt, decisionId,

@@ -34,7 +34,7 @@ Modules, one concern each:
 
 Example::
 
-    outcome = decide_disposition("sub-1", "resubmit", "U0FRANK", deps=services().dispositions)
+    outcome = decide_disposition("sub-1", "resubmit", "U0FRANK", deps=current(JobsApi).dispositions)
     outcome.status  # DispositionStatus.APPLIED
 """
 

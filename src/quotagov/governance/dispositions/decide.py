@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from quotagov.governance.apply_messages import disposition_message
 from quotagov.governance.dispositions import notify, steps
 from quotagov.governance.dispositions.deps import DispositionDeps
 from quotagov.governance.dispositions.errors import (
@@ -24,7 +25,6 @@ from quotagov.governance.dispositions.record import (
     DispositionStatus,
 )
 from quotagov.governance.dispositions.rules import authorize, decided
-from quotagov.governance.handoff import disposition_message
 from quotagov.governance.model.job import JobRecord
 from quotagov.governance.ports.handoff import HandoffError
 from quotagov.governance.slack.dispositions import ACTION_ID_PREFIX
@@ -57,7 +57,7 @@ def decide_disposition(
             the submitter, members of the job's team (principal or Slack id), and the
             team's and the share's approvers
             (:func:`quotagov.governance.access.may_decide_disposition`).
-        deps: dependencies (the composition root's ``services().dispositions``).
+        deps: dependencies (a function's ``dispositions``, :mod:`quotagov.composition`).
         source: ``api`` or ``slack`` (recorded in the audit log).
 
     Raises:
@@ -167,7 +167,7 @@ def settle_disposition(job_id: str, deps: DispositionDeps) -> DispositionOutcome
 
     Args:
         job_id: the submission id of the job whose disposition was decided.
-        deps: dependencies with Batch and Slack (``services().dispositions``).
+        deps: dependencies with Batch and Slack (``ApplyDecisions.dispositions``).
 
     Returns:
         The outcome, or None when the job or its disposition does not exist (a stale

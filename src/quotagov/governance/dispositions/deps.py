@@ -1,5 +1,5 @@
 """What the disposition use cases talk to (built by the composition root,
-``services().dispositions``)."""
+``dispositions`` of a function's composition, :mod:`quotagov.composition`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class DispositionDeps:
         store: the job records (``JobsTable``).
         batch: ``TerminateServiceJob`` (thrash guard) and, by default, ``SubmitServiceJob``.
         policy: the governance policy.
-        audit: the audit log (``NullAuditSink`` without an audit table).
+        audit: the audit log (the audit queue when deployed).
         clock: epoch seconds.
         chat: Slack; None = no message is posted (the decision stays on the API).
         job_queue: the governed job queue (ARN), used for successors and audit.

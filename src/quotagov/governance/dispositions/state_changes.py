@@ -44,7 +44,7 @@ def on_job_state(
     Args:
         job: the job's record (with its ``disposition``, if any).
         tracking: the job's tracked state after the event.
-        deps: dependencies (the composition root's ``services().dispositions``).
+        deps: dependencies (a function's ``dispositions``, :mod:`quotagov.composition`).
 
     Returns:
         The disposition after this call, or None when the job needs none.

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from quotagov.governance.apply_messages import escalation_message
 from quotagov.governance.escalations.authority import approval_refusal, batch_job_refusal
 from quotagov.governance.escalations.context import EscalationDeps
 from quotagov.governance.escalations.errors import (
@@ -33,7 +34,6 @@ from quotagov.governance.escalations.errors import (
 )
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.proof import prove, unproven
-from quotagov.governance.handoff import escalation_message
 from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.notifications import priority_changed
 from quotagov.governance.ports import BatchError

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from quotagov.governance.apply_messages import escalation_message
 from quotagov.governance.escalations.applying import apply_approved, refuse_apply
 from quotagov.governance.escalations.authority import approval_refusal, decider_refusal
 from quotagov.governance.escalations.context import EscalationDeps
@@ -41,7 +42,6 @@ from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.escalations.preview_check import recheck_before_apply
 from quotagov.governance.escalations.proof import prove, unproven
-from quotagov.governance.handoff import escalation_message
 from quotagov.governance.model.escalation import Escalation, EscalationStatus
 from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR

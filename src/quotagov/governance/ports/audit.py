@@ -58,7 +58,8 @@ class AuditSink(Protocol):
 
 
 class NullAuditSink:
-    """An :class:`AuditSink` that keeps decisions in memory (for wiring without an audit table)."""
+    """An :class:`AuditSink` that keeps decisions in memory (a test double; no function
+    is composed with it: each sends its decisions to the audit queue)."""
 
     def __init__(self) -> None:
         self.decisions: list[ControllerDecision] = []

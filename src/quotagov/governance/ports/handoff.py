@@ -3,7 +3,7 @@ decision to the apply function, which alone acts on Batch (``docs/design.md``, "
 
 Adapter: ``quotagov.adapters.sqs_queue.SqsDecisionHandoff`` (the ``ApplyQueue``; only
 the Slack and escalation functions' roles may send to it, the queue policy says so).
-Message shapes: :mod:`quotagov.governance.handoff`.
+Message shapes: :mod:`quotagov.governance.apply_messages`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class DecisionHandoff(Protocol):
     """Sends one JSON-ready message to the apply function."""
 
     def send(self, message: Mapping[str, Any]) -> None:
-        """Send ``message`` (a JSON object, see :mod:`quotagov.governance.handoff`).
+        """Send ``message`` (a JSON object, see :mod:`quotagov.governance.apply_messages`).
 
         Raises:
             HandoffError: the message was not accepted.

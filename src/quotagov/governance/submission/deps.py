@@ -49,7 +49,7 @@ def is_enqueue_failure(record: JobRecord) -> bool:
 
 @dataclass
 class SubmissionDeps:
-    """What the submission use cases use (built from ``quotagov.wiring.services()``).
+    """What the submission use cases use (built by ``quotagov.composition``).
 
     Attributes:
         policy: the current governance policy.

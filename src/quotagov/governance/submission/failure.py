@@ -4,7 +4,7 @@ Two functions fail submissions after the API accepted them: the submit worker (B
 refused ``SubmitServiceJob``, the policy changed since, the stored request is no longer
 usable) and the reconciler (still ``QUEUED`` after every re-queue). Neither holds the
 Slack secret (least privilege, ``docs/design.md``, "Trust model"), so each hands a notice
-(:func:`quotagov.governance.handoff.submission_failed_message`) to the
+(:func:`quotagov.governance.apply_messages.submission_failed_message`) to the
 ``OwnerNoticeQueue``; ``ApplyDecisionsFunction``, which holds the secret, reads it and
 tells the owner (:func:`tell_owner_of_failure`). Without a notice queue (a process that
 has Slack itself, tests) :func:`announce_failure` calls the notifier directly.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from quotagov.governance.handoff import submission_failed_message
+from quotagov.governance.apply_messages import submission_failed_message
 from quotagov.governance.model.job import JobRecord, SubmissionState
 from quotagov.governance.notifications import OwnerEvent, OwnerNotifier, refused
 from quotagov.governance.ports import JobsRepository

@@ -70,7 +70,7 @@ DEFAULT_LIMIT = 200
 
 @dataclass
 class ReconcileDeps:
-    """What the reconciler uses (``quotagov.wiring.Services.reconcile``).
+    """What the reconciler uses (``quotagov.composition.Reconciler.reconcile``).
 
     Attributes:
         jobs: the job records (needs ``in_state_since`` and ``update``).

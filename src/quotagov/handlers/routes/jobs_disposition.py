@@ -27,10 +27,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict
 
+from quotagov.composition import JobsApi, current
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
-from quotagov.wiring import services
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -89,7 +89,7 @@ def post_disposition(
 
     principal = caller_of(router.current_event.raw_event)
     outcome = decide_disposition(
-        jobId, decision.choice, principal, deps=services().dispositions, source="api"
+        jobId, decision.choice, principal, deps=current(JobsApi).dispositions, source="api"
     )
     if outcome.error:
         return json_response(

@@ -16,10 +16,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from quotagov.composition import JobsApi, current
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
-from quotagov.wiring import services
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -56,7 +56,7 @@ def get_job(
     from quotagov.governance.jobs.view import show_job
 
     caller = caller_of(router.current_event.raw_event)
-    svc = services()
+    svc = current(JobsApi)
     view = show_job(
         jobId,
         caller,

@@ -13,10 +13,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from quotagov.composition import JobsApi, current
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
-from quotagov.wiring import services
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -58,7 +58,7 @@ def list_jobs(
     from quotagov.governance.jobs.listing import list_jobs as list_use_case
 
     caller = caller_of(router.current_event.raw_event)
-    svc = services()
+    svc = current(JobsApi)
     page = list_use_case(
         caller,
         team=team,

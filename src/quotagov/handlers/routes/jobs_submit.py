@@ -38,12 +38,12 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.metrics import MetricUnit
 
+from quotagov.composition import JobsApi, current
 from quotagov.governance.submission.request import SubmissionRequest
 from quotagov.handlers import api_contract
 from quotagov.handlers.api_errors import json_response
 from quotagov.handlers.identity import caller_of
 from quotagov.handlers.metrics import emit
-from quotagov.wiring import services
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -106,7 +106,7 @@ def submit_job(submission: Annotated[SubmissionRequest, Body()]) -> Response[str
 
     principal = caller_of(router.current_event.raw_event)
     check_submission(submission)
-    record = receive_submission(submission, principal, services().submission(queue=True)).record
+    record = receive_submission(submission, principal, current(JobsApi).submission).record
     if record.state in (SubmissionState.REFUSED, SubmissionState.FAILED):
         emit("SubmissionsRefusedByPolicy", MetricUnit.Count, 1, team=record.team)
         return json_response(

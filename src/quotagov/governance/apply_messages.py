@@ -2,7 +2,7 @@
 
 The Slack function (internet-facing, no Batch mutations, no audit-table write) records
 a decision with its conditional write and hands the rest over through a
-:class:`~quotagov.governance.ports.handoff.DecisionHandoff`. Three kinds of message,
+:class:`~quotagov.governance.ports.handoff.DecisionHandoff`. Two kinds of message,
 each a JSON object with ``kind``:
 
 * ``{"kind": "escalation", "escalationId": "esc-...", "round": 1700000000.0}``: an
@@ -12,11 +12,7 @@ each a JSON object with ``kind``:
 * ``{"kind": "disposition", "jobId": "<submission id>"}``: the owner chose a
   disposition; the apply function submits the successor (if any) and updates the
   question message.
-* ``{"kind": "audit", "decision": {...}}``: a :class:`ControllerDecision` of the
-  sending function, appended to the audit chain by the apply function
-  (:class:`HandoffAuditSink`), so that the sender needs no audit-table write.
-
-Those three travel on the ``ApplyQueue`` (:data:`APPLY_KINDS`). One more travels on
+Those two travel on the ``ApplyQueue`` (:data:`APPLY_KINDS`). One more travels on
 the ``OwnerNoticeQueue`` (:data:`NOTICE_KINDS`), whose only senders are the submit
 worker and the reconciler, which fail submissions but hold no Slack secret:
 
@@ -25,11 +21,12 @@ worker and the reconciler, which fail submissions but hold no Slack secret:
   (:func:`quotagov.governance.submission.failure.tell_owner_of_failure`).
 
 The apply function accepts from each queue only that queue's kinds, so neither sender
-group can hand the apply function the other's work.
+group can hand the apply function the other's work. Decisions for the audit log do not
+travel here: every function sends them to the one writer on the audit queue
+(:mod:`quotagov.governance.audit.queued_decisions`).
 
 Every message is safe to process twice: the apply steps are conditional writes on the
-record's status, the audit append is idempotent on ``decision_id`` and an owner is
-told of a failure once (the notification log's claim).
+record's status and an owner is told of a failure once (the notification log's claim).
 """
 
 from __future__ import annotations
@@ -38,15 +35,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quotagov.governance.ports.audit import ControllerDecision
-from quotagov.governance.ports.handoff import DecisionHandoff
-
 ESCALATION = "escalation"
 DISPOSITION = "disposition"
-AUDIT = "audit"
 SUBMISSION_FAILED = "submission-failed"
 #: The kinds of the ``ApplyQueue`` (the Slack and escalation API functions send them).
-APPLY_KINDS = (ESCALATION, DISPOSITION, AUDIT)
+APPLY_KINDS = (ESCALATION, DISPOSITION)
 #: The kinds of the ``OwnerNoticeQueue`` (the submit worker and the reconciler).
 NOTICE_KINDS = (SUBMISSION_FAILED,)
 
@@ -80,28 +73,13 @@ def submission_failed_message(submission_id: str) -> dict[str, Any]:
     return {"kind": SUBMISSION_FAILED, "submissionId": submission_id}
 
 
-def audit_message(decision: ControllerDecision) -> dict[str, Any]:
-    """The hand-off of an audit record (``details`` must be JSON-ready)."""
-    return {
-        "kind": AUDIT,
-        "decision": {
-            "action": decision.action,
-            "actor": decision.actor,
-            "jobQueue": decision.job_queue,
-            "resource": decision.resource,
-            "decisionId": decision.decision_id,
-            "details": dict(decision.details),
-        },
-    }
-
-
 @dataclass(frozen=True)
 class HandoffMessage:
-    """A parsed hand-off message: ``kind`` and the one id or decision it carries."""
+    """A parsed hand-off message: ``kind`` and the one id it carries (``round``: the
+    decision round of an escalation, ``repr`` of epoch seconds, or empty)."""
 
     kind: str
     record_id: str = ""
-    decision: ControllerDecision | None = None
     round: str = ""
 
 
@@ -122,7 +100,7 @@ def parse_message(data: Any, kinds: tuple[str, ...] = APPLY_KINDS) -> HandoffMes
 
     Raises:
         HandoffMessageError: naming the field and the fault (not an object, a ``kind``
-            not in ``kinds``, missing id, a ``decision`` without its fields).
+            not in ``kinds``, a missing id).
     """
     if not isinstance(data, Mapping):
         raise HandoffMessageError("(body): must be a JSON object")
@@ -137,41 +115,4 @@ def parse_message(data: Any, kinds: tuple[str, ...] = APPLY_KINDS) -> HandoffMes
             raise HandoffMessageError("round: must be a number (epoch seconds)")
         round_ = "" if given is None else repr(float(given))
         return HandoffMessage(kind, _text(data, "escalationId", ""), round=round_)
-    if kind == DISPOSITION:
-        return HandoffMessage(kind, _text(data, "jobId", ""))
-    raw = data.get("decision")
-    if not isinstance(raw, Mapping):
-        raise HandoffMessageError("decision: must be an object")
-    details = raw.get("details", {})
-    if not isinstance(details, Mapping):
-        raise HandoffMessageError("decision.details: must be an object")
-    decision = ControllerDecision(
-        action=_text(raw, "action", "decision."),
-        actor=_text(raw, "actor", "decision."),
-        job_queue=_text(raw, "jobQueue", "decision."),
-        resource=_text(raw, "resource", "decision."),
-        decision_id=_text(raw, "decisionId", "decision."),
-        details=dict(details),
-    )
-    return HandoffMessage(kind, decision.decision_id, decision)
-
-
-class HandoffAuditSink:
-    """An :class:`~quotagov.governance.ports.AuditSink` that hands each decision to the
-    apply function (which appends it to the chain), for functions whose role has no
-    audit-table write.
-
-    Args:
-        handoff: the hand-off queue.
-    """
-
-    def __init__(self, handoff: DecisionHandoff) -> None:
-        self._handoff = handoff
-
-    def record_decision(self, decision: ControllerDecision) -> None:
-        """Send ``decision``; idempotent downstream on ``decision.decision_id``.
-
-        Raises:
-            HandoffError: the queue refused it.
-        """
-        self._handoff.send(audit_message(decision))
+    return HandoffMessage(kind, _text(data, "jobId", ""))
