@@ -84,6 +84,24 @@ def test_each_composition_builds_from_exactly_its_template_environment(
     assert {v for v in kind.requires if environment.get(v)} == set(kind.requires)
 
 
+def test_the_slack_function_builds_no_batch_client_nor_previewer(runtime: LocalRuntime) -> None:
+    """SlackInteractionsFunction records clicks and hands them off: its use cases are
+    built without a Batch client (none is cached) and any Batch call is a loud fault."""
+    kind = composition.SlackInteractions
+    built = kind(Settings.from_env(runtime.environments[kind.function]), clock=runtime.clock)
+
+    escalations, dispositions = built.escalations, built.dispositions
+
+    assert "batch" not in built._values
+    assert isinstance(escalations.deps.batch, composition._NoBatch)
+    assert escalations.deps.previewer is escalations.deps.batch
+    assert isinstance(dispositions.batch, composition._NoBatch)
+    assert escalations.deps.handoff is not None and dispositions.handoff is not None
+    with pytest.raises(RuntimeError, match=r"no_batch: .* \(update_service_job\)"):
+        escalations.deps.batch.update_service_job(jobId="j", schedulingPriority=1)
+    assert "batch" not in built._values
+
+
 _CASES = [
     (function, variable)
     for function, kind in sorted(composition.COMPOSITIONS.items())
