@@ -127,6 +127,25 @@ def test_a_missing_required_variable_fails_at_cold_start_naming_it(
     )
 
 
+@pytest.mark.parametrize("value", ["", "five minutes"])
+def test_the_audit_function_without_a_settling_window_never_writes_unsettled(
+    runtime: LocalRuntime, value: str
+) -> None:
+    """Without a usable ``AUDIT_SETTLE_SECONDS`` the audit function fails before its
+    first record rather than writing calls in arrival order (no settling, no
+    ``RECORDED_LATE``): unset is a missing setting, a non-number names the variable."""
+    environment = dict(runtime.environments["AuditFunction"])
+    assert environment["AUDIT_SETTLE_SECONDS"] == "300"  # the template's window
+    environment["AUDIT_SETTLE_SECONDS"] = value
+    if not value:
+        with pytest.raises(composition.MissingSettingsError, match="AUDIT_SETTLE_SECONDS"):
+            composition.Audit(Settings.from_env(environment), clock=runtime.clock)
+        return
+    built = composition.Audit(Settings.from_env(environment), clock=runtime.clock)
+    with pytest.raises(ValueError, match="^AUDIT_SETTLE_SECONDS: 'five minutes' is not a number"):
+        _ = built.audit_trail
+
+
 def test_a_handler_fails_its_first_invocation_before_any_work(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

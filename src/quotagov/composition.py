@@ -478,6 +478,20 @@ class EscalationExpiry(_PolicyReader):
         return self.escalations_with(chat=self.chat, handoff=None, notify=True)
 
 
+def _settle_seconds(text: str) -> float:
+    """``AUDIT_SETTLE_SECONDS`` as seconds (the template sets 300; ``0`` writes every call
+    on arrival, in arrival order).
+
+    Raises:
+        ValueError: naming the variable, when ``text`` is not a number (a negative one
+            is refused by :class:`~quotagov.governance.audit.trail.AuditTrail`).
+    """
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError(f"AUDIT_SETTLE_SECONDS: {text!r} is not a number of seconds") from None
+
+
 class Audit(Composition):
     """``AuditFunction``: the one audit writer (CloudTrail-recorded calls, the policy
     parameter's changes, the decisions of the audit queue)."""
@@ -489,6 +503,7 @@ class Audit(Composition):
         | frozenset(
             {
                 "AUDIT_SEAL_KEY",
+                "AUDIT_SETTLE_SECONDS",
                 "AUDIT_TABLE",
                 "CONTROLLER_PRINCIPALS",
                 "PLATFORM_CHANNEL",
@@ -496,7 +511,7 @@ class Audit(Composition):
             }
         )
     )
-    reads = _SLACK_READS | frozenset({"AUDIT_SETTLE_SECONDS", "JOB_VIEW_URL"})
+    reads = _SLACK_READS | frozenset({"JOB_VIEW_URL"})
 
     def _alert_chat(self) -> ChatNotifier | None:
         """The risk alerts' Slack: a secret that cannot be read never stops a record
@@ -531,7 +546,7 @@ class Audit(Composition):
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
-            settle_seconds=float(settings.audit_settle_seconds.strip() or 0),
+            settle_seconds=_settle_seconds(settings.require("audit_settle_seconds")),
         )
 
     @dependency(cached=False)
