@@ -84,6 +84,24 @@ def test_each_composition_builds_from_exactly_its_template_environment(
     assert {v for v in kind.requires if environment.get(v)} == set(kind.requires)
 
 
+def test_the_slack_function_builds_no_batch_client_nor_previewer(runtime: LocalRuntime) -> None:
+    """SlackInteractionsFunction records clicks and hands them off: its use cases are
+    built without a Batch client (none is cached) and any Batch call is a loud fault."""
+    kind = composition.SlackInteractions
+    built = kind(Settings.from_env(runtime.environments[kind.function]), clock=runtime.clock)
+
+    escalations, dispositions = built.escalations, built.dispositions
+
+    assert "batch" not in built._values
+    assert isinstance(escalations.deps.batch, composition._NoBatch)
+    assert escalations.deps.previewer is escalations.deps.batch
+    assert isinstance(dispositions.batch, composition._NoBatch)
+    assert escalations.deps.handoff is not None and dispositions.handoff is not None
+    with pytest.raises(RuntimeError, match=r"no_batch: .* \(update_service_job\)"):
+        escalations.deps.batch.update_service_job(jobId="j", schedulingPriority=1)
+    assert "batch" not in built._values
+
+
 _CASES = [
     (function, variable)
     for function, kind in sorted(composition.COMPOSITIONS.items())
@@ -107,6 +125,25 @@ def test_a_missing_required_variable_fails_at_cold_start_naming_it(
     assert str(caught.value) == (
         f"{function}: required environment variable(s) not set: {variable}"
     )
+
+
+@pytest.mark.parametrize("value", ["", "five minutes"])
+def test_the_audit_function_without_a_settling_window_never_writes_unsettled(
+    runtime: LocalRuntime, value: str
+) -> None:
+    """Without a usable ``AUDIT_SETTLE_SECONDS`` the audit function fails before its
+    first record rather than writing calls in arrival order (no settling, no
+    ``RECORDED_LATE``): unset is a missing setting, a non-number names the variable."""
+    environment = dict(runtime.environments["AuditFunction"])
+    assert environment["AUDIT_SETTLE_SECONDS"] == "300"  # the template's window
+    environment["AUDIT_SETTLE_SECONDS"] = value
+    if not value:
+        with pytest.raises(composition.MissingSettingsError, match="AUDIT_SETTLE_SECONDS"):
+            composition.Audit(Settings.from_env(environment), clock=runtime.clock)
+        return
+    built = composition.Audit(Settings.from_env(environment), clock=runtime.clock)
+    with pytest.raises(ValueError, match="^AUDIT_SETTLE_SECONDS: 'five minutes' is not a number"):
+        _ = built.audit_trail
 
 
 def test_a_handler_fails_its_first_invocation_before_any_work(

@@ -133,25 +133,37 @@ class _PolicyReader(Composition):
     """Shared pieces of the functions that read the policy (``POLICY_PARAMETER``)."""
 
     def escalations_with(
-        self, *, chat: ChatNotifier, handoff: DecisionHandoff | None, notify: bool
+        self,
+        *,
+        chat: ChatNotifier,
+        handoff: DecisionHandoff | None,
+        notify: bool,
+        batch: bool = True,
     ) -> Escalations:
         """The escalation use case over the current policy, posting with ``chat``;
-        ``handoff``: decisions go to the apply function (None: this function applies
-        them, the apply function's own case); ``notify``: owners get a DM."""
+        ``handoff``: decisions and direct levels go to the apply function (None: a
+        function that only settles or expires them); ``notify``: owners get a DM;
+        ``batch`` False: no Batch client nor impact previewer is built (the Slack
+        function only records clicks: :class:`_NoBatch` stands in)."""
         from quotagov.governance.escalations import Escalations, JobRecordLookup
         from quotagov.governance.escalations.preview import SchedulerImpactPreviewer
 
-        policy, batch, clock = self.policy, self.batch, self.clock
+        policy, clock = self.policy, self.clock
         jobs = JobRecordLookup(self.jobs)
+        port: Any = self.batch if batch else _NoBatch()
         return Escalations(
             policy=policy,
             jobs=jobs,
-            batch=batch,
+            batch=port,
             repository=self.escalations_table,
             chat=chat,
             audit=self.audit,
             clock=clock,
-            previewer=SchedulerImpactPreviewer(policy=policy, batch=batch, jobs=jobs, clock=clock),
+            previewer=(
+                SchedulerImpactPreviewer(policy=policy, batch=port, jobs=jobs, clock=clock)
+                if batch
+                else port
+            ),
             default_channel=self.settings.approval_channel,
             notifier=self.make_owner_notifier(chat) if notify else None,
             handoff=handoff,
@@ -163,12 +175,15 @@ class _PolicyReader(Composition):
         self, *, chat: ChatNotifier | None, handoff: DecisionHandoff | None
     ) -> DispositionDeps:
         """What the disposition use cases talk to, over the current policy; ``chat``
-        None: the function holds no bot token (questions are the apply function's)."""
+        None: the function holds no bot token (questions are the apply function's);
+        with a ``handoff`` no Batch client is built (:class:`_NoBatch`: the decision is
+        recorded and handed off, the apply function submits the successor)."""
         from quotagov.governance.dispositions import DispositionDeps
 
+        batch: Any = self.batch if handoff is None else _NoBatch()
         return DispositionDeps(
             store=self.jobs,
-            batch=self.batch,
+            batch=batch,
             policy=self.policy,
             audit=self.audit,
             clock=self.clock,
@@ -346,6 +361,20 @@ class _NoBotToken:
     post = update = _refuse
 
 
+class _NoBatch:
+    """The Slack function's Batch port and impact previewer: it records clicks and
+    hands them off, so it calls Batch for nothing and is built no Batch client; any
+    call raises :class:`RuntimeError` (a wiring fault, never a silent no-op)."""
+
+    def __getattr__(self, name: str) -> Any:
+        def refuse(*_: Any, **__: Any) -> Any:
+            raise RuntimeError(f"no_batch: SlackInteractionsFunction calls no Batch API ({name})")
+
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return refuse
+
+
 class SlackInteractions(_PolicyReader):
     """``SlackInteractionsFunction``: verifies and records clicks; every decision is
     handed to the ``ApplyQueue`` (no Batch action, no bot token, no audit table)."""
@@ -369,7 +398,9 @@ class SlackInteractions(_PolicyReader):
     def escalations(self) -> Escalations:
         """Approve/Deny clicks: recorded, then handed off."""
         chat: Any = _NoBotToken()
-        return self.escalations_with(chat=chat, handoff=self.decision_handoff, notify=False)
+        return self.escalations_with(
+            chat=chat, handoff=self.decision_handoff, notify=False, batch=False
+        )
 
     @dependency(cached=False)
     def dispositions(self) -> DispositionDeps:
@@ -447,6 +478,20 @@ class EscalationExpiry(_PolicyReader):
         return self.escalations_with(chat=self.chat, handoff=None, notify=True)
 
 
+def _settle_seconds(text: str) -> float:
+    """``AUDIT_SETTLE_SECONDS`` as seconds (the template sets 300; ``0`` writes every call
+    on arrival, in arrival order).
+
+    Raises:
+        ValueError: naming the variable, when ``text`` is not a number (a negative one
+            is refused by :class:`~quotagov.governance.audit.trail.AuditTrail`).
+    """
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError(f"AUDIT_SETTLE_SECONDS: {text!r} is not a number of seconds") from None
+
+
 class Audit(Composition):
     """``AuditFunction``: the one audit writer (CloudTrail-recorded calls, the policy
     parameter's changes, the decisions of the audit queue)."""
@@ -458,6 +503,7 @@ class Audit(Composition):
         | frozenset(
             {
                 "AUDIT_SEAL_KEY",
+                "AUDIT_SETTLE_SECONDS",
                 "AUDIT_TABLE",
                 "CONTROLLER_PRINCIPALS",
                 "PLATFORM_CHANNEL",
@@ -465,7 +511,7 @@ class Audit(Composition):
             }
         )
     )
-    reads = _SLACK_READS | frozenset({"AUDIT_SETTLE_SECONDS", "JOB_VIEW_URL"})
+    reads = _SLACK_READS | frozenset({"JOB_VIEW_URL"})
 
     def _alert_chat(self) -> ChatNotifier | None:
         """The risk alerts' Slack: a secret that cannot be read never stops a record
@@ -500,7 +546,7 @@ class Audit(Composition):
             chat=self._alert_chat(),
             platform_channel=settings.platform_channel,
             writer=self.audit_writer,
-            settle_seconds=float(settings.audit_settle_seconds.strip() or 0),
+            settle_seconds=_settle_seconds(settings.require("audit_settle_seconds")),
         )
 
     @dependency(cached=False)

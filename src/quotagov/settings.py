@@ -62,8 +62,8 @@ class Settings:
     #: (STALE_SUBMISSION_SECONDS; empty: 900)
     stale_submission_seconds: str = ""
     #: seconds the audit holds a CloudTrail-recorded call after its eventTime before
-    #: writing it in (eventTime, eventID) order (AUDIT_SETTLE_SECONDS; empty: 0, write
-    #: on arrival)
+    #: writing it in (eventTime, eventID) order (AUDIT_SETTLE_SECONDS; required by the
+    #: audit function; 0 writes on arrival)
     audit_settle_seconds: str = ""
 
     @classmethod

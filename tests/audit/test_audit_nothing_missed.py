@@ -176,7 +176,10 @@ def test_the_handler_answers_foreign_and_stores_nothing(
 
     event = load_event("update-quota-share")
     event["detail"]["recipientAccountId"] = "444455556666"
+    from support.compose import wire
+
     monkeypatch.setattr(composition.Audit, "audit_trail", property(lambda self: trail))
+    wire()  # the audit function as deployed, its trail the fixture's
     try:
         answer = audit_trail.handler(event, LambdaContext())
     finally:

@@ -49,10 +49,16 @@ def wired(
     clock: ManualClock,
 ) -> Iterator[None]:
     """The audit function as deployed: it loads the policy from the parameter itself
-    (so it runs what the attacker wrote, or fails to load an invalid one)."""
+    (so it runs what the attacker wrote, or fails to load an invalid one) and seals its
+    records with a (moto) KMS HMAC key."""
+    import boto3
+
+    kms = boto3.client("kms", region_name="eu-west-1")
+    seal_key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")
     wire(
         Settings(
             audit_table=TABLE,
+            audit_seal_key=seal_key["KeyMetadata"]["KeyId"],
             platform_channel=PLATFORM_CHANNEL,
             policy_parameter=PARAMETER,
             job_queue=QUEUE_ARN,

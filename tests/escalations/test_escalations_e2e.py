@@ -203,33 +203,57 @@ def test_missing_signature_headers_are_401(world: World) -> None:
     assert world.update_calls == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="written for the in-process apply no deployed function runs: the Slack "
-    "function now hands the decision to the apply function, which rechecks and "
-    "answers on the card, not to the clicker; to be rewritten against the apply queue",
-)
 def test_expired_request_cannot_be_approved_and_expiry_updates_messages(world: World) -> None:
     _, first = world.request("sub-bg-2", "high", REASON)
     world.clock.advance(3600)  # exactly at expiry: too late
     assert world.click(first["escalationId"], "U0CAROL") == 200
+    # The Slack function expires it and tells the clicker; it holds no bot token, so
+    # the card's update is kept for the scheduled run. Nothing is handed off.
     stored = world.escalations.get(first["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.EXPIRED
+    assert stored.decided_by == "quotagov" and stored.decided_at == world.clock.now()
     assert world.update_calls == []
-    assert "*Expired*" in message_text(world.slack.messages[0].blocks)
+    [answer] = world.slack.calls_to("response_url")
+    assert answer.params["response_type"] == "ephemeral"
+    assert answer.params["text"] == "This request has expired; nothing was changed."
+    first_message = world.slack.message(first["message"]["channel"], first["message"]["ts"])
+    assert first_message.edits == 0 and actions_block(first_message.blocks) is not None
+    assert audit_actions(world) == ["EscalationRequested", "EscalationExpired"]
 
-    # The scheduled function expires the rest.
+    # The scheduled run shows the first card expired and expires the second request.
     _, second = world.request("sub-bg-2", "urgent", REASON)
     world.clock.advance(3601)
     result = world.expire()
     assert result["expired"] == [second["escalationId"]]
+    assert result["cardsUpdated"] == [first["escalationId"]]
+    assert result["cardsStillFailing"] == [] and result["cardsParked"] == []
+    first_message = world.slack.message(first["message"]["channel"], first["message"]["ts"])
+    assert first_message.edits == 1 and "*Expired*" in message_text(first_message.blocks)
+    assert actions_block(first_message.blocks) is None
     stored = world.escalations.get(second["escalationId"])
     assert stored is not None and stored.status is EscalationStatus.EXPIRED
     assert stored.decided_by == "quotagov"
     second_message = world.slack.message(second["message"]["channel"], second["message"]["ts"])
     assert second_message.edits == 1 and "*Expired*" in message_text(second_message.blocks)
-    assert world.expire()["expired"] == []  # nothing twice
+    again = world.expire()
+    assert again["expired"] == [] and again["cardsUpdated"] == []  # nothing twice
     assert audit_actions(world).count("EscalationExpired") == 2
+    assert world.update_calls == []
+
+
+def test_a_function_without_a_hand_off_records_no_decision(world: World) -> None:
+    """The apply function settles decisions and has no hand-off: a click routed to
+    its use case is a wiring fault, raised before anything is read or stored."""
+    from quotagov.governance.escalations.context import MissingHandoffError
+
+    _, body = world.request("sub-bg-2", "high", REASON)
+    before = world.escalations.get(body["escalationId"])
+    applying = composition.current(composition.ApplyDecisions).escalations
+    with pytest.raises(MissingHandoffError, match="no hand-off to the apply function"):
+        applying.decide(body["escalationId"], approve=True, user_id="U0CAROL")
+    assert world.escalations.get(body["escalationId"]) == before
+    assert audit_actions(world) == ["EscalationRequested"]
+    assert world.update_calls == []
 
 
 @pytest.mark.parametrize(

@@ -54,12 +54,6 @@ def _request(world: World) -> dict[str, Any]:
     return body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="written for the in-process apply no deployed function runs: the Slack "
-    "function now hands the decision to the apply function, which rechecks and "
-    "answers on the card, not to the clicker; to be rewritten against the apply queue",
-)
 def test_victims_changed_between_request_and_click_must_be_confirmed(world: World) -> None:
     body = _request(world)
     escalation_id = body["escalationId"]
@@ -74,7 +68,9 @@ def test_victims_changed_between_request_and_click_must_be_confirmed(world: Worl
 
     assert world.click(escalation_id, "U0CAROL") == 200
 
-    # Nothing applied: no UpdateServiceJob, still PENDING, both previews kept.
+    # The Slack function recorded the approval and handed it off; the apply function
+    # recomputed the impact, found it changed, and applied nothing: no UpdateServiceJob,
+    # PENDING again, both previews kept.
     assert world.update_calls == []
     stored = world.escalations.get(escalation_id)
     assert stored is not None and stored.status is EscalationStatus.PENDING
@@ -83,7 +79,6 @@ def test_victims_changed_between_request_and_click_must_be_confirmed(world: Worl
     assert [v.job_name for v in stored.previous_preview.preempted] == ["bg-1"]
     assert stored.preview is not None and stored.preview.outcome is ImpactOutcome.ALREADY_RUNNING
     assert stored.preview.computed_at == world.clock.now()
-    # The approval was recorded, then reopened by the apply function's recompute.
     assert audit_actions(world) == [
         "EscalationRequested",
         "EscalationApproved",
@@ -92,20 +87,26 @@ def test_victims_changed_between_request_and_click_must_be_confirmed(world: Worl
     changed = world.audit.decisions[-1]
     assert changed.actor == "U0CAROL"
     assert "ALREADY_RUNNING" in changed.details["change"]
-    # The message shows the new numbers with the buttons, the clicker is told why.
+    # The card (updated by the apply function) shows the new numbers with the buttons;
+    # the click itself was answered before the recompute, with nothing to say.
     updated = world.slack.message(message.channel, message.ts)
+    assert updated.edits == 1
     assert "impact changed since the request" in message_text(updated.blocks)
     assert actions_block(updated.blocks) is not None
-    [notice] = world.slack.calls_to("response_url")
-    assert notice.params["response_type"] == "ephemeral"
-    assert "Not applied yet" in notice.params["text"]
+    assert world.slack.calls_to("response_url") == []
 
     # The confirming click (the same numbers again) applies, once.
     assert world.click(escalation_id, "U0CAROL") == 200
     assert world.update_calls == [{"jobId": world.job_ids["bg-2"], "schedulingPriority": 50}]
     stored = world.escalations.get(escalation_id)
     assert stored is not None and stored.status is EscalationStatus.APPLIED
+    assert stored.decided_by == "U0CAROL"
     assert audit_actions(world)[-2:] == ["EscalationApproved", "EscalationApplied"]
+    applied = world.slack.message(message.channel, message.ts)
+    assert applied.edits == 2 and actions_block(applied.blocks) is None
+    assert "Priority escalation approved and applied" in message_text(applied.blocks)
+    assert "*Approved* by <@U0CAROL>" in message_text(applied.blocks)
+    assert world.slack.calls_to("response_url") == []
 
 
 def test_unsaved_work_grown_since_the_request_must_be_confirmed(world: World) -> None:
@@ -159,19 +160,21 @@ def _emf(out: str, name: str) -> list[dict[str, Any]]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="written for the in-process apply no deployed function runs: the Slack "
-    "function now hands the decision to the apply function, which rechecks and "
-    "answers on the card, not to the clicker; to be rewritten against the apply queue",
-)
 def test_requests_and_decisions_are_counted_per_team(
     world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = _request(world)
     world.clock.advance(240)
-    world.click(body["escalationId"], "U0ERIN")  # reconfirm
-    world.click(body["escalationId"], "U0ERIN")  # approved
+    world.batch.sync()
+    # Each click is counted when the Slack function records it (``approved``); the
+    # first one's recompute in the apply function reopens the request, the second
+    # one's applies it.
+    assert world.click(body["escalationId"], "U0ERIN") == 200
+    reopened = world.escalations.get(body["escalationId"])
+    assert reopened is not None and reopened.status is EscalationStatus.PENDING
+    assert world.click(body["escalationId"], "U0ERIN") == 200
+    applied = world.escalations.get(body["escalationId"])
+    assert applied is not None and applied.status is EscalationStatus.APPLIED
     out = capsys.readouterr().out
     [request] = _emf(out, "EscalationsRequested")
     assert (request["team"], request["requester"], request["kind"], request["level"]) == (
@@ -181,7 +184,7 @@ def test_requests_and_decisions_are_counted_per_team(
         "high",
     )
     decisions = [(d["team"], d["outcome"]) for d in _emf(out, "EscalationsDecided")]
-    assert decisions == [("research", "reconfirm"), ("research", "approved")]
+    assert decisions == [("research", "approved"), ("research", "approved")]
 
 
 def test_an_approve_on_the_old_preview_round_confirms_nothing(world: World) -> None:

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from escalations.world import ApplyQueueRelay
 from quotagov import composition
 from quotagov_tools.local.fake_slack import FakeSlack
+from support.compose import MemoryReplays
 from support.lambda_context import LambdaContext
 from support.slack import chat_for, click_event, click_payload
 
@@ -24,7 +26,13 @@ def slack(world: World) -> Iterator[FakeSlack]:
         chat = chat_for(fake)
         world.chat = chat
         composition.provide(
-            chat=chat, slack_signing_secret=SECRET, slack_responder=lambda url, text: None
+            chat=chat,
+            slack_signing_secret=SECRET,
+            slack_responder=lambda url, text: None,
+            slack_replays=MemoryReplays(),
+            # the click hands the decision to the ApplyQueue; the apply function's
+            # composition settles it on delivery, as deployed
+            decision_handoff=ApplyQueueRelay(),
         )
         yield fake
 
@@ -94,20 +102,53 @@ def test_the_owner_gets_buttons_and_one_click_decides(world: World, slack: FakeS
     assert buttons(updated.blocks) == []
 
 
-def test_a_batch_failure_keeps_the_decision_and_the_next_click_finishes_it(
+class QueuedApply:
+    """The ``ApplyQueue`` as SQS holds it: messages stay queued until :meth:`deliver`
+    hands them to the apply function's composition; a delivery that raises (a Batch
+    5xx) stays queued, as SQS delivers it again after its visibility timeout."""
+
+    def __init__(self) -> None:
+        self.queued: list[dict[str, Any]] = []
+
+    def send(self, message: Any) -> None:
+        self.queued.append(dict(message))
+
+    def deliver(self) -> list[str]:
+        """Deliver every queued message once; returns the errors of those left queued."""
+        from quotagov.governance.apply_messages import parse_message
+        from quotagov.governance.dispositions import settle_disposition
+
+        applying = composition.current(composition.ApplyDecisions)
+        left: list[dict[str, Any]] = []
+        errors: list[str] = []
+        for message in self.queued:
+            try:
+                settle_disposition(parse_message(message).record_id, applying.dispositions)
+            except Exception as exc:  # the invocation fails: the message is redelivered
+                left.append(message)
+                errors.append(type(exc).__name__)
+        self.queued = left
+        return errors
+
+
+def test_a_batch_failure_keeps_the_decision_and_the_redelivery_finishes_it(
     world: World, slack: FakeSlack
 ) -> None:
+    """Batch answers the apply function's SubmitServiceJob with a 5xx: the decision stays
+    ``applying`` with its hand-off queued, and the redelivered message applies it with the
+    same clientToken (one service job)."""
+    queue = QueuedApply()
+    composition.provide(decision_handoff=queue)
     exhausted_release_job(world, "rel-2")
     world.batch.fail_next("SubmitServiceJob", code="ServerException")
     assert click(world, slack, "U0FRANK", "disposition_resubmit", "rel-2") == 200
+    assert [m["kind"] for m in queue.queued] == ["disposition"]
+    assert queue.deliver() == ["BatchServerError"]
     item = world.store.get("rel-2")
     assert item is not None
     assert item["disposition"]["status"] == "applying"
-    message = question(slack)
-    updated = slack.message(message.channel, message.ts)
-    assert "click again to retry" in updated.text
-    assert buttons(updated.blocks) == [("disposition_resubmit", "rel-2")]
-    assert click(world, slack, "U0FRANK", "disposition_resubmit", "rel-2") == 200
+    assert len(queue.queued) == 1  # SQS delivers it again
+    assert queue.deliver() == []
     item = world.store.get("rel-2")
     assert item is not None
     assert item["disposition"]["status"] == "applied"

@@ -233,6 +233,43 @@ def test_a_hand_written_queued_job_record_is_never_submitted_nor_requeued(
 
 
 @pytest.mark.slow
+def test_batch_settings_changed_on_a_queued_record_are_never_submitted(
+    rt: LocalRuntime,
+) -> None:
+    """Right held: dynamodb:UpdateItem on JobsTable. Alice's job is accepted and still
+    queued; the writer raises its retries and attempt duration past the class's limits
+    and adds reserved tags. The worker would not route it again (the policy is
+    unchanged), so the proof covers these attributes: the record is refused, audited
+    and left as the writer left it; nothing reaches Batch."""
+    accepted = rt.api("POST", "/jobs", principal=ALICE, body=_job("raised-1"), pump=False)
+    assert accepted.status == 202, accepted.json()
+    submission_id = str(accepted.json()["submissionId"])
+    table = rt.stack.ref("JobsTable")
+    _dynamodb().update_item(
+        TableName=table,
+        Key={"pk": {"S": submission_id}},
+        UpdateExpression="SET retryStrategy = :r, timeoutConfig = :t, tags = :g",
+        ExpressionAttributeValues={
+            ":r": {"M": {"attempts": {"N": "10"}}},
+            ":t": {"M": {"attemptDurationSeconds": {"N": "99999999"}}},
+            ":g": {"M": {"quotagov:owner": {"S": "mallory"}}},
+        },
+    )
+    changed = _dynamodb().get_item(TableName=table, Key={"pk": {"S": submission_id}})["Item"]
+    submits = len(_batch_calls(rt, "SubmitServiceJob"))
+    rt.advance(120)  # the worker receives the submission's message
+    assert len(_batch_calls(rt, "SubmitServiceJob")) == submits
+    stored = _dynamodb().get_item(TableName=table, Key={"pk": {"S": submission_id}})["Item"]
+    assert stored == changed and stored["state"] == {"S": "QUEUED"}
+    reasons = {r["details"]["id"].split("#")[0]: r["details"]["reason"] for r in _refusals(rt)}
+    assert reasons[submission_id] == (
+        f"proof: does not verify for queued-submission record '{submission_id}' "
+        "(written or changed outside quotagov)"
+    )
+    assert rt.audit_verify()
+
+
+@pytest.mark.slow
 def test_a_hand_written_apply_failed_escalation_is_not_applied_by_the_retry(
     rt: LocalRuntime,
 ) -> None:

@@ -21,6 +21,10 @@ from quotagov.settings import Settings
 #: The value of every required variable a test did not provision.
 UNPROVISIONED = "unprovisioned-in-this-test"
 
+#: Required numeric variables a test did not set, and the value it gets: the audit
+#: writes each CloudTrail-recorded call on arrival unless the test sets a window.
+NUMBERS = {"AUDIT_SETTLE_SECONDS": "0"}
+
 
 def complete(settings: Settings | None = None) -> Settings:
     """``settings`` with every variable some function requires set (:data:`UNPROVISIONED`
@@ -30,7 +34,7 @@ def complete(settings: Settings | None = None) -> Settings:
     return replace(
         given,
         **{
-            f.name: UNPROVISIONED
+            f.name: NUMBERS.get(f.name.upper(), UNPROVISIONED)
             for f in fields(Settings)
             if f.name.upper() in required and not getattr(given, f.name)
         },

@@ -15,7 +15,8 @@ dropped silently.
   writes; team, class and level come from quotagov's tags, else from ``--map`` by
   quota share. A job's run time is the RUNNING time it needed: its last attempt plus
   what checkpoints saved in the preempted ones (:func:`quotagov.batch_semantics.saved_seconds`).
-  Jobs that never started are counted (``neverStartedDropped``), not replayed.
+  Jobs that never started (``neverStartedDropped``) or were still running at the export
+  (``stillRunningDropped``) are counted, not replayed.
 - ``openb`` (:func:`from_csv` with :data:`OPENB_COLUMNS`): the Alibaba OpenB GPU pod
   trace (``examples/traces/README.md``; Weng et al., USENIX ATC 2023). QoS classes are
   placed with ``--map``, GPU counts become instance types with ``--gpu-type`` (default:
@@ -484,7 +485,11 @@ def _history_job(
         if a.get("startedAt") is not None and a.get("stoppedAt") is not None
     ]
     if not attempts:
-        notes["neverStartedDropped"] = notes.get("neverStartedDropped", 0) + 1
+        # still running when the history was exported (started, not stopped), or never
+        # started at all: neither has a run to replay
+        running = any(a.get("startedAt") is not None for a in item["attempts"])
+        key = "stillRunningDropped" if running else "neverStartedDropped"
+        notes[key] = notes.get(key, 0) + 1
         return None
     team, klass, level = item.get("team"), item.get("workloadClass"), item.get("priorityLevel")
     if not team or not klass:

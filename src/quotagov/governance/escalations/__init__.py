@@ -10,7 +10,7 @@ own module:
 - :mod:`.checks`: the request and the checks it must pass (reason, job, team,
   membership, level, the job's state in Batch, four-eyes precondition).
 - :mod:`.requesting`: a checked request for a direct level (no budget) is handed to
-  the apply function, or applied here without a hand-off; any other is stored PENDING
+  the apply function; any other is stored PENDING
   with one unit of the team's budget and posted to Slack with its impact preview;
   refusals are audited there.
 - :mod:`.decision`: an approver's click: four-eyes, then PENDING -> APPROVED or

@@ -1,9 +1,9 @@
 """Applying an escalation in Batch: ``UpdateServiceJob``, or SUPERSEDED, or APPLY_FAILED.
 
-- A direct level (one of the team's ``directLevels``) is applied at request time and
-  stored APPLIED (:func:`apply_direct`); it uses no budget. With a hand-off configured
-  (``deps.handoff``) it is stored APPROVED instead and the apply function, the only
-  caller of ``UpdateServiceJob``, applies it like an approval.
+- A direct level (one of the team's ``directLevels``) needs no approval and uses no
+  budget: at request time it is stored APPROVED, decided by quotagov, and handed to the
+  apply function (:func:`hand_off_direct`, ``deps.handoff`` required), the only caller
+  of ``UpdateServiceJob``, which applies it like an approval.
 - An APPROVED escalation (:func:`apply_approved`) is described first: applying never
   lowers a priority, so when Batch already runs the job at or above the requested
   priority ``UpdateServiceJob`` is not called and the escalation becomes SUPERSEDED.
@@ -27,11 +27,7 @@ from typing import Any
 
 from quotagov.governance.apply_messages import escalation_message
 from quotagov.governance.escalations.authority import approval_refusal, batch_job_refusal
-from quotagov.governance.escalations.context import EscalationDeps
-from quotagov.governance.escalations.errors import (
-    EscalationPolicyRefusedError,
-    EscalationUnavailableError,
-)
+from quotagov.governance.escalations.context import EscalationDeps, handoff_of
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.proof import prove, unproven
 from quotagov.governance.model.escalation import Escalation, EscalationStatus
@@ -46,57 +42,22 @@ logger = logging.getLogger(__name__)
 APPLY_REFUSED_PREFIX = "refused before applying: "
 
 
-def apply_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
-    """Apply a direct level now: ``UpdateServiceJob``, then store it APPLIED and audit.
-
-    Returns:
-        The stored escalation (APPLIED, ``decided_by``
-        :data:`~quotagov.governance.ports.audit.QUOTAGOV_ACTOR`, ``expires_at`` =
-        ``applied_at`` = now, one apply attempt).
-
-    Raises:
-        EscalationPolicyRefusedError: Batch refused the update (``ClientException``).
-        EscalationUnavailableError: any other Batch error. Nothing is stored in
-            either case; neither is audited here (the request use case records the
-            refusal).
-    """
-    if deps.handoff is not None:
-        return _hand_off_direct(deps, escalation)
-    try:
-        deps.batch.update_service_job(
-            jobId=escalation.batch_job_id, schedulingPriority=escalation.requested_priority
-        )
-    except BatchError as error:
-        kind = (
-            EscalationPolicyRefusedError
-            if error.code == "ClientException"
-            else EscalationUnavailableError
-        )
-        raise kind(f"UpdateServiceJob failed: {error}") from None
-    now = deps.clock.now()
-    applied = escalation.with_changes(
-        status=EscalationStatus.APPLIED,
-        decided_by=QUOTAGOV_ACTOR,
-        decided_at=now,
-        applied_at=now,
-        apply_attempts=1,
-        expires_at=now,
-    )
-    applied = applied.with_changes(decision_proof=prove(deps, applied))
-    deps.repository.put_new(applied)
-    note_priority(deps, applied)
-    _record_direct(deps, escalation, "EscalationApplied", "applied")
-    return applied
-
-
-def _hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
-    """Store a direct level APPROVED (decided by quotagov, claimed now), audit it
-    ``EscalationApproved`` and send it to the apply function.
+def hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation:
+    """Store a direct level APPROVED (decided by quotagov, claimed now, ``expires_at``
+    now), audit it ``EscalationApproved`` and send it to the apply function, which
+    applies it (:func:`apply_approved`) and audits ``EscalationApplied``.
 
     A failed send leaves it APPROVED; the apply function's scheduled run takes it
     over once its claim lease lapses (``STALE_APPROVAL_SECONDS``), so it is still
     applied, later.
+
+    Returns:
+        The stored escalation (APPROVED).
+
+    Raises:
+        MissingHandoffError: ``deps`` has no hand-off (nothing is stored).
     """
+    handoff = handoff_of(deps)
     now = deps.clock.now()
     approved = escalation.with_changes(
         status=EscalationStatus.APPROVED,
@@ -108,9 +69,8 @@ def _hand_off_direct(deps: EscalationDeps, escalation: Escalation) -> Escalation
     approved = approved.with_changes(decision_proof=prove(deps, approved))
     deps.repository.put_new(approved)
     _record_direct(deps, escalation, "EscalationApproved", "approved")
-    assert deps.handoff is not None
     try:
-        deps.handoff.send(escalation_message(approved.escalation_id))
+        handoff.send(escalation_message(approved.escalation_id))
     except HandoffError as error:
         logger.warning(
             "direct escalation %s stored, hand-off failed: %s", approved.escalation_id, error

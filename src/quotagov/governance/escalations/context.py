@@ -38,6 +38,26 @@ STALE_APPROVAL_SECONDS = 900
 MAX_CARD_UPDATE_ATTEMPTS = 12
 
 
+class MissingHandoffError(RuntimeError):
+    """A decision or a direct level reached a function wired without a hand-off (the
+    apply and expiry functions only settle decisions): a wiring fault, raised before
+    anything is stored."""
+
+
+def handoff_of(deps: EscalationDeps) -> DecisionHandoff:
+    """``deps.handoff``, the one way a recorded decision reaches the apply function.
+
+    Raises:
+        MissingHandoffError: ``deps.handoff`` is None (nothing was stored).
+    """
+    if deps.handoff is None:
+        raise MissingHandoffError(
+            "this function records no escalation decisions: it has no hand-off to the "
+            "apply function (ApplyQueue)"
+        )
+    return deps.handoff
+
+
 def new_escalation_id() -> str:
     """A fresh escalation id: ``esc-`` and 32 hex digits."""
     return f"esc-{uuid.uuid4().hex}"
@@ -59,9 +79,12 @@ class EscalationDeps:
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids.
         notifier: tells the job's owner when its priority changed (None: nobody).
-        handoff: when set (the Slack and escalation API functions), a decided or
-            direct escalation is recorded and handed to the apply function, the only
-            one that calls ``UpdateServiceJob``; None: applied in this process.
+        handoff: the hand-off to the apply function, the only one that calls
+            ``UpdateServiceJob``: a decided or direct escalation is recorded, then
+            handed off (:func:`handoff_of`). Required by the functions that record
+            decisions (the Slack and escalation API functions); None in those that
+            only settle or expire them (the apply and expiry functions), where a
+            decision or a direct level raises :class:`MissingHandoffError`.
         proofs: the message key proving decisions (:mod:`.proof`); None (tests
             without KMS): decisions are stored and applied without proof.
         sender: the running function's name, named by the proofs it makes.

@@ -7,12 +7,12 @@
   and is audited ``EscalationDecisionRefused``.
 - PENDING moves to APPROVED or DENIED by a conditional write, so duplicate clicks
   change nothing (``already_decided``): :func:`record_decision`, the verification
-  and record step. Then :func:`settle`: APPROVED is applied
-  (:func:`~.applying.apply_approved`), DENIED frees the job's lock, and the Slack
-  message shows the outcome. With a hand-off (``deps.handoff``, the Slack function)
-  :func:`decide` stops after recording and sends the escalation id to the apply
-  function, which calls :func:`settle`; so the click is answered without waiting for
-  Batch.
+  and record step. :func:`decide` then frees a DENIED request's job and sends the
+  escalation id through the hand-off (``deps.handoff``, required) to the apply
+  function, which calls :func:`settle`: APPROVED is applied
+  (:func:`~.applying.apply_approved`), and the Slack message shows the outcome. So the
+  click is answered without waiting for Batch, and the outcome appears on the card,
+  not in the clicker's answer.
 - A click after ``expiresAt`` expires the request instead.
 - An Approve click names the preview round its card showed (``shown_round``, from the
   button value: :func:`~quotagov.governance.slack.escalations.button_value`); when that
@@ -25,7 +25,7 @@
   to PENDING with the new preview, the message shows it next to the old one, and the
   next Approve click confirms it (recomputed again). Audited
   ``EscalationPreviewChanged``. The recompute reads Batch, so it runs in the apply
-  function, not in the click's answer.
+  function, after the click was answered: the card, not the clicker's answer, says so.
 """
 
 from __future__ import annotations
@@ -36,14 +36,13 @@ from dataclasses import dataclass
 from quotagov.governance.apply_messages import escalation_message
 from quotagov.governance.escalations.applying import apply_approved, refuse_apply
 from quotagov.governance.escalations.authority import approval_refusal, decider_refusal
-from quotagov.governance.escalations.context import EscalationDeps
+from quotagov.governance.escalations.context import EscalationDeps, handoff_of
 from quotagov.governance.escalations.housekeeping import expire
 from quotagov.governance.escalations.job_lock import free_job
 from quotagov.governance.escalations.messages import update_message
 from quotagov.governance.escalations.preview_check import recheck_before_apply
 from quotagov.governance.escalations.proof import prove, unproven
 from quotagov.governance.model.escalation import Escalation, EscalationStatus
-from quotagov.governance.ports import BatchError
 from quotagov.governance.ports.audit import QUOTAGOV_ACTOR
 from quotagov.governance.ports.handoff import HandoffError
 from quotagov.governance.slack.escalations import preview_round
@@ -56,11 +55,10 @@ class DecisionResult:
     """What a click did.
 
     Attributes:
-        outcome: ``approved``, ``denied``, ``already_decided``, ``expired``,
-            ``refused``, ``reconfirm`` (the recomputed preview changed materially:
-            nothing applied, the approver is asked to confirm), ``stale`` (an Approve
-            click on a preview round that is not the current one: nothing changed) or
-            ``unknown``.
+        outcome: ``approved`` or ``denied`` (recorded and handed to the apply
+            function, which settles it), ``already_decided``, ``expired``,
+            ``refused``, ``stale`` (an Approve click on a preview round that is not
+            the current one: nothing changed) or ``unknown``.
         escalation: the escalation after the click (None when unknown).
         notice: a sentence for the clicker (shown to them only), e.g. why a click
             was refused.
@@ -82,35 +80,28 @@ def decide(
     """Slack user ``user_id``'s click on Approve (``approve=True``) or Deny, on a card
     that showed the preview round ``shown_round`` (epoch ms; None: the card named none).
 
-    :func:`record_decision`, then (unless it was refused, a repeat or expired)
-    :func:`settle` here, or with ``deps.handoff`` the hand-off to the apply function.
+    :func:`record_decision`, then (unless it was refused, a repeat or expired) the
+    hand-off to the apply function, which settles it (:func:`settle`); a DENIED
+    request's job is freed first (a DynamoDB delete, no Batch call).
 
     Safe to call any number of times for the same click: only the call that moves
     PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
+
+    Raises:
+        MissingHandoffError: ``deps`` has no hand-off (a function that only settles
+            decisions); checked before anything is read or stored.
     """
+    handoff = handoff_of(deps)
     result = record_decision(
         deps, escalation_id, approve=approve, user_id=user_id, shown_round=shown_round
     )
     if result.outcome not in ("approved", "denied") or result.escalation is None:
         return result
     decided = result.escalation
-    if deps.handoff is None:
-        try:
-            settled = settle(deps, decided)
-        except BatchError as error:
-            # Batch could not be read for the recompute: the approval stays APPROVED
-            # and the scheduled retry run takes its claim over after the lease.
-            logger.warning("escalation %s recorded, recompute failed: %s", escalation_id, error)
-            return DecisionResult(
-                result.outcome, decided, "Your decision is recorded; it will be applied shortly."
-            )
-        if settled.status is EscalationStatus.PENDING:
-            return DecisionResult("reconfirm", settled, _reconfirm_notice(settled))
-        return DecisionResult(result.outcome, settled, _notice(settled, approve))
     if not approve:
         free_job(deps, decided)  # a DynamoDB delete, no Batch call
     try:
-        deps.handoff.send(escalation_message(decided.escalation_id, decision_round(decided)))
+        handoff.send(escalation_message(decided.escalation_id, decision_round(decided)))
     except HandoffError as error:
         # The decision is stored: an approval still APPROVED after its claim lease is
         # taken over by the scheduled retry run of the apply function.
@@ -260,23 +251,11 @@ _STALE_NOTICE = (
 )
 
 
-def _reconfirm_notice(reopened: Escalation) -> str:
-    """What the approver is told when the recomputed impact reopened the request."""
-    return (
-        "Not applied yet: the impact changed since the request. The message now shows "
-        "the new numbers; click Approve again to confirm them."
-    )
-
-
 def _notice(decided: Escalation, approve: bool) -> str:
-    """What the clicker is told after their decision was stored."""
-    if decided.status is EscalationStatus.SUPERSEDED:
-        return (
-            f"Approved; Batch already runs the job at schedulingPriority "
-            f"{decided.superseded_priority}, so nothing was changed."
-        )
+    """What the clicker is told after their decision was stored (the outcome of an
+    approval is shown on the card once the apply function settled it)."""
     if approve:
-        return f"Approved; {decided.status.value}."
+        return "Approved; it is applied shortly and the message shows the outcome."
     return "Denied; the priority stays as it was."
 
 

@@ -8,8 +8,7 @@ and also one of the use-case error kinds of :mod:`quotagov.governance.errors`:
   is not quotagov's, unknown to Batch, terminal or in another queue, an unknown level
   or one not higher than the current priority or not open to the team, a requester
   without ``slackUserId`` for an approval level, a spent budget, an open escalation
-  of the same job, or ``UpdateServiceJob`` refusing a direct level
-  (``ClientException``).
+  of the same job.
 - :class:`EscalationForbiddenError` (a :class:`~quotagov.governance.errors.ForbiddenError`):
   the caller is not a member of the job's team (``governance.access.team_member``).
 - :class:`EscalationUnavailableError` (an :class:`~quotagov.governance.errors.UnavailableError`):

@@ -1,10 +1,8 @@
 """The request use case: a checked request is accepted without approval or asked for in Slack.
 
 - A level in the team's ``directLevels`` needs no approval and uses no budget: the
-  team may set it itself (:func:`~.applying.apply_direct`). Where a hand-off is wired
-  (every deployed function that takes requests) it is stored APPROVED and handed to
-  the apply function, which alone calls ``UpdateServiceJob``; without one it is applied
-  in-process (status APPLIED, ``direct``). Either way it is audited.
+  team may set it itself (:func:`~.applying.hand_off_direct`): it is stored APPROVED,
+  audited, and handed to the apply function, which alone calls ``UpdateServiceJob``.
 - Any other level gets an impact preview and its Slack request card is built (within
   Slack's limits by construction, :mod:`quotagov.governance.slack.blocks`; built
   BEFORE anything is stored, so a card that cannot be built changes nothing: no
@@ -27,7 +25,7 @@ from __future__ import annotations
 
 import uuid
 
-from quotagov.governance.escalations.applying import apply_direct
+from quotagov.governance.escalations.applying import hand_off_direct
 from quotagov.governance.escalations.checks import (
     CheckedRequest,
     EscalationRequest,
@@ -49,19 +47,20 @@ from quotagov.governance.ports.escalations import BudgetSpentError
 
 
 def request_escalation(deps: EscalationDeps, request: EscalationRequest) -> Escalation:
-    """Check ``request``, then apply it at once (direct level) or store it PENDING and
-    ask in Slack.
+    """Check ``request``, then hand it to the apply function (direct level) or store it
+    PENDING and ask in Slack.
 
     Returns:
-        The stored escalation: APPLIED (direct) or PENDING with ``channel``/``ts``.
+        The stored escalation: APPROVED (direct, handed off) or PENDING with
+        ``channel``/``ts``.
 
     Raises:
         EscalationPolicyRefusedError: a rule refuses it (see :mod:`.checks`), the
-            budget is spent, the job has an open escalation, or Batch refused a
-            direct level.
+            budget is spent, or the job has an open escalation.
         (A caller outside the job's team gets the refusal of an unknown job.)
         EscalationUnavailableError: Batch or Slack could not be reached (nothing is
             left changed).
+        MissingHandoffError: a direct level in a function without a hand-off.
     """
     try:
         checked = check_request(deps, request)
@@ -71,7 +70,7 @@ def request_escalation(deps: EscalationDeps, request: EscalationRequest) -> Esca
     budget = checked.team.escalationBudget
     try:
         if checked.direct:
-            return apply_direct(deps, escalation)
+            return hand_off_direct(deps, escalation)
         pending, key, card = hold_pending(
             deps, checked, escalation, budget.count, budget.periodSeconds
         )

@@ -48,7 +48,8 @@ class Escalations:
         default_channel: ``APPROVAL_CHANNEL``, for shares without ``approvalChannel``.
         new_id: makes escalation ids (default ``esc-`` and 32 hex digits).
         notifier: tells the job's owner when its priority changed (None: nobody).
-        handoff: the hand-off to the apply function (None: apply in this process).
+        handoff: the hand-off to the apply function, required to record a decision
+            or a direct level (None: a function that only settles or expires them).
 
     Attributes:
         deps: the collaborators, as every step of the use case receives them.
@@ -99,15 +100,15 @@ class Escalations:
         return authority.approvers_of(self.deps.policy, escalation)
 
     def request(self, request: EscalationRequest) -> Escalation:
-        """Check, then apply at once (direct level) or store PENDING and ask in Slack.
+        """Check, then hand off (direct level) or store PENDING and ask in Slack.
 
         Returns:
-            The stored escalation: APPLIED (direct) or PENDING with ``channel``/``ts``.
+            The stored escalation: APPROVED (direct, handed to the apply function) or
+            PENDING with ``channel``/``ts``.
 
         Raises:
             EscalationPolicyRefusedError: a rule refuses it (see :mod:`.checks`), the
-                team's budget is spent, the job has an open escalation, or Batch
-                refused a direct level.
+                team's budget is spent, or the job has an open escalation.
             (A caller outside the job's team gets the refusal of an unknown job.)
             EscalationUnavailableError: Batch or Slack could not be reached (nothing
                 is left changed).
@@ -128,7 +129,11 @@ class Escalations:
         the preview round ``shown_round`` (epoch ms; see :func:`.decision.record_decision`).
 
         Safe to call any number of times for the same click: only the call that moves
-        PENDING to APPROVED/DENIED acts; the others report ``already_decided``.
+        PENDING to APPROVED/DENIED acts and hands it to the apply function; the others
+        report ``already_decided``.
+
+        Raises:
+            MissingHandoffError: built without a hand-off (nothing is stored).
         """
         return decision.decide(
             self.deps, escalation_id, approve=approve, user_id=user_id, shown_round=shown_round

@@ -53,14 +53,30 @@ COVERED = (
 )
 
 
+#: What a proof covers besides :data:`COVERED` on a record with ``routedUnder``: the
+#: fingerprint itself and every other attribute ``SubmitServiceJob`` is built from or the
+#: owner is told through. The worker does not route such a record again (the policy is
+#: unchanged), so routing's checks of them (class limits on retries and attempt
+#: duration, reserved tag keys) hold only if nobody can change them after
+#: ``POST /jobs``. Records stored before ``routedUnder`` existed keep verifying on
+#: :data:`COVERED` alone and are always routed again.
+ROUTED_COVERED = (
+    "routedUnder",
+    "retryStrategy",
+    "timeoutConfig",
+    "tags",
+    "checkpointIntervalSeconds",
+    "ownerSlackUserId",
+    "instanceType",
+    "instanceCount",
+)
+
+
 def submission_fields(record: JobRecord) -> dict[str, Any]:
-    """The values of ``record`` a proof covers (:data:`COVERED`), and ``routedUnder``
-    when set (it lets the worker skip routing again, so it must be quotagov's; records
-    stored before it existed keep verifying, and always get routed again)."""
-    fields = {name: getattr(record, name) for name in COVERED}
-    if record.routedUnder is not None:
-        fields["routedUnder"] = record.routedUnder
-    return fields
+    """The values of ``record`` a proof covers: :data:`COVERED`, and
+    :data:`ROUTED_COVERED` when the record has ``routedUnder``."""
+    names = COVERED + ROUTED_COVERED if record.routedUnder is not None else COVERED
+    return {name: getattr(record, name) for name in names}
 
 
 def with_proof(record: JobRecord, mac: MessageMac | None, sender: str) -> JobRecord:
