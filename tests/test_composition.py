@@ -142,7 +142,7 @@ def test_the_audit_function_without_a_settling_window_never_writes_unsettled(
             composition.Audit(Settings.from_env(environment), clock=runtime.clock)
         return
     built = composition.Audit(Settings.from_env(environment), clock=runtime.clock)
-    with pytest.raises(ValueError, match="^AUDIT_SETTLE_SECONDS: 'five minutes' is not a number"):
+    with pytest.raises(ValueError, match=r"^AUDIT_SETTLE_SECONDS: 'five minutes' is not a number"):
         _ = built.audit_trail
 
 
