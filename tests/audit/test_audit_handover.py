@@ -28,9 +28,11 @@ from quotagov.governance.audit.decisions import DecisionLog
 from quotagov.governance.audit.queued_decisions import QueuedAuditSink, message_body, parse_message
 from quotagov.governance.audit.seals import first_unsealed
 from quotagov.governance.ports import AuditQueueError, ControllerDecision
+from quotagov.governance.provenance import AUDIT_QUEUE
 from quotagov.handlers import audit_trail
+from quotagov.settings import Settings
 from support.aws import QUEUE_ARN, REGION
-from support.compose import wire
+from support.compose import seal, wire
 from support.lambda_context import LambdaContext
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -54,7 +56,7 @@ def test_a_queued_decision_is_written_once_with_its_sender(
     dynamodb: Any, clock: ManualClock
 ) -> None:
     from quotagov.adapters.kms_audit import KmsRecordSealer
-    from quotagov.governance.provenance import AUDIT_QUEUE, MessageSealer, open_message
+    from quotagov.governance.provenance import MessageSealer, open_message
 
     kms = boto3.client("kms", region_name=REGION)
     key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")["KeyMetadata"]
@@ -97,10 +99,11 @@ def test_a_malformed_message_fails_alone_and_nothing_is_written(
 ) -> None:
     chains = DynamoDBChainStore(TABLE, dynamodb)
     log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
-    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
+    wire(audit_log=log)  # the message key, as deployed (LocalMac)
+    malformed = json.dumps({"version": 1, "decision": {"action": ""}})
     try:
         answer = audit_trail.handler(
-            _sqs_event(json.dumps({"version": 1, "decision": {"action": ""}}), "bad"),
+            _sqs_event(seal(malformed, AUDIT_QUEUE, sent_at=clock.now()), "bad"),
             LambdaContext(),
         )
     finally:
@@ -109,6 +112,55 @@ def test_a_malformed_message_fails_alone_and_nothing_is_written(
     assert answer == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
     assert list(chains.records("ml-gov-queue")) == []
     assert dynamodb.scan(TableName=TABLE)["Items"] == []
+
+
+def test_an_unsealed_decision_is_refused_audited_and_not_stored(
+    dynamodb: Any, clock: ManualClock
+) -> None:
+    """Attacker with ``sqs:SendMessage`` on the audit queue hands over an approval it
+    made up: without the message key's MAC it is not appended; the refusal is, as an
+    ``UnauthenticatedInputRefused`` record with the finding ``UNAUTHENTICATED_INPUT``,
+    once however often the message comes back; the message fails (to the DLQ)."""
+    import hashlib
+
+    forged = message_body(
+        ControllerDecision(
+            action="EscalationApproved",
+            actor="U0ERIN",
+            job_queue=QUEUE_ARN,
+            resource="esc-0042",
+            decision_id="esc-0042:approved",
+            details={"jobId": "job-42", "schedulingPriority": 99},
+        ),
+        clock.now(),
+    )
+    chains = DynamoDBChainStore(TABLE, dynamodb)
+    log = DecisionLog(ChainWriter(chains), DynamoDBVersionStore(TABLE, dynamodb), clock)
+    wire(Settings(job_queue=QUEUE_ARN), audit_log=log)  # the message key, as deployed
+    try:
+        answers = [
+            audit_trail.handler(_sqs_event(forged, "forged"), LambdaContext()) for _ in range(2)
+        ]
+    finally:
+        composition.reset()
+
+    assert answers == [{"batchItemFailures": [{"itemIdentifier": "forged"}]}] * 2
+    [record] = list(chains.records("ml-gov-queue"))
+    where = json.loads((EVENTS / "audit_trail-decisions.json").read_text())["Records"][0][
+        "eventSourceARN"
+    ]
+    assert (record["action"], record["decisionId"]) == (
+        "UnauthenticatedInputRefused",
+        f"unauthenticated:{where}:forged",
+    )
+    assert record["details"] == {
+        "id": "forged",
+        "reason": "sealed: must be 1 (no proof of sender)",
+        "claimedSender": "",
+        "bodySha256": hashlib.sha256(forged.encode()).hexdigest(),
+        "bodyChars": len(forged),
+    }
+    assert [f["code"] for f in record["findings"]] == ["UNAUTHENTICATED_INPUT"]
 
 
 def test_a_decision_that_cannot_be_queued_raises(dynamodb: Any, clock: ManualClock) -> None:
@@ -153,6 +205,11 @@ def _decision(n: int) -> ControllerDecision:
     )
 
 
+def _sealed(body: str, clock: ManualClock) -> str:
+    """``body`` as the jobs API function puts it on the audit queue (sealed now)."""
+    return seal(body, AUDIT_QUEUE, sent_at=clock.now())
+
+
 def _sealed_log(dynamodb: Any, clock: ManualClock) -> tuple[DecisionLog, CountingSealer]:
     kms = boto3.client("kms", region_name=REGION)
     key = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")["KeyMetadata"]
@@ -166,8 +223,8 @@ def test_a_batch_of_ten_decisions_is_one_run_sealed_with_one_generate_mac(
     dynamodb: Any, clock: ManualClock
 ) -> None:
     log, sealer = _sealed_log(dynamodb, clock)
-    bodies = [message_body(_decision(n), clock.now()) for n in range(1, 11)]
-    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
+    bodies = [_sealed(message_body(_decision(n), clock.now()), clock) for n in range(1, 11)]
+    wire(audit_log=log)
     try:
         first = audit_trail.handler(_batch_event(bodies), LambdaContext())
         again = audit_trail.handler(_batch_event(bodies[3:5]), LambdaContext())  # redelivered
@@ -188,9 +245,9 @@ def test_a_malformed_message_fails_alone_and_the_rest_of_the_batch_is_one_run(
     dynamodb: Any, clock: ManualClock
 ) -> None:
     log, sealer = _sealed_log(dynamodb, clock)
-    bodies = [message_body(_decision(n), clock.now()) for n in range(1, 4)]
-    bodies.insert(1, json.dumps({"version": 1, "decision": {"action": ""}}))
-    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
+    bodies = [_sealed(message_body(_decision(n), clock.now()), clock) for n in range(1, 4)]
+    bodies.insert(1, _sealed(json.dumps({"version": 1, "decision": {"action": ""}}), clock))
+    wire(audit_log=log)
     try:
         answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
     finally:
@@ -215,8 +272,8 @@ def test_a_batch_on_a_head_the_writer_cannot_vouch_for_fails_whole_and_writes_no
     ChainWriter(DynamoDBChainStore(TABLE, dynamodb)).append(
         "ml-gov-queue", "decision:forged", {"action": "Forged"}
     )
-    bodies = [message_body(_decision(n), clock.now()) for n in range(1, 3)]
-    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
+    bodies = [_sealed(message_body(_decision(n), clock.now()), clock) for n in range(1, 3)]
+    wire(audit_log=log)
     try:
         answer = audit_trail.handler(_batch_event(bodies), LambdaContext())
     finally:

@@ -26,9 +26,10 @@ from quotagov.governance.audit.decisions import DecisionLog, content_digest
 from quotagov.governance.audit.known import CONFIG
 from quotagov.governance.audit.queued_decisions import message_body
 from quotagov.governance.ports import ControllerDecision
+from quotagov.governance.provenance import AUDIT_QUEUE
 from quotagov.handlers import audit_trail
 from support.aws import QUEUE_ARN
-from support.compose import wire
+from support.compose import seal, wire
 from support.lambda_context import LambdaContext
 
 REAL = ControllerDecision(
@@ -65,8 +66,8 @@ def test_the_real_decision_under_a_planted_id_is_kept_as_a_finding_and_alarmed(
     planted_index = versions.latest(CONFIG, "service-job/job-9")
     assert planted_index is not None and planted_index.value == {"schedulingPriority": 90}
     clock.advance(60)
-    body = message_body(REAL, clock.now())
-    wire(audit_log=log, message_mac=None)  # unsealed test messages: no key
+    body = seal(message_body(REAL, clock.now()), AUDIT_QUEUE, sent_at=clock.now())
+    wire(audit_log=log)  # the message key, as deployed (LocalMac)
     try:
         first = audit_trail.handler(_batch_event([body]), LambdaContext())
         again = audit_trail.handler(_batch_event([body, body]), LambdaContext())  # redelivered

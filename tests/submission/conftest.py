@@ -18,7 +18,7 @@ from quotagov.clock import ManualClock
 from quotagov.governance.ports import NullAuditSink
 from quotagov.settings import Settings
 from support.aws import QUEUE_ARN, REGION, fake_aws_env, powertools_env
-from support.compose import RecordingChat, wire
+from support.compose import LocalMac, RecordingChat, wire
 from support.events import load_event
 from support.lambda_context import LambdaContext as LambdaContext  # tests import it here
 from support.policies import example_policy, example_policy_text, simulated_batch
@@ -148,10 +148,7 @@ def stack(jobs_repo: DynamoDBJobsRepository, dynamodb: Any, clock: ManualClock) 
         policy_parameter=POLICY_PARAMETER,
     )
     audit = NullAuditSink()
-    # These tests predate the message key and send unsealed messages (an attacker's
-    # direct message is stored REFUSED here, parked by the proof check when deployed):
-    # they run without a MAC, which no deployed function lacks (MESSAGE_KEY required).
-    wire(settings, clock=clock, audit=audit, chat=RecordingChat(), message_mac=None)
+    wire(settings, clock=clock, audit=audit, chat=RecordingChat(), message_mac=LocalMac())
     yield Stack(clock, settings, dynamodb, sqs, ssm, queue_url, dlq_url, audit, jobs_repo)
     composition.reset()
 

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from quotagov.governance.provenance import SUBMISSION_QUEUE
+from support.compose import seal
 from support.lambda_context import LambdaContext
 
 from .conftest import REGION, VISIBILITY_TIMEOUT, Stack
@@ -53,13 +55,20 @@ def lambda_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
     }
 
 
-def send_direct(stack: Stack, body: dict[str, Any], principal: str | None) -> str:
-    """Put a whole submission on the queue, as a sending role would; returns the message id."""
+def send_direct(
+    stack: Stack, body: dict[str, Any], principal: str | None, *, sealed: bool = False
+) -> str:
+    """Put a whole submission on the queue, as a role with ``sqs:SendMessage`` would
+    (unsealed: no proof of sender), or, ``sealed``, as a quotagov function sealing it
+    under the message key; returns the message id."""
     attributes = (
         {"principal": {"DataType": "String", "StringValue": principal}} if principal else {}
     )
+    text = json.dumps(body)
     response = stack.sqs.send_message(
-        QueueUrl=stack.queue_url, MessageBody=json.dumps(body), MessageAttributes=attributes
+        QueueUrl=stack.queue_url,
+        MessageBody=seal(text, SUBMISSION_QUEUE) if sealed else text,
+        MessageAttributes=attributes,
     )
     message_id: str = response["MessageId"]
     return message_id

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from quotagov.adapters.dynamodb_notifications import NOTIFY_PREFIX
 from quotagov.governance.model.job import JobRecord, SubmissionState
+from quotagov.governance.provenance import SUBMISSION_QUEUE
+from support.compose import opened
 from support.mutations import bodies
 
 from .api import post_jobs
@@ -59,7 +61,7 @@ def _queued_ids(stack: Stack) -> list[str]:
         if not got:
             return ids
         for message in got:
-            ids.append(json.loads(message["Body"])["submissionId"])
+            ids.append(opened(message["Body"], SUBMISSION_QUEUE)["submissionId"])
             stack.sqs.delete_message(
                 QueueUrl=stack.queue_url, ReceiptHandle=message["ReceiptHandle"]
             )

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from quotagov.governance.model.job import SubmissionState
+from quotagov.governance.provenance import SUBMISSION_QUEUE
+from support.compose import opened
 from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import get_job, post_jobs
@@ -33,7 +35,7 @@ def test_accepted_submission_is_queued_with_its_routing(stack: Stack) -> None:
     assert record.checkpointIntervalSeconds == 600
     assert json.loads(record.serviceRequestPayload) == training_payload()
     messages = stack.sqs.receive_message(QueueUrl=stack.queue_url)["Messages"]
-    assert [json.loads(m["Body"]) for m in messages] == [{"submissionId": record.pk}]
+    assert [opened(m["Body"], SUBMISSION_QUEUE) for m in messages] == [{"submissionId": record.pk}]
 
 
 def test_retry_with_the_same_client_request_id_is_one_submission(stack: Stack) -> None:

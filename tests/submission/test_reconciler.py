@@ -17,11 +17,13 @@ from quotagov.adapters.batch_pages import iter_service_jobs
 from quotagov.clock import ManualClock
 from quotagov.governance.model.job import FailureKind, SubmissionState
 from quotagov.governance.ports import BatchThrottledError, ControllerDecision
+from quotagov.governance.provenance import NOTICE_QUEUE, REFUSED_ACTION, SUBMISSION_QUEUE
 from quotagov.governance.submission import SUBMISSION_TAG
 from quotagov.governance.submission.reconcile import (
     DEFAULT_MAX_REQUEUES,
     DEFAULT_STALE_AFTER_SECONDS,
 )
+from support.compose import opened
 from support.lambda_context import LambdaContext
 from support.principals import ALICE, BOB
 
@@ -239,7 +241,7 @@ def _drop_messages(stack: Stack) -> None:
 
 def _messages(stack: Stack) -> list[dict[str, Any]]:
     found = stack.sqs.receive_message(QueueUrl=stack.queue_url, MaxNumberOfMessages=10)
-    return [json.loads(m["Body"]) for m in found.get("Messages", [])]
+    return [opened(m["Body"], SUBMISSION_QUEUE) for m in found.get("Messages", [])]
 
 
 def test_only_records_queued_longer_than_the_threshold_are_requeued(
@@ -372,7 +374,9 @@ def test_a_forged_requeue_message_cannot_resurrect_a_refused_or_failed_submissio
     stack: Stack, batch: Any
 ) -> None:
     """Attacker with sqs:SendMessage: a {"submissionId"} for a record that is not QUEUED
-    is acknowledged and changes nothing (no service job, the record stays as it was)."""
+    carries no proof of sender: refused (left for the DLQ), audited
+    ``UnauthenticatedInputRefused``, and changes nothing (no service job, the record
+    stays as it was)."""
     from quotagov.handlers import submit_worker
 
     pk = _queued(stack, "refused-later")
@@ -388,9 +392,13 @@ def test_a_forged_requeue_message_cannot_resurrect_a_refused_or_failed_submissio
     arn = "arn:aws:sqs:eu-west-1:111122223333:quotagov-submissions"
     reply = submit_worker.handler({"Records": [lambda_record(message, arn)]}, LambdaContext())
 
-    assert reply == {"batchItemFailures": []}
+    assert reply == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
     assert stack.jobs.get(pk) == before
     assert _service_jobs_by_submission(batch) == Counter()
+    refused = [d for d in stack.audit.decisions if d.action == REFUSED_ACTION]
+    assert [(d.resource, d.details["id"], d.details["reason"]) for d in refused] == [
+        (arn, message["MessageId"], "sealed: must be 1 (no proof of sender)")
+    ]
 
 
 def _owner_notice_queue(stack: Stack, *, create: bool = True) -> str:
@@ -420,7 +428,7 @@ def test_a_submission_failed_as_stuck_is_announced_for_its_owner(stack: Stack, b
 
     assert (report["failed"], report["unnotified"]) == ([pk], [])
     notices = stack.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-    assert [json.loads(m["Body"]) for m in notices] == [
+    assert [opened(m["Body"], NOTICE_QUEUE) for m in notices] == [
         {"kind": "submission-failed", "submissionId": pk}
     ]
     assert reconcile()["failed"] == []  # a FAILED record is not looked at again

@@ -47,6 +47,16 @@ def _queued_decisions(stack: Stack, action: str = "MessageRedriven") -> list[dic
     return [d for d in decisions if d["action"] == action]
 
 
+@pytest.fixture(autouse=True)
+def _without_message_key(stack: Stack) -> None:
+    """No message key, explicitly: ``quotagov redrive`` neither opens the sealed messages
+    it finds parked (it reads ``submissionId`` from the raw body) nor seals what it
+    re-queues (it holds no ``kms:GenerateMac`` right), so against keyed functions its
+    re-queued messages would be refused. That gap is open; these tests pin the replay
+    rules (settled, requeued, resent, refused) as they stand without the key."""
+    composition.provide(message_mac=None)
+
+
 def _park(stack: Stack, body: Any, principal: str | None = None) -> str:
     attributes = (
         {"principal": {"DataType": "String", "StringValue": principal}} if principal else {}

@@ -30,10 +30,29 @@ def test_submit_sample_is_accepted_and_get_sample_shape_resolves(stack: Stack) -
 
 def test_worker_batch_sample(stack: Stack, batch: Any) -> None:
     """A reference to no stored submission and a whole submission sent straight to the
-    queue claiming bob: both REFUSED and audited, nothing sent to Batch."""
+    queue claiming bob. As the sample has them (no proof of sender): both refused by the
+    proof check, audited ``UnauthenticatedInputRefused``, left for the DLQ, nothing
+    stored. Sealed by a quotagov sender: both REFUSED and audited, nothing sent to Batch."""
+    from quotagov.governance.provenance import REFUSED_ACTION, SUBMISSION_QUEUE
     from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
+    from support.compose import seal
 
-    reply = submit_worker.handler(load_event("submit_worker-batch"), LambdaContext())
+    event = load_event("submit_worker-batch")
+    ids = [r["messageId"] for r in event["Records"]]
+    reply = submit_worker.handler(event, LambdaContext())
+    assert reply == {"batchItemFailures": [{"itemIdentifier": i} for i in ids]}
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
+    assert [(a.action, a.details["id"]) for a in stack.audit.decisions] == [
+        (REFUSED_ACTION, i) for i in ids
+    ]
+    assert [a.details["reason"] for a in stack.audit.decisions] == [
+        "sealed: must be 1 (no proof of sender)"
+    ] * 2
+    stack.audit.decisions.clear()
+
+    for record in event["Records"]:
+        record["body"] = seal(record["body"], SUBMISSION_QUEUE)
+    reply = submit_worker.handler(event, LambdaContext())
     assert reply == {"batchItemFailures": []}
     records = [
         stack.jobs.get(i["pk"]["S"])

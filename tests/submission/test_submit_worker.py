@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from quotagov.governance.model.job import FailureKind, SubmissionState
+from quotagov.governance.provenance import NOTICE_QUEUE, SUBMISSION_QUEUE
 from quotagov.governance.submission import submission_id_for
 from quotagov.handlers.submission_messages import DIRECT_SUBMISSION_FAULT
+from support.compose import opened, seal
 from support.principals import ALICE, BOB, DAVE, FRANK
 
 from .api import post_jobs
@@ -123,7 +125,10 @@ def test_ten_messages_with_two_poison_ones(
         )
         assert status == 202, reply
         good.append(reply["submissionId"])
-    malformed = send_direct(stack, {"team": "research", "workloadClass": "exploratory"}, ALICE)
+    # sealed: the worker refuses a whole submission even from a quotagov sender
+    malformed = send_direct(
+        stack, {"team": "research", "workloadClass": "exploratory"}, ALICE, sealed=True
+    )
     # Accepted by the policy, but someone disabled the share in Batch: ClientException.
     status, reply = post_jobs(_release_job(), FRANK)
     assert status == 202, reply
@@ -170,11 +175,12 @@ def test_ten_messages_with_two_poison_ones(
 def test_deeply_nested_message_is_recorded_refused_and_acknowledged(
     stack: Stack, batch: Any
 ) -> None:
-    """A 2 KB body nested 1000 levels deep is poison: REFUSED once, deleted, no DLQ."""
+    """A 2 KB body nested 1000 levels deep is poison: REFUSED once, deleted, no DLQ.
+    Sealed, so the decoder behind the proof check is what meets it."""
     body = '{"team":"research","x":' + "[" * 1000 + "]" * 1000 + "}"
     message_id = stack.sqs.send_message(
         QueueUrl=stack.queue_url,
-        MessageBody=body,
+        MessageBody=seal(body, SUBMISSION_QUEUE),
         MessageAttributes={"principal": {"DataType": "String", "StringValue": ALICE}},
     )["MessageId"]
 
@@ -271,39 +277,52 @@ def test_attacker_sending_straight_to_the_queue_as_alice_submits_nothing(
     stack: Stack, batch: Any
 ) -> None:
     """Fault 1: a caller who can send to the queue puts a whole submission there with
-    ``principal`` = alice (who may submit for research). Refused: no service job, no
-    record in alice's name, the claim audited as such."""
+    ``principal`` = alice (who may submit for research). It carries no proof of
+    sender: refused on every receive, parked in the DLQ after the queue's
+    ``maxReceiveCount``; no service job, nothing stored, the refusal audited
+    ``UnauthenticatedInputRefused`` (finding ``UNAUTHENTICATED_INPUT``) once."""
+    import hashlib
+
+    from quotagov.governance.provenance import REFUSED_ACTION, refusal_findings
+
+    from .conftest import MAX_RECEIVE_COUNT
+
     body = submission(clientRequestId="forged-1")
     message_id = send_direct(stack, body, ALICE)
 
     report = drain(stack)
 
-    assert report.failures == [] and queue_depth(stack, stack.dlq_url) == (0, 0)
+    assert report.failures == [message_id] * MAX_RECEIVE_COUNT
+    assert queue_depth(stack) == (0, 0) and queue_depth(stack, stack.dlq_url) == (1, 0)
     assert _submits(batch) == [] and _service_jobs(batch) == []
-    items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
-    assert len(items) == 1
-    record = stack.jobs.get(items[0]["pk"]["S"])
-    assert record is not None and record.state is SubmissionState.REFUSED
-    assert record.reasons == [DIRECT_SUBMISSION_FAULT]
-    assert record.principal == "" and record.schedulingPriority is None
-    assert record.messageId == message_id and record.claimedPrincipal == ALICE
-    assert items[0].get("serviceRequestPayload", {"S": ""}) == {"S": ""}
-    assert items[0].get("clientToken", {"S": ""}) == {"S": ""}
-    assert "batchJobId" not in items[0]
-    # alice's own submission with that clientRequestId does not exist
+    assert stack.dynamodb.scan(TableName="quotagov-jobs")["Items"] == []
     assert stack.jobs.get(submission_id_for(ALICE, "forged-1")) is None
     (decision,) = stack.audit.decisions
-    assert decision.action == "SubmissionRefused" and decision.actor == "quotagov"
-    assert decision.resource == record.pk
-    assert decision.details["claimedPrincipal"] == ALICE
-    assert decision.details["reasons"] == [DIRECT_SUBMISSION_FAULT]
+    text = json.dumps(body)
+    assert (decision.action, decision.actor, decision.resource) == (
+        REFUSED_ACTION,
+        "quotagov",
+        "arn:aws:sqs:eu-west-1:123456789012:quotagov-submissions",
+    )
+    assert dict(decision.details) == {
+        "id": message_id,
+        "reason": "sealed: must be 1 (no proof of sender)",
+        "claimedSender": "",
+        "bodySha256": hashlib.sha256(text.encode()).hexdigest(),
+        "bodyChars": len(text),
+    }
+    assert [f["code"] for f in refusal_findings(decision)] == ["UNAUTHENTICATED_INPUT"]
 
 
 def test_reference_to_no_stored_submission_is_refused_and_audited(stack: Stack, batch: Any) -> None:
-    """A forged ``{"submissionId"}`` naming nothing the API stored: refused, audited."""
+    """A sealed ``{"submissionId"}`` naming nothing the API stored (a sender's bug, or
+    a record deleted since): refused, audited."""
     message_id = stack.sqs.send_message(
         QueueUrl=stack.queue_url,
-        MessageBody=json.dumps({"submissionId": "11111111-2222-5333-8444-555555555555"}),
+        MessageBody=seal(
+            json.dumps({"submissionId": "11111111-2222-5333-8444-555555555555"}),
+            SUBMISSION_QUEUE,
+        ),
         MessageAttributes={"principal": {"DataType": "String", "StringValue": ALICE}},
     )["MessageId"]
 
@@ -344,7 +363,7 @@ def test_the_worker_submits_as_the_stored_record_says_whatever_the_message_claim
 
 
 def test_direct_submission_without_principal_attribute_is_refused(stack: Stack, batch: Any) -> None:
-    send_direct(stack, submission(), None)
+    send_direct(stack, submission(), None, sealed=True)  # past the proof: the worker's own rule
     drain(stack)
     items = stack.dynamodb.scan(TableName="quotagov-jobs")["Items"]
     assert [i["state"]["S"] for i in items] == ["REFUSED"]
@@ -516,7 +535,7 @@ def test_a_failure_is_announced_to_the_owner_notice_queue_once_even_after_a_fail
     assert deliver() == {"batchItemFailures": []}
 
     notices = stack.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-    assert [json.loads(m["Body"]) for m in notices] == [
+    assert [opened(m["Body"], NOTICE_QUEUE) for m in notices] == [
         {"kind": "submission-failed", "submissionId": reply["submissionId"]}
     ]
     assert len(_submits(batch)) == 1

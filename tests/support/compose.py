@@ -62,6 +62,29 @@ class LocalMac:
         return hmac.compare_digest(self.seal(message), seal)
 
 
+def seal(body: str, purpose: str, *, sender: str = "JobsApiFunction", sent_at: float = 0.0) -> str:
+    """``body`` (JSON text) as a quotagov function sends it on the ``purpose`` queue:
+    sealed under :class:`LocalMac` (the key :func:`wire` gives), see
+    :func:`quotagov.governance.provenance.seal_message`."""
+    from quotagov.governance.provenance import seal_message
+
+    return seal_message(LocalMac(), purpose, sender, sent_at, body)
+
+
+def opened(text: str, purpose: str) -> Any:
+    """The inner message (decoded JSON) of a sealed ``text`` received on the ``purpose``
+    queue, verified under :class:`LocalMac`.
+
+    Raises:
+        quotagov.governance.provenance.UnauthenticatedError: not sealed with that key.
+    """
+    import json
+
+    from quotagov.governance.provenance import open_message
+
+    return json.loads(open_message(LocalMac(), purpose, text).body)
+
+
 def wire(settings: Settings | None = None, **values: Any) -> None:
     """Build every function's composition from ``settings`` (completed, see the module)
     with ``values`` injected (``clock``, ``batch``, ``chat``, ``audit``, ...); without a
