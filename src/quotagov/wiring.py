@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from quotagov.adapters.slack import SlackCredentials
     from quotagov.governance.audit.chain import ChainWriter
     from quotagov.governance.audit.decisions import DecisionLog
-    from quotagov.governance.audit.digests import DigestPublisher
     from quotagov.governance.audit.review import DigestSource
     from quotagov.governance.jobs.waiting import QueueReadings
     from quotagov.governance.notifications import OwnerNotifier
@@ -447,19 +446,6 @@ class Services:
 
         return PublicKeyChecker.from_kms(
             self.settings.require("audit_digest_key"), aws_clients.client("kms")
-        )
-
-    @dependency()
-    def audit_digests(self) -> DigestPublisher:
-        """The digest function's use case (chains read-only, bucket, signing key, seals)."""
-        from quotagov.governance.audit.digests import DigestPublisher
-
-        return DigestPublisher(
-            chains=self.audit_chains,
-            store=self.audit_digest_store,
-            signer=self.audit_digest_signer,
-            clock=self.clock,
-            sealer=self.audit_sealer,
         )
 
     def audit_digest_source(self) -> DigestSource | None:

@@ -393,12 +393,7 @@ class DynamoDBJobsRepository:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
-            old: Any = exc.response.get("Item")
-            if not isinstance(old, Mapping) or not old:
-                raise JobRecordNotFoundError(submission_id, "no such record") from None
-            current = _record(deserialize_item(old))
+            current = _refused(exc, submission_id)
             raise JobRecordConflictError(
                 submission_id,
                 f"expected version {expected_version} and state in "
@@ -575,12 +570,7 @@ class DynamoDBJobsRepository:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
-            old: Any = exc.response.get("Item")
-            if not isinstance(old, Mapping) or not old:
-                raise JobRecordNotFoundError(submission_id, "no such record") from None
-            current = _record(deserialize_item(old))
+            current = _refused(exc, submission_id)
             raise JobRecordConflictError(
                 submission_id,
                 f"batchJobId: already has Batch job {current.batchJobId!r}",
@@ -670,6 +660,22 @@ def _is_own_state_write(
         and stored.get("jobStateFacts") == from_dynamo(to_dynamo(facts))
         and stored.get("jobState") == from_dynamo(to_dynamo(summary))
     )
+
+
+def _refused(exc: ClientError, submission_id: str) -> JobRecord:
+    """The stored record an update's condition refused (``ReturnValuesOnConditionCheckFailure
+    = ALL_OLD``), for the caller's :class:`JobRecordConflictError`.
+
+    Raises:
+        ClientError: ``exc`` itself, when it is not a condition failure.
+        JobRecordNotFoundError: the condition failed because no record exists.
+    """
+    if not _is_condition_failure(exc):
+        raise exc
+    old: Any = exc.response.get("Item")
+    if not isinstance(old, Mapping) or not old:
+        raise JobRecordNotFoundError(submission_id, "no such record") from None
+    return _record(deserialize_item(old))
 
 
 def _is_condition_failure(exc: ClientError) -> bool:
